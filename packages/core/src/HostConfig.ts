@@ -1,0 +1,55 @@
+/**
+ * What mlops knows about one host after resolving its alias: the ssh_config facts plus the
+ * mlops hosts file (python environment, tags).
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/** How unknown host keys are treated. Keys are always verified; there is no "off". @category models */
+export const HostKeyPolicy = Schema.Literal("strict", "accept-new")
+export type HostKeyPolicy = typeof HostKeyPolicy.Type
+
+/** One hop of a ProxyJump chain, already resolved. @category models */
+export interface JumpHost {
+  readonly alias: string
+  readonly hostname: string
+  readonly port: number
+  readonly user: string
+  readonly identityFiles: ReadonlyArray<string>
+}
+
+/** @category models */
+export const JumpHost: Schema.Schema<JumpHost> = Schema.Struct({
+  alias: Schema.String,
+  hostname: Schema.String,
+  port: Schema.Number,
+  user: Schema.String,
+  identityFiles: Schema.Array(Schema.String)
+})
+
+/** @category models */
+export class HostConfig extends Schema.Class<HostConfig>("HostConfig")({
+  /** The name the user typed (`ct129`). */
+  alias: Schema.String,
+  hostname: Schema.String,
+  port: Schema.Number,
+  user: Schema.String,
+  /** Key files in the order ssh would try them, `~` expanded. */
+  identityFiles: Schema.Array(Schema.String),
+  /** ssh-agent socket, when one is configured or `SSH_AUTH_SOCK` is set. */
+  agent: Schema.optional(Schema.String),
+  /** ProxyJump hops, outermost first. */
+  proxyJump: Schema.Array(JumpHost),
+  knownHostsFiles: Schema.Array(Schema.String),
+  hostKeyPolicy: HostKeyPolicy,
+  /** Milliseconds; 0 disables keepalive. */
+  keepaliveIntervalMs: Schema.Number,
+  keepaliveCountMax: Schema.Number,
+  connectTimeoutMs: Schema.Number,
+  /** From the mlops hosts file: the Python environment (a venv/conda prefix or an interpreter). */
+  python: Schema.optional(Schema.String),
+  tags: Schema.Array(Schema.String),
+  /** Where the host came from, for messages: a file path, or "built-in". */
+  source: Schema.String
+}) {}
