@@ -1,11 +1,51 @@
 /**
  * Resolves host aliases to `HostConfig` the way `ssh -G` would, plus the mlops hosts file.
  *
+ * ssh_config (default `~/.ssh/config`) is read with OpenSSH semantics: Host patterns and
+ * wildcards, first value wins, `Include` (relative to `~/.ssh`, globs allowed), `%` tokens
+ * and `~` in IdentityFile / UserKnownHostsFile / IdentityAgent, ProxyJump chains (each hop
+ * resolved through the same config; `none` disables). `Match exec` never runs and
+ * `CanonicalizeHostName` is ignored: resolving a host never spawns a process. A missing
+ * ssh_config is an empty one.
+ *
+ * Defaults: User = the local user, Port 22, IdentityFile = the existing ones of
+ * `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`, agent = `SSH_AUTH_SOCK`, UserKnownHostsFile =
+ * `~/.ssh/known_hosts`, keepalive 15 s × 3, ConnectTimeout 15 s (also when it is 0).
+ * StrictHostKeyChecking: `yes`, `ask` or unset → `strict`; `accept-new` → `accept-new`;
+ * `no`/`off` → `accept-new` too: mlops never accepts a *changed* key, so `no` keeps only its
+ * "record unknown hosts" half.
+ *
+ * The mlops hosts file (default `$MLOPS_HOME/hosts.json`, MLOPS_HOME default `~/.mlops`)
+ * adds per-alias facts, and can define hosts that ssh_config does not know. Its
+ * `hostname`/`user`/`port`/`identityFile` act like `ssh -o` options: they win over
+ * ssh_config, and its keys are tried before ssh_config's. Unknown fields are an error.
+ *
+ * ```json
+ * {
+ *   "hosts": {
+ *     "ct129": { "python": "/opt/venvs/sglang", "tags": ["h100", "prod"] },
+ *     "lab": { "hostname": "127.0.0.1", "port": 2222, "user": "me", "identityFile": "~/.ssh/lab" }
+ *   }
+ * }
+ * ```
+ *
+ * Environment (read only by `layerConfig`; `make`/`layer` read none):
+ * - `MLOPS_SSH_CONFIG`: the ssh_config file to read instead of `~/.ssh/config`;
+ * - `MLOPS_HOME`: the mlops directory holding `hosts.json` (default `~/.mlops`);
+ * - `SSH_AUTH_SOCK`: the ssh-agent socket, unless `IdentityAgent` says otherwise.
+ *
+ * Files are re-read on every call, so edits apply without a restart.
+ *
  * @since 0.1.0
  */
-import { Context, type Effect } from "effect"
+
+import { homedir, userInfo } from "node:os"
+import { join } from "node:path"
+import { Config, type ConfigError, Context, Effect, Layer, Option } from "effect"
 import type { ConfigFileError, HostNotFound } from "./Errors.js"
 import type { HostConfig } from "./HostConfig.js"
+import * as internal from "./internal/hosts.js"
+import * as internalHostsFile from "./internal/hostsFile.js"
 
 /** @category tags */
 export class Hosts extends Context.Tag("@mlops/core/Hosts")<
@@ -16,3 +56,85 @@ export class Hosts extends Context.Tag("@mlops/core/Hosts")<
     readonly list: Effect.Effect<ReadonlyArray<HostConfig>, ConfigFileError>
   }
 >() {}
+
+/** Where to read from. Every field is optional; see the module docs for defaults. @category models */
+export interface HostsOptions {
+  /** ssh_config path. Default `<homeDir>/.ssh/config`. Env (layerConfig): `MLOPS_SSH_CONFIG`. */
+  readonly sshConfig?: string
+  /** mlops directory. Default `<homeDir>/.mlops`. Env (layerConfig): `MLOPS_HOME`. */
+  readonly mlopsHome?: string
+  /** hosts file path. Default `<mlopsHome>/hosts.json`. */
+  readonly hostsFile?: string
+  /** What `~` and `%d` mean, and where `~/.ssh` is. Default: the OS home directory. */
+  readonly homeDir?: string
+  /** Default user and `%u`. Default: the OS user. */
+  readonly localUser?: string
+  /** ssh-agent socket. Env (layerConfig): `SSH_AUTH_SOCK`. Default: none. */
+  readonly agentSocket?: string
+}
+
+/** The mlops hosts file schema (`{ hosts: { [alias]: { python?, tags?, hostname?, user?, port?, identityFile? } } }`). @category models */
+export const HostsFile = internalHostsFile.HostsFile
+
+const localUserName = (): string => {
+  try {
+    return userInfo().username
+  } catch {
+    return process.env.USER ?? "root"
+  }
+}
+
+const settings = (options: HostsOptions): internal.Settings => {
+  const homeDir = options.homeDir ?? homedir()
+  const mlopsHome = options.mlopsHome ?? join(homeDir, ".mlops")
+  return {
+    homeDir,
+    sshConfig: options.sshConfig ?? join(homeDir, ".ssh", "config"),
+    hostsFile: options.hostsFile ?? join(mlopsHome, "hosts.json"),
+    localUser: options.localUser ?? localUserName(),
+    agentSocket: options.agentSocket
+  }
+}
+
+/** @category constructors */
+export const make = (options: HostsOptions = {}): Effect.Effect<Context.Tag.Service<Hosts>> =>
+  Effect.sync(() => {
+    const resolved = settings(options)
+    const resolve = Effect.fn("Hosts.resolve")(function* (alias: string) {
+      const snapshot = yield* internal.load(resolved)
+      return yield* internal.resolve(snapshot, alias)
+    })
+    const list = Effect.gen(function* () {
+      const snapshot = yield* internal.load(resolved)
+      return yield* Effect.forEach(internal.knownAliases(snapshot), (alias) =>
+        internal.resolveKnown(snapshot, alias)
+      )
+    }).pipe(Effect.withSpan("Hosts.list"))
+    return Hosts.of({ resolve, list })
+  })
+
+/** Reads only `options` (no environment). @category layers */
+export const layer = (options: HostsOptions = {}): Layer.Layer<Hosts> => Layer.effect(Hosts, make(options))
+
+/** `MLOPS_SSH_CONFIG`, `MLOPS_HOME` and `SSH_AUTH_SOCK` from the current `ConfigProvider`. @category config */
+export const config: Config.Config<HostsOptions> = Config.all({
+  sshConfig: Config.option(Config.string("MLOPS_SSH_CONFIG")),
+  mlopsHome: Config.option(Config.string("MLOPS_HOME")),
+  agentSocket: Config.option(Config.string("SSH_AUTH_SOCK"))
+}).pipe(
+  Config.map(
+    (values): HostsOptions =>
+      Object.fromEntries(
+        Object.entries(values).flatMap(([key, value]) =>
+          Option.isSome(value) && value.value !== "" ? [[key, value.value]] : []
+        )
+      )
+  )
+)
+
+/** Environment via `config`, then `overrides` on top (for CLI flags). @category layers */
+export const layerConfig = (overrides: HostsOptions = {}): Layer.Layer<Hosts, ConfigError.ConfigError> =>
+  Layer.effect(
+    Hosts,
+    Effect.flatMap(config, (fromEnv) => make({ ...fromEnv, ...overrides }))
+  )

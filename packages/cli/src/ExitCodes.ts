@@ -1,0 +1,101 @@
+/**
+ * The exit codes of `mlops`, one per failure class, derived from the failure's `_tag`. The
+ * README's exit-code table is this file; keep them in step.
+ *
+ * @since 0.1.0
+ */
+import { ValidationError } from "@effect/cli"
+
+/** @category models */
+export const ExitCode = {
+  /** Done. */
+  Ok: 0,
+  /** A bug or a failure mlops has no class for. */
+  Unexpected: 1,
+  /** The mlops command line or the SGLang flags cannot be parsed (unknown flag, bad value). */
+  Usage: 2,
+  /** The flags parse but break SGLang's rules (what SGLang would reject at startup). */
+  RulesViolated: 3,
+  /** The host is not ready for this launch: GPUs, port, model path, Python environment. */
+  Preflight: 4,
+  /** SGLang started and failed; the cause was classified from its log. */
+  LaunchFailed: 5,
+  /** The host cannot be reached or trusted: ssh config, connection, authentication, host key. */
+  Connection: 6,
+  /** A deployment with that name already runs with other arguments (use --replace). */
+  DeploymentExists: 7,
+  /** A step ran out of time: the launch stalled or hit its cap, a remote command timed out. */
+  Timeout: 8,
+  /** Interrupted (Ctrl-C), like a shell's 128 + SIGINT. */
+  Interrupted: 130
+} as const
+
+/** @category models */
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+const byTag: Record<string, ExitCode> = {
+  // SGLang flags that do not parse (from Argv)
+  UnknownFlag: ExitCode.Usage,
+  AmbiguousFlag: ExitCode.Usage,
+  InvalidChoice: ExitCode.Usage,
+  InvalidValue: ExitCode.Usage,
+  MissingValue: ExitCode.Usage,
+  MissingRequired: ExitCode.Usage,
+  UnexpectedValue: ExitCode.Usage,
+  UnexpectedArgument: ExitCode.Usage,
+  UnencodableValue: ExitCode.Usage,
+  UsageError: ExitCode.Usage,
+  // SGLang's rules (Resolve)
+  LaunchRulesViolated: ExitCode.RulesViolated,
+  // the host is not ready (preflight, or the same causes met in the log)
+  NotEnoughGpus: ExitCode.Preflight,
+  PortUnavailable: ExitCode.Preflight,
+  PortInUse: ExitCode.Preflight,
+  PythonEnvUnusable: ExitCode.Preflight,
+  ModelNotFound: ExitCode.Preflight,
+  InvalidModelConfig: ExitCode.Preflight,
+  ProbeFailed: ExitCode.Preflight,
+  DependencyError: ExitCode.Preflight,
+  // classified from the log
+  ArgparseError: ExitCode.LaunchFailed,
+  AssertionFailure: ExitCode.LaunchFailed,
+  InvalidArgument: ExitCode.LaunchFailed,
+  MissingSchedulerStrategy: ExitCode.LaunchFailed,
+  OOM: ExitCode.LaunchFailed,
+  TrustRemoteCodeRequired: ExitCode.LaunchFailed,
+  UnsupportedConfig: ExitCode.LaunchFailed,
+  DistributedError: ExitCode.LaunchFailed,
+  CudaError: ExitCode.LaunchFailed,
+  ProcessExited: ExitCode.LaunchFailed,
+  NotHealthy: ExitCode.LaunchFailed,
+  // reaching and trusting the host
+  HostNotFound: ExitCode.Connection,
+  ConfigFileError: ExitCode.Connection,
+  HostKeyMismatch: ExitCode.Connection,
+  HostKeyUnknown: ExitCode.Connection,
+  AuthenticationFailed: ExitCode.Connection,
+  ConnectionRefused: ExitCode.Connection,
+  ConnectTimeout: ExitCode.Connection,
+  ConnectionLost: ExitCode.Connection,
+  ChannelOpenFailed: ExitCode.Connection,
+  ForwardFailed: ExitCode.Connection,
+  // deployments
+  DeploymentExists: ExitCode.DeploymentExists,
+  // time
+  StartupStalled: ExitCode.Timeout,
+  LaunchTimedOut: ExitCode.Timeout,
+  CommandTimeout: ExitCode.Timeout
+}
+
+/** The tags with a class of their own (for the README table and tests). @category utils */
+export const knownTags: ReadonlyArray<string> = Object.keys(byTag)
+
+/** The exit code for a failure value (a tagged error, an @effect/cli validation error, anything). @category utils */
+export const fromFailure = (failure: unknown): ExitCode => {
+  // @effect/cli's own parse errors share tag names with ours (`InvalidValue`, `InvalidArgument`)
+  if (ValidationError.isValidationError(failure)) return ExitCode.Usage
+  if (typeof failure === "object" && failure !== null && "_tag" in failure && typeof failure._tag === "string") {
+    return byTag[failure._tag] ?? ExitCode.Unexpected
+  }
+  return ExitCode.Unexpected
+}

@@ -1,0 +1,149 @@
+/**
+ * A failure for a person: what failed, the evidence lines, the fix, and the fixed command
+ * ready to paste. The same facts go into `--json` (`_tag`, `fix`, `fixedCommand`).
+ */
+import * as Failures from "@mlops/sglang/Failures"
+import * as Json from "./json.js"
+import { bold, dim, red, type Style } from "./style.js"
+
+export interface FailureContext {
+  /** The host alias of the command, for the fixed command line. */
+  readonly host?: string | undefined
+  /** The SGLang flags as the user gave them (launch/check). */
+  readonly argv?: ReadonlyArray<string> | undefined
+  /** `launch` or `check`: the command the fixed command line repeats. */
+  readonly command?: "launch" | "check" | undefined
+}
+
+export interface FailureView {
+  readonly tag: string
+  readonly headline: string
+  /** Extra lines (one per problem when there are several). */
+  readonly details: ReadonlyArray<string>
+  readonly evidence: ReadonlyArray<{ readonly line?: number; readonly text: string }>
+  readonly fix?: string
+  /** The SGLang flags with every known fix applied. */
+  readonly fixedArgv?: ReadonlyArray<string>
+  /** `mlops launch --host H -- <fixed flags>`. */
+  readonly fixedCommand?: string
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+const quote = (word: string): string => (/^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
+
+/** The flag part of `--flag` or `--flag=value`. */
+const flagOf = (word: string): string => (word.startsWith("--") ? word.split("=", 1)[0]! : word)
+
+/** Drop `flag` and the values that follow it (up to the next `--option`). */
+const dropFlag = (argv: ReadonlyArray<string>, flag: string): Array<string> => {
+  const out: Array<string> = []
+  let skipping = false
+  for (const word of argv) {
+    if (word.startsWith("--")) skipping = flagOf(word) === flag
+    if (!skipping) out.push(word)
+  }
+  return out
+}
+
+/** Apply a classifier fix (set flags, drop flags) to the user's SGLang flags. */
+export const applyFix = (argv: ReadonlyArray<string>, fix: Failures.Fix): Array<string> => {
+  let out = [...argv]
+  for (const flag of fix.removeFlags ?? []) out = dropFlag(out, flag)
+  for (const [flag, value] of Object.entries(fix.flags ?? {})) {
+    out = dropFlag(out, flag)
+    out.push(flag)
+    if (value !== null) out.push(String(value))
+  }
+  return out
+}
+
+/** `mlops <command> --host H -- <flags>`. */
+export const commandLine = (command: string, host: string | undefined, argv: ReadonlyArray<string>): string =>
+  ["mlops", command, ...(host === undefined ? [] : ["--host", quote(host)]), "--", ...argv.map(quote)].join(" ")
+
+const evidenceOf = (u: Record<string, unknown>): FailureView["evidence"] =>
+  Array.isArray(u.evidence)
+    ? u.evidence.flatMap((e: unknown) =>
+        isRecord(e) && typeof e.text === "string"
+          ? [typeof e.line === "number" ? { line: e.line, text: e.text } : { text: e.text }]
+          : typeof e === "string"
+            ? [{ text: e }]
+            : []
+      )
+    : []
+
+const fixOf = (u: Record<string, unknown>): Failures.Fix | undefined => (isRecord(u.fix) ? (u.fix as Failures.Fix) : undefined)
+
+/** Every violation of a `LaunchRulesViolated`, as one line each. */
+const violationLines = (violations: ReadonlyArray<unknown>): Array<string> =>
+  violations.map((v, i) => {
+    if (!isRecord(v)) return `${i + 1}. ${String(v)}`
+    const text = typeof v.message === "string" ? v.message : typeof v.text === "string" ? v.text : JSON.stringify(Json.encode(v))
+    const fix = typeof v.fixText === "string" ? v.fixText : isRecord(v.fix) ? describeFix(v.fix) : undefined
+    return `${i + 1}. ${text}${fix ? `\n   fix: ${fix}` : ""}`
+  })
+
+const describeFix = (fix: Record<string, unknown>): string | undefined => {
+  if (typeof fix.text === "string") return fix.text
+  if (Array.isArray(fix.argv)) return fix.argv.join(" ")
+  if (isRecord(fix.flags) || Array.isArray(fix.removeFlags) || typeof fix.action === "string") {
+    return Failures.renderFix(fix as Failures.Fix)
+  }
+  return undefined
+}
+
+/** Understand any failure value well enough to explain it. */
+export const view = (failure: unknown, context: FailureContext = {}): FailureView => {
+  const record = isRecord(failure) ? failure : {}
+  const tag = typeof record._tag === "string" ? record._tag : failure instanceof Error ? failure.name : "Error"
+  const headline = failure instanceof Error ? failure.message.split("\n")[0]! : String(failure)
+  const details =
+    Array.isArray(record.violations) && record.violations.length > 0 ? violationLines(record.violations) : []
+  const fix = fixOf(record)
+  const command = context.command ?? "launch"
+  const fixedArgv = Array.isArray(record.fixedArgv)
+    ? (record.fixedArgv as ReadonlyArray<string>)
+    : fix !== undefined && (fix.flags !== undefined || fix.removeFlags !== undefined) && context.argv !== undefined
+      ? applyFix(context.argv, fix)
+      : undefined
+  const fixText =
+    fix !== undefined ? Failures.renderFix(fix) : typeof record.fix === "string" ? record.fix : undefined
+  return {
+    tag,
+    headline,
+    details,
+    evidence: evidenceOf(record),
+    ...(fixText ? { fix: fixText } : {}),
+    ...(fixedArgv ? { fixedArgv, fixedCommand: commandLine(command, context.host, fixedArgv) } : {})
+  }
+}
+
+/** The human rendering (several lines). */
+export const human = (style: Style, failure: unknown, context: FailureContext = {}): string => {
+  const v = view(failure, context)
+  const lines = [`${red(style, "✗")} ${bold(style, v.headline)} ${dim(style, `[${v.tag}]`)}`]
+  for (const detail of v.details) lines.push(...detail.split("\n").map((l) => `  ${l}`))
+  if (v.evidence.length > 0) {
+    lines.push("  evidence:")
+    for (const e of v.evidence.slice(0, 12)) {
+      lines.push(`    ${dim(style, e.line === undefined ? "|" : `${String(e.line).padStart(5)} |`)} ${e.text}`)
+    }
+  }
+  if (v.fix && v.details.length === 0) lines.push(`  fix: ${v.fix}`)
+  if (v.fixedCommand) lines.push("", "  fixed command:", `    ${bold(style, v.fixedCommand)}`)
+  return lines.join("\n")
+}
+
+/** The `--json` rendering: the failure's own fields plus `fixedArgv`/`fixedCommand` when known. */
+export const json = (failure: unknown, context: FailureContext = {}): Record<string, unknown> => {
+  const v = view(failure, context)
+  const encoded = Json.encode(failure)
+  const base = isRecord(encoded) ? encoded : { message: String(failure) }
+  return {
+    ...base,
+    _tag: v.tag,
+    ...(v.fix && !("fix" in base) ? { fix: v.fix } : {}),
+    ...(v.fixedArgv ? { fixedArgv: v.fixedArgv, fixedCommand: v.fixedCommand } : {})
+  }
+}

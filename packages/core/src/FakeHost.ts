@@ -1,0 +1,301 @@
+/**
+ * A deterministic in-memory host that implements `Connection`: a virtual file system, a
+ * process table running registered programs (Effects), detached processes with run
+ * directories, HTTP listeners reachable through `forward`, and scripted faults. Time comes
+ * only from Effect's `Clock`, so `TestClock` drives sleeps, timeouts and mtimes.
+ *
+ * `layer(specs)` provides `Hosts`, `ConnectionPool` and `FakeHostControl`.
+ *
+ * @since 0.1.0
+ */
+import { Context, Data, type Duration, Effect, type Layer } from "effect"
+import type { ExitStatus, FileStat } from "./Connection.js"
+import type { ConnectionPool } from "./ConnectionPool.js"
+import type { HostNotFound } from "./Errors.js"
+import type { Hosts } from "./Hosts.js"
+import * as internal from "./internal/fakeHost.js"
+import * as tools from "./internal/fakeTools.js"
+import type { RemoteCommand } from "./RemoteCommand.js"
+
+// ---- programs ------------------------------------------------------------------------------
+
+/** Where a program writes: bytes or text chunks, or whole lines (a `\n` is added). @category models */
+export interface Writer {
+  readonly write: (chunk: string | Uint8Array) => Effect.Effect<void>
+  readonly line: (text: string) => Effect.Effect<void>
+}
+
+/** An HTTP request as a fake program sees it. @category models */
+export interface HttpRequest {
+  readonly method: string
+  /** Path with query string, e.g. `/health?x=1`. */
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/** @category models */
+export interface HttpResponse {
+  readonly status: number
+  readonly body: string
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** @category models */
+export type HttpHandler = (request: HttpRequest) => Effect.Effect<HttpResponse, unknown>
+
+/** `listen` on a port some process already listens on. @category errors */
+export class AddressInUse extends Data.TaggedError("AddressInUse")<{
+  readonly port: number
+  readonly pid: number
+}> {
+  override get message() {
+    return `port ${this.port} is already in use by pid ${this.pid}`
+  }
+}
+
+/** Which processes a signal goes to: one pid or a whole process group. @category models */
+export type SignalTarget = { readonly pid: number } | { readonly pgid: number }
+
+/** The file system of a fake host, as programs and tests use it. Paths may start with `~/`. @category models */
+export interface FakeFs {
+  readonly resolve: (path: string) => string
+  readonly stat: (path: string) => Effect.Effect<FileStat | undefined>
+  /** `undefined` when the file does not exist. */
+  readonly read: (
+    path: string,
+    options?: { readonly offset?: number; readonly length?: number }
+  ) => Effect.Effect<Uint8Array | undefined>
+  /** Lossy UTF-8; `undefined` when the file does not exist. */
+  readonly readText: (path: string) => Effect.Effect<string | undefined>
+  /** Create or replace, creating parent directories; mtime from the Clock. */
+  readonly write: (path: string, data: string | Uint8Array) => Effect.Effect<void>
+  readonly append: (path: string, data: string | Uint8Array) => Effect.Effect<void>
+  readonly mkdir: (path: string) => Effect.Effect<void>
+  readonly exists: (path: string) => Effect.Effect<boolean>
+  /** Remove a file or a directory tree; false when nothing was there. */
+  readonly remove: (path: string) => Effect.Effect<boolean>
+  readonly listFiles: Effect.Effect<ReadonlyArray<string>>
+}
+
+/** What a running program gets. @category models */
+export interface ProgramContext {
+  readonly alias: string
+  readonly argv: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+  /** Absolute working directory (home unless the command set one). */
+  readonly cwd: string
+  readonly pid: number
+  readonly pgid: number
+  readonly stdin: Uint8Array
+  readonly stdinText: string
+  readonly stdout: Writer
+  readonly stderr: Writer
+  readonly fs: FakeFs
+  /**
+   * Serve HTTP on `127.0.0.1:port` of the fake host until the program ends. `forward(port)`
+   * reaches it (through a real loopback server), and `ss` lists it with this pid.
+   */
+  readonly listen: (port: number, handler: HttpHandler) => Effect.Effect<void, AddressInUse>
+  /**
+   * Handle a signal instead of dying from it (TERM, INT, HUP...; KILL cannot be handled). The
+   * handler runs alongside the program; to exit, it can `exit(code)`.
+   */
+  readonly onSignal: (signal: string, handler: Effect.Effect<void>) => Effect.Effect<void>
+  /** End this process now with `code` (from a signal handler or a child fiber). */
+  readonly exit: (code: number) => Effect.Effect<void>
+  /** Send a signal (`"0"` only checks existence). Returns how many processes it reached. */
+  readonly kill: (target: SignalTarget, signal: string) => Effect.Effect<number>
+  /** Start a child process in this process's group (output goes where this process's goes). */
+  readonly spawn: (command: RemoteCommand) => Effect.Effect<ChildProcess>
+  /** The host's listening ports (what `ss` prints). */
+  readonly ports: Effect.Effect<ReadonlyArray<ListeningPort>>
+  /** The host's process table (what `ps` would print). */
+  readonly processes: Effect.Effect<ReadonlyArray<ProcessInfo>>
+}
+
+/** @category models */
+export interface ChildProcess {
+  readonly pid: number
+  readonly exit: Effect.Effect<ExitStatus>
+}
+
+/**
+ * A program the fake host can run. `match` is a name compared with `argv[0]` and its basename,
+ * or a predicate on the whole argv. A failure or defect of `run` ends the process with exit 1
+ * and the error on stderr.
+ *
+ * @category models
+ */
+export interface Program {
+  readonly match: string | ((argv: ReadonlyArray<string>) => boolean)
+  readonly run: (ctx: ProgramContext) => Effect.Effect<number, unknown>
+}
+
+// ---- hosts ---------------------------------------------------------------------------------
+
+/** @category models */
+export interface FakeHostSpec {
+  readonly alias: string
+  /** Default: the alias. Never dialled. */
+  readonly hostname?: string
+  /** Default "root". */
+  readonly user?: string
+  /** Default "/root" for root, else "/home/<user>". */
+  readonly home?: string
+  /** Initial files, path (absolute or `~/`) → content. */
+  readonly files?: Readonly<Record<string, string | Uint8Array>>
+  readonly programs?: ReadonlyArray<Program>
+  /** The login environment every command starts with (plus HOME and USER). */
+  readonly env?: Readonly<Record<string, string>>
+  /** `HostConfig.python`. */
+  readonly python?: string
+  readonly tags?: ReadonlyArray<string>
+}
+
+/** One row of the process table. @category models */
+export interface ProcessInfo {
+  readonly pid: number
+  readonly pgid: number
+  readonly ppid: number
+  readonly argv: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+  readonly cwd: string
+  readonly state: "running" | "stopping"
+  readonly detached: boolean
+  readonly startedAtMs: number
+}
+
+/** A process that ended (kept in the host's history). @category models */
+export interface ExitedProcess extends ExitStatus {
+  readonly pid: number
+  readonly pgid: number
+  readonly argv: ReadonlyArray<string>
+  readonly endedAtMs: number
+}
+
+/** One command the host was asked to run, in order. @category models */
+export interface JournalEntry {
+  readonly kind: "exec" | "stream" | "detached"
+  readonly command: RemoteCommand
+  readonly atMs: number
+  /** Which connection (1 = the first connect) carried it. */
+  readonly connection: number
+}
+
+/** @category models */
+export interface ListeningPort {
+  readonly port: number
+  readonly pid: number
+  /** The program's name (basename of argv[0]). */
+  readonly command: string
+  /** The real loopback port that `forward` connects to. */
+  readonly loopbackPort: number
+}
+
+/** Inspection and scripted faults for one fake host. @category models */
+export interface FakeHostHandle {
+  readonly alias: string
+  readonly home: string
+  readonly fs: FakeFs
+  /** Running processes, by pid. */
+  readonly processes: Effect.Effect<ReadonlyArray<ProcessInfo>>
+  readonly exited: Effect.Effect<ReadonlyArray<ExitedProcess>>
+  readonly journal: Effect.Effect<ReadonlyArray<JournalEntry>>
+  readonly ports: Effect.Effect<ReadonlyArray<ListeningPort>>
+  /** Number of successful connects so far. */
+  readonly connects: Effect.Effect<number>
+  /** Registered later = matched first (before the built-ins). */
+  readonly register: (program: Program) => Effect.Effect<void>
+  /** Drop the current connection: `closed` fires, in-flight exec/stream fail with ConnectionLost. */
+  readonly dropConnection: (reason?: string) => Effect.Effect<void>
+  /** Drop whatever connection is open when the Clock reaches `atMs` (epoch millis). */
+  readonly dropConnectionAt: (atMs: number, reason?: string) => Effect.Effect<void>
+  /** Drop the connection after `delay` on the Clock. */
+  readonly dropConnectionAfter: (delay: Duration.DurationInput, reason?: string) => Effect.Effect<void>
+  /** A down host refuses connects (ConnectionRefused); `down(true)` also drops the current one. */
+  readonly setDown: (down: boolean) => Effect.Effect<void>
+  /** The next `n` session channels (exec, stream, spawnDetached) fail with ChannelOpenFailed. */
+  readonly refuseChannels: (n: number) => Effect.Effect<void>
+  /** The next connects fail with HostKeyMismatch until `restoreHostKey`. */
+  readonly changeHostKey: Effect.Effect<void>
+  readonly restoreHostKey: Effect.Effect<void>
+  /** Signal processes as `kill` would; returns how many it reached. */
+  readonly signal: (target: SignalTarget, signal: string) => Effect.Effect<number>
+  /** Start a detached process directly (no connection, not journaled), e.g. a background writer. */
+  readonly start: (command: RemoteCommand) => Effect.Effect<ChildProcess>
+}
+
+/** @category tags */
+export class FakeHostControl extends Context.Tag("@mlops/core/FakeHostControl")<
+  FakeHostControl,
+  {
+    readonly host: (alias: string) => Effect.Effect<FakeHostHandle, HostNotFound>
+    readonly aliases: ReadonlyArray<string>
+  }
+>() {}
+
+/** The handle of one fake host. @category accessors */
+export const host = (alias: string): Effect.Effect<FakeHostHandle, HostNotFound, FakeHostControl> =>
+  Effect.flatMap(FakeHostControl, (control) => control.host(alias))
+
+/**
+ * Fake hosts as `Hosts | ConnectionPool | FakeHostControl`. Processes live in the layer's
+ * scope; closing it interrupts them.
+ *
+ * @category layers
+ */
+export const layer = (
+  specs: ReadonlyArray<FakeHostSpec>
+): Layer.Layer<Hosts | ConnectionPool | FakeHostControl> => internal.layer(specs)
+
+/** Exec default: the command timeout (30 s) shared with the live layer. @category constants */
+export const defaultCommandTimeout: Duration.DurationInput = "30 seconds"
+
+// ---- canned tools for probes and the simulator --------------------------------------------
+
+/** @category models */
+export interface FakeGpu {
+  readonly index: number
+  readonly name: string
+  readonly memoryTotalMiB: number
+  readonly memoryUsedMiB: number
+  readonly uuid: string
+  /** e.g. "8.6"; omitted = an old driver that rejects `compute_cap`. */
+  readonly computeCapability?: string
+}
+
+/** @category models */
+export interface FakeGpuProcess {
+  readonly pid: number
+  readonly gpuUuid: string
+  readonly usedMemoryMiB: number
+}
+
+/** A value fixed at registration, or read each time the tool runs. @category models */
+export type Live<A> = A | Effect.Effect<A>
+
+/**
+ * `nvidia-smi` answering the `--query-gpu=...` and `--query-compute-apps=...` forms with
+ * `--format=csv,noheader,nounits`, like the real tool (an unknown field → exit 2).
+ *
+ * @category programs
+ */
+export const nvidiaSmi = (
+  gpus: Live<ReadonlyArray<FakeGpu>>,
+  processes: Live<ReadonlyArray<FakeGpuProcess>> = []
+): Program => tools.nvidiaSmi(gpus, processes)
+
+/**
+ * `ss -ltnp[H] ['sport = :PORT']` printing the host's listening ports table (with the
+ * pid/name of the listening program).
+ *
+ * @category programs
+ */
+export const ss: Program = tools.ss
+
+/** A program that prints nothing and never ends (until signalled). @category programs */
+export const hang = (match: string | ((argv: ReadonlyArray<string>) => boolean)): Program => ({
+  match,
+  run: () => Effect.never
+})

@@ -1,0 +1,8 @@
+export * as Connection from "./Connection.js"
+export * as ConnectionPool from "./ConnectionPool.js"
+export * as Errors from "./Errors.js"
+export * as HostConfig from "./HostConfig.js"
+export * as Hosts from "./Hosts.js"
+export * as KnownHosts from "./KnownHosts.js"
+export * as RemoteCommand from "./RemoteCommand.js"
+export * as FakeHost from "./FakeHost.js"

@@ -1,0 +1,143 @@
+/**
+ * The few programs every fake host has: what core's own modules run (kill, true, false, cat,
+ * sleep, echo, mkdir -p, test). Unknown programs exit 127 like a shell.
+ *
+ * @internal
+ */
+import { Duration, Effect } from "effect"
+import type { Program, ProgramContext } from "../FakeHost.js"
+import { normalizeSignal } from "./fakeProcesses.js"
+
+const program = (match: string, run: (ctx: ProgramContext) => Effect.Effect<number, unknown>): Program => ({
+  match,
+  run
+})
+
+/** `kill [-SIG | -s SIG | -0] [--] (pid | -pgid)...`, exit 1 with "No such process" when a target is missing. */
+const kill = program("kill", (ctx) =>
+  Effect.gen(function* () {
+    let signal = "TERM"
+    const targets: Array<string> = []
+    const args = ctx.argv.slice(1)
+    let options = true
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]!
+      if (options && arg === "--") options = false
+      else if (options && arg === "-s") signal = args[++i] ?? "TERM"
+      else if (options && /^-[A-Za-z0-9]+$/.test(arg)) signal = arg.slice(1)
+      else targets.push(arg)
+    }
+    if (targets.length === 0) {
+      yield* ctx.stderr.line("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ...")
+      return 2
+    }
+    let status = 0
+    for (const target of targets) {
+      const n = Number(target)
+      if (!Number.isInteger(n) || n === 0) {
+        yield* ctx.stderr.line(`sh: 1: kill: illegal number: ${target}`)
+        status = 1
+        continue
+      }
+      const reached = yield* ctx.kill(n < 0 ? { pgid: -n } : { pid: n }, normalizeSignal(signal))
+      if (reached === 0) {
+        yield* ctx.stderr.line(`sh: 1: kill: No such process`)
+        status = 1
+      }
+    }
+    return status
+  })
+)
+
+const cat = program("cat", (ctx) =>
+  Effect.gen(function* () {
+    const files = ctx.argv.slice(1).filter((a) => a !== "--")
+    if (files.length === 0) {
+      yield* ctx.stdout.write(ctx.stdin)
+      return 0
+    }
+    let status = 0
+    for (const file of files) {
+      const data = yield* ctx.fs.read(file.startsWith("/") ? file : `${ctx.cwd}/${file}`)
+      if (data === undefined) {
+        yield* ctx.stderr.line(`cat: ${file}: No such file or directory`)
+        status = 1
+      } else yield* ctx.stdout.write(data)
+    }
+    return status
+  })
+)
+
+const sleep = program("sleep", (ctx) =>
+  Effect.gen(function* () {
+    const arg = ctx.argv[1] ?? ""
+    if (arg === "infinity") return yield* Effect.never
+    const match = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(arg)
+    if (match === null) {
+      yield* ctx.stderr.line(`sleep: invalid time interval '${arg}'`)
+      return 1
+    }
+    const unit = { "": 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as "" | "s" | "m" | "h" | "d"]
+    yield* Effect.sleep(Duration.millis(Number(match[1]) * unit * 1000))
+    return 0
+  })
+)
+
+const echo = program("echo", (ctx) => {
+  const noNewline = ctx.argv[1] === "-n"
+  const words = ctx.argv.slice(noNewline ? 2 : 1).join(" ")
+  return Effect.as(ctx.stdout.write(noNewline ? words : `${words}\n`), 0)
+})
+
+const mkdir = program("mkdir", (ctx) =>
+  Effect.gen(function* () {
+    const parents = ctx.argv.includes("-p")
+    let status = 0
+    for (const dir of ctx.argv.slice(1).filter((a) => !a.startsWith("-"))) {
+      const path = dir.startsWith("/") || dir.startsWith("~") ? dir : `${ctx.cwd}/${dir}`
+      const existing = yield* ctx.fs.stat(path)
+      if (existing !== undefined && !parents) {
+        yield* ctx.stderr.line(`mkdir: cannot create directory '${dir}': File exists`)
+        status = 1
+      } else if (existing === undefined) yield* ctx.fs.mkdir(path)
+    }
+    return status
+  })
+)
+
+const test = program("test", (ctx) =>
+  Effect.gen(function* () {
+    const [flag, path] = [ctx.argv[1] ?? "", ctx.argv[2] ?? ""]
+    const stat = yield* ctx.fs.stat(path.startsWith("/") ? path : `${ctx.cwd}/${path}`)
+    switch (flag) {
+      case "-e":
+        return stat !== undefined ? 0 : 1
+      case "-f":
+        return stat !== undefined && !stat.isDirectory ? 0 : 1
+      case "-d":
+        return stat?.isDirectory === true ? 0 : 1
+      case "-s":
+        return stat !== undefined && stat.size > 0 ? 0 : 1
+      default:
+        yield* ctx.stderr.line(`test: unsupported operator ${flag}`)
+        return 2
+    }
+  })
+)
+
+export const builtins: ReadonlyArray<Program> = [
+  kill,
+  cat,
+  sleep,
+  echo,
+  mkdir,
+  test,
+  program("true", () => Effect.succeed(0)),
+  program("false", () => Effect.succeed(1))
+]
+
+/** What a shell does with an unknown command. */
+export const notFound: Program = {
+  match: () => true,
+  run: (ctx) => Effect.as(ctx.stderr.line(`sh: 1: ${ctx.argv[0]}: not found`), 127)
+}

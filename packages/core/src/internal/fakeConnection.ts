@@ -1,0 +1,308 @@
+/**
+ * `Connection` over a fake host's state. One value per (re)connect: once dropped, every
+ * operation on it fails with ConnectionLost, like a dead ssh2 client.
+ *
+ * @internal
+ */
+
+import * as Net from "node:net"
+import type { Duplex } from "node:stream"
+import { Deferred, Duration, Effect, Mailbox, Stream } from "effect"
+import type {
+  Connection,
+  DetachedInfo,
+  DetachedOptions,
+  ExecOptions,
+  ExecResult,
+  Exited,
+  ExitStatus,
+  OutputLine,
+  RemoteFs
+} from "../Connection.js"
+import {
+  ChannelOpenFailed,
+  type CommandError,
+  CommandTimeout,
+  type ConnectionLost,
+  ForwardFailed,
+  ProcessError,
+  RemoteFileError
+} from "../Errors.js"
+import type { FakeFs, JournalEntry } from "../FakeHost.js"
+import type { HostConfig } from "../HostConfig.js"
+import { describe, type RemoteCommand } from "../RemoteCommand.js"
+import { decodeLossy, type FakeFileSystem, toBytes } from "./fakeFs.js"
+import type { ProcessTable } from "./fakeProcesses.js"
+
+type Outcome =
+  | { readonly _tag: "exit"; readonly status: ExitStatus }
+  | { readonly _tag: "lost"; readonly error: ConnectionLost }
+  | { readonly _tag: "timeout" }
+
+const DEFAULT_TIMEOUT = Duration.seconds(30)
+
+/** What a connection needs from its host. */
+export interface HostRuntime {
+  readonly alias: string
+  readonly config: HostConfig
+  readonly store: FakeFileSystem
+  readonly fs: FakeFs
+  readonly table: ProcessTable
+  readonly journal: Array<JournalEntry>
+  /** Take one scripted channel refusal, if any is pending. */
+  readonly takeRefusal: () => boolean
+}
+
+export interface ConnectionState {
+  readonly id: number
+  readonly closed: Deferred.Deferred<ConnectionLost>
+  dropped: ConnectionLost | undefined
+}
+
+/** Bytes → lines, keeping a partial line until its newline; lossy UTF-8; strips a trailing `\r`. */
+export const lineSplitter = (emit: (line: string) => Effect.Effect<void>) => {
+  const decoder = new TextDecoder("utf-8", { fatal: false })
+  let pending = ""
+  const emitAll = (lines: ReadonlyArray<string>) =>
+    Effect.forEach(lines, (line) => emit(line.endsWith("\r") ? line.slice(0, -1) : line), { discard: true })
+  return {
+    push: (bytes: Uint8Array) =>
+      Effect.suspend(() => {
+        const parts = (pending + decoder.decode(bytes, { stream: true })).split("\n")
+        pending = parts.pop()!
+        return emitAll(parts)
+      }),
+    flush: Effect.suspend(() => {
+      const rest = pending + decoder.decode()
+      pending = ""
+      return rest === "" ? Effect.void : emitAll([rest])
+    })
+  }
+}
+
+const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.length
+  }
+  return out
+}
+
+export const makeConnection = (host: HostRuntime, state: ConnectionState): Connection => {
+  const alias = host.alias
+  const alive = Effect.suspend(() => (state.dropped === undefined ? Effect.void : Effect.fail(state.dropped)))
+  const record = (kind: JournalEntry["kind"], command: RemoteCommand) =>
+    Effect.clockWith((clock) =>
+      Effect.sync(() =>
+        host.journal.push({ kind, command, atMs: clock.unsafeCurrentTimeMillis(), connection: state.id })
+      )
+    )
+  const openChannel = (kind: JournalEntry["kind"], command: RemoteCommand) =>
+    Effect.zipRight(
+      alive,
+      Effect.suspend(() =>
+        host.takeRefusal()
+          ? Effect.fail(
+              new ChannelOpenFailed({ host: alias, reason: "(SSH) Channel open failure: open failed" })
+            )
+          : record(kind, command)
+      )
+    )
+  const killGroup = (pgid: number) => Effect.asVoid(host.table.signal({ pgid }, "KILL"))
+  const timeoutOf = (options?: ExecOptions) =>
+    options?.timeout === undefined ? DEFAULT_TIMEOUT : Duration.decode(options.timeout)
+  const stdinOf = (options?: ExecOptions) =>
+    options?.stdin === undefined ? undefined : toBytes(options.stdin)
+
+  const exec = (command: RemoteCommand, options?: ExecOptions): Effect.Effect<ExecResult, CommandError> =>
+    Effect.gen(function* () {
+      yield* openChannel("exec", command)
+      const out: Array<Uint8Array> = []
+      const err: Array<Uint8Array> = []
+      const stdin = stdinOf(options)
+      const proc = yield* host.table.start(command, {
+        io: {
+          stdout: (bytes) => Effect.sync(() => void out.push(bytes)),
+          stderr: (bytes) => Effect.sync(() => void err.push(bytes))
+        },
+        ...(stdin === undefined ? {} : { stdin })
+      })
+      const timeout = timeoutOf(options)
+      const outcome = yield* Effect.raceAll<Effect.Effect<Outcome>>([
+        Effect.map(proc.exit, (status): Outcome => ({ _tag: "exit", status })),
+        Effect.map(Deferred.await(state.closed), (error): Outcome => ({ _tag: "lost", error })),
+        Effect.as(Effect.sleep(timeout), { _tag: "timeout" } as Outcome)
+      ]).pipe(Effect.onInterrupt(() => killGroup(proc.pgid)))
+      if (outcome._tag === "exit") {
+        return { ...outcome.status, stdout: decodeLossy(concat(out)), stderr: decodeLossy(concat(err)) }
+      }
+      yield* killGroup(proc.pgid)
+      yield* proc.exit
+      if (outcome._tag === "lost") return yield* outcome.error
+      return yield* new CommandTimeout({
+        host: alias,
+        command: describe(command),
+        timeoutMs: Duration.toMillis(timeout)
+      })
+    })
+
+  const stream = (
+    command: RemoteCommand,
+    options?: ExecOptions
+  ): Stream.Stream<OutputLine | Exited, CommandError> =>
+    Stream.unwrapScoped(
+      Effect.gen(function* () {
+        yield* openChannel("stream", command)
+        const mailbox = yield* Mailbox.make<OutputLine | Exited, CommandError>()
+        const offer = (stream: "stdout" | "stderr") => (line: string) =>
+          Effect.asVoid(mailbox.offer({ _tag: "Output", stream, line }))
+        const out = lineSplitter(offer("stdout"))
+        const err = lineSplitter(offer("stderr"))
+        const stdin = stdinOf(options)
+        const proc = yield* Effect.acquireRelease(
+          host.table.start(command, {
+            io: { stdout: out.push, stderr: err.push },
+            ...(stdin === undefined ? {} : { stdin })
+          }),
+          (proc) => killGroup(proc.pgid)
+        )
+        yield* Effect.forkScoped(
+          Effect.gen(function* () {
+            const status = yield* proc.exit
+            yield* out.flush
+            yield* err.flush
+            yield* mailbox.offer({ _tag: "Exited", ...status })
+            yield* mailbox.end
+          })
+        )
+        const timeout = timeoutOf(options)
+        yield* Effect.forkScoped(
+          Effect.gen(function* () {
+            yield* Effect.sleep(timeout)
+            yield* mailbox.fail(
+              new CommandTimeout({
+                host: alias,
+                command: describe(command),
+                timeoutMs: Duration.toMillis(timeout)
+              })
+            )
+            yield* killGroup(proc.pgid)
+          })
+        )
+        yield* Effect.forkScoped(
+          Effect.gen(function* () {
+            const lost = yield* Deferred.await(state.closed)
+            yield* mailbox.fail(lost)
+            yield* killGroup(proc.pgid)
+          })
+        )
+        return Mailbox.toStream(mailbox)
+      })
+    )
+
+  const spawnDetached = (
+    command: RemoteCommand,
+    options: DetachedOptions
+  ): Effect.Effect<DetachedInfo, CommandError | ProcessError> =>
+    Effect.gen(function* () {
+      yield* openChannel("detached", command)
+      const runDir = host.store.resolve(options.runDir)
+      const logPath = host.store.resolve(options.logPath ?? `${runDir}/log`)
+      const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+      const made = host.store.mkdir(runDir, now)
+      if (!made.ok) return yield* new ProcessError({ host: alias, runDir, reason: `mkdir: ${made.reason}` })
+      const toLog = (bytes: Uint8Array) => host.fs.append(logPath, bytes)
+      yield* host.fs.append(logPath, "")
+      const proc = yield* host.table.start(command, {
+        io: { stdout: toLog, stderr: toLog },
+        detached: true,
+        onExit: (status) =>
+          host.fs.write(
+            `${runDir}/exit`,
+            status.signal !== null ? `signal ${status.signal}\n` : `code ${status.exitCode}\n`
+          )
+      })
+      yield* host.fs.write(`${runDir}/pid`, `${proc.pid}\n`)
+      yield* host.fs.write(`${runDir}/pgid`, `${proc.pgid}\n`)
+      return { pid: proc.pid, pgid: proc.pgid, runDir, logPath }
+    })
+
+  const fileError = (path: string, operation: string, reason: string) =>
+    new RemoteFileError({ host: alias, path, operation, reason, notFound: reason === "No such file" })
+  const withClock = <A>(f: (now: number) => A) =>
+    Effect.clockWith((clock) => Effect.sync(() => f(clock.unsafeCurrentTimeMillis())))
+
+  const files: RemoteFs = {
+    stat: (path) =>
+      Effect.zipRight(
+        alive,
+        Effect.sync(() => host.store.stat(path))
+      ),
+    read: (path, options) =>
+      Effect.zipRight(
+        alive,
+        Effect.suspend(() => {
+          const result = host.store.read(path, options?.offset ?? 0, options?.length)
+          return result.ok
+            ? Effect.succeed(result.value)
+            : Effect.fail(fileError(path, "read", result.reason))
+        })
+      ),
+    write: (path, data, options) =>
+      Effect.zipRight(
+        alive,
+        Effect.flatMap(
+          withClock((now) => host.store.write(path, data, now, options?.mode)),
+          (result) => (result.ok ? Effect.void : Effect.fail(fileError(path, "write", result.reason)))
+        )
+      ),
+    mkdir: (path) =>
+      Effect.zipRight(
+        alive,
+        Effect.flatMap(
+          withClock((now) => host.store.mkdir(path, now)),
+          (result) => (result.ok ? Effect.void : Effect.fail(fileError(path, "mkdir", result.reason)))
+        )
+      ),
+    resolvePath: (path) =>
+      Effect.zipRight(
+        alive,
+        Effect.sync(() => host.store.resolve(path))
+      )
+  }
+
+  const forward = (port: number) =>
+    Effect.gen(function* () {
+      yield* alive
+      const target = host.table.port(port)
+      if (target === undefined) {
+        return yield* new ForwardFailed({
+          host: alias,
+          port,
+          reason: "(SSH) Channel open failure: Connection refused"
+        })
+      }
+      return yield* Effect.acquireRelease(
+        Effect.async<Duplex, ForwardFailed>((resume) => {
+          const socket = Net.connect(target.loopbackPort, "127.0.0.1")
+          socket.once("connect", () => resume(Effect.succeed(socket)))
+          socket.once("error", (error) =>
+            resume(Effect.fail(new ForwardFailed({ host: alias, port, reason: error.message })))
+          )
+        }),
+        (socket) => Effect.sync(() => socket.destroy())
+      )
+    })
+
+  return {
+    host: host.config,
+    exec,
+    stream,
+    spawnDetached,
+    files,
+    forward,
+    closed: Deferred.await(state.closed)
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The in-memory file system of a fake host: absolute paths, `~/` = home, directories implied
+ * by the files under them. Synchronous on purpose: callers read the Clock and pass `nowMs`, so
+ * the store itself stays a plain data structure.
+ *
+ * @internal
+ */
+
+interface FileEntry {
+  data: Uint8Array
+  mtimeMs: number
+  mode: number
+}
+
+export type FsResult<A> =
+  | { readonly ok: true; readonly value: A }
+  | { readonly ok: false; readonly reason: string }
+
+const ok = <A>(value: A): FsResult<A> => ({ ok: true, value })
+const fail = <A>(reason: string): FsResult<A> => ({ ok: false, reason })
+
+const encoder = new TextEncoder()
+
+export const toBytes = (data: string | Uint8Array): Uint8Array =>
+  typeof data === "string" ? encoder.encode(data) : data
+
+/** Lossy UTF-8 decoding: invalid sequences become U+FFFD, never an error. */
+export const decodeLossy = (bytes: Uint8Array): string =>
+  new TextDecoder("utf-8", { fatal: false }).decode(bytes)
+
+/** Normalize `path` to an absolute path without `.`/`..`/double slashes; relative = from home. */
+export const normalizePath = (path: string, home: string): string => {
+  let full = path
+  if (path === "~") full = home
+  else if (path.startsWith("~/")) full = `${home}/${path.slice(2)}`
+  else if (!path.startsWith("/")) full = `${home}/${path}`
+  const parts: Array<string> = []
+  for (const part of full.split("/")) {
+    if (part === "" || part === ".") continue
+    if (part === "..") parts.pop()
+    else parts.push(part)
+  }
+  return `/${parts.join("/")}`
+}
+
+const parentsOf = (path: string): Array<string> => {
+  const out: Array<string> = []
+  let current = path
+  while (current !== "/") {
+    const cut = current.lastIndexOf("/")
+    current = cut <= 0 ? "/" : current.slice(0, cut)
+    out.push(current)
+  }
+  return out
+}
+
+export class FakeFileSystem {
+  private readonly files = new Map<string, FileEntry>()
+  private readonly dirs = new Map<string, number>()
+
+  constructor(readonly home: string) {
+    this.dirs.set("/", 0)
+    this.mkdir(home, 0)
+  }
+
+  resolve(path: string): string {
+    return normalizePath(path, this.home)
+  }
+
+  stat(path: string): { size: number; mtimeMs: number; isDirectory: boolean } | undefined {
+    const abs = this.resolve(path)
+    const file = this.files.get(abs)
+    if (file !== undefined) return { size: file.data.length, mtimeMs: file.mtimeMs, isDirectory: false }
+    const dir = this.dirs.get(abs)
+    if (dir !== undefined) return { size: 4096, mtimeMs: dir, isDirectory: true }
+    return undefined
+  }
+
+  isDirectory(path: string): boolean {
+    return this.dirs.has(this.resolve(path))
+  }
+
+  read(path: string, offset = 0, length?: number): FsResult<Uint8Array> {
+    const abs = this.resolve(path)
+    const file = this.files.get(abs)
+    if (file === undefined) return fail(this.dirs.has(abs) ? "Is a directory" : "No such file")
+    const end = length === undefined ? file.data.length : Math.min(file.data.length, offset + length)
+    return ok(file.data.slice(Math.min(offset, file.data.length), end))
+  }
+
+  private ensureParents(abs: string, nowMs: number): FsResult<void> {
+    for (const parent of parentsOf(abs)) {
+      if (this.files.has(parent)) return fail(`Not a directory: ${parent}`)
+    }
+    for (const parent of parentsOf(abs)) if (!this.dirs.has(parent)) this.dirs.set(parent, nowMs)
+    return ok(undefined)
+  }
+
+  write(path: string, data: string | Uint8Array, nowMs: number, mode = 0o644): FsResult<void> {
+    const abs = this.resolve(path)
+    if (this.dirs.has(abs)) return fail("Is a directory")
+    const parents = this.ensureParents(abs, nowMs)
+    if (!parents.ok) return parents
+    this.files.set(abs, { data: toBytes(data).slice(), mtimeMs: nowMs, mode })
+    return ok(undefined)
+  }
+
+  append(path: string, data: string | Uint8Array, nowMs: number): FsResult<void> {
+    const abs = this.resolve(path)
+    const file = this.files.get(abs)
+    if (file === undefined) return this.write(abs, data, nowMs)
+    const extra = toBytes(data)
+    const next = new Uint8Array(file.data.length + extra.length)
+    next.set(file.data, 0)
+    next.set(extra, file.data.length)
+    file.data = next
+    file.mtimeMs = nowMs
+    return ok(undefined)
+  }
+
+  mkdir(path: string, nowMs: number): FsResult<void> {
+    const abs = this.resolve(path)
+    if (this.files.has(abs)) return fail("File exists")
+    const parents = this.ensureParents(abs, nowMs)
+    if (!parents.ok) return parents
+    if (!this.dirs.has(abs)) this.dirs.set(abs, nowMs)
+    return ok(undefined)
+  }
+
+  /** Remove a file, or a directory with everything under it. */
+  remove(path: string): boolean {
+    const abs = this.resolve(path)
+    if (this.files.delete(abs)) return true
+    if (!this.dirs.has(abs) || abs === "/") return false
+    const prefix = `${abs}/`
+    for (const key of [...this.files.keys()]) if (key.startsWith(prefix)) this.files.delete(key)
+    for (const key of [...this.dirs.keys()]) if (key === abs || key.startsWith(prefix)) this.dirs.delete(key)
+    return true
+  }
+
+  /** Every file path, sorted. */
+  listFiles(): ReadonlyArray<string> {
+    return [...this.files.keys()].sort()
+  }
+}

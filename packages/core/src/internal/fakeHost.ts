@@ -1,0 +1,221 @@
+/**
+ * Fake hosts as layers: per-host state (files, processes, journal, faults), the pool that
+ * hands out (re)connections, `Hosts`, and `FakeHostControl`.
+ *
+ * @internal
+ */
+import { Clock, Context, Deferred, Duration, Effect, Layer, type Scope } from "effect"
+import type { Connection } from "../Connection.js"
+import { ConnectionPool } from "../ConnectionPool.js"
+import { ConnectionLost, ConnectionRefused, HostKeyMismatch, HostNotFound } from "../Errors.js"
+import type { FakeFs, FakeHostHandle, FakeHostSpec, JournalEntry, Program } from "../FakeHost.js"
+import { FakeHostControl } from "../FakeHost.js"
+import { HostConfig } from "../HostConfig.js"
+import { Hosts } from "../Hosts.js"
+import { builtins, notFound } from "./fakeBuiltins.js"
+import { type ConnectionState, type HostRuntime, makeConnection } from "./fakeConnection.js"
+import { decodeLossy, FakeFileSystem, type FsResult } from "./fakeFs.js"
+import { matches, ProcessTable } from "./fakeProcesses.js"
+
+const orDie = (result: FsResult<void>, what: string): Effect.Effect<void> =>
+  result.ok ? Effect.void : Effect.dieMessage(`fake fs: ${what}: ${result.reason}`)
+
+const now = Clock.currentTimeMillis
+
+export const makeFakeFs = (store: FakeFileSystem): FakeFs => ({
+  resolve: (path) => store.resolve(path),
+  stat: (path) => Effect.sync(() => store.stat(path)),
+  read: (path, options) =>
+    Effect.sync(() => {
+      const result = store.read(path, options?.offset ?? 0, options?.length)
+      return result.ok ? result.value : undefined
+    }),
+  readText: (path) =>
+    Effect.sync(() => {
+      const result = store.read(path)
+      return result.ok ? decodeLossy(result.value) : undefined
+    }),
+  write: (path, data) => Effect.flatMap(now, (ms) => orDie(store.write(path, data, ms), `write ${path}`)),
+  append: (path, data) => Effect.flatMap(now, (ms) => orDie(store.append(path, data, ms), `append ${path}`)),
+  mkdir: (path) => Effect.flatMap(now, (ms) => orDie(store.mkdir(path, ms), `mkdir ${path}`)),
+  exists: (path) => Effect.sync(() => store.stat(path) !== undefined),
+  remove: (path) => Effect.sync(() => store.remove(path)),
+  listFiles: Effect.sync(() => store.listFiles())
+})
+
+interface HostState {
+  readonly handle: FakeHostHandle
+  readonly connect: Effect.Effect<Connection, ConnectionRefused | HostKeyMismatch>
+  readonly forget: Effect.Effect<void>
+  readonly config: HostConfig
+}
+
+const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostState> =>
+  Effect.gen(function* () {
+    const alias = spec.alias
+    const user = spec.user ?? "root"
+    const home = spec.home ?? (user === "root" ? "/root" : `/home/${user}`)
+    const config = HostConfig.make({
+      alias,
+      hostname: spec.hostname ?? alias,
+      port: 22,
+      user,
+      identityFiles: [],
+      proxyJump: [],
+      knownHostsFiles: [],
+      hostKeyPolicy: "strict",
+      keepaliveIntervalMs: 15_000,
+      keepaliveCountMax: 3,
+      connectTimeoutMs: 10_000,
+      ...(spec.python === undefined ? {} : { python: spec.python }),
+      tags: spec.tags ?? [],
+      source: "FakeHost"
+    })
+    const store = new FakeFileSystem(home)
+    const fs = makeFakeFs(store)
+    for (const [path, content] of Object.entries(spec.files ?? {})) yield* fs.write(path, content)
+    const programs: Array<Program> = [...(spec.programs ?? [])].reverse()
+    const lookup = (argv: ReadonlyArray<string>) =>
+      programs.find((p) => matches(p, argv)) ?? builtins.find((p) => matches(p, argv)) ?? notFound
+    const env = { PATH: "/usr/local/bin:/usr/bin:/bin", ...spec.env, HOME: home, USER: user }
+    const table = new ProcessTable(alias, fs, env, home, lookup, scope)
+    const journal: Array<JournalEntry> = []
+    let refusals = 0
+    let down = false
+    let keyChanged = false
+    let connects = 0
+    let current: { state: ConnectionState; connection: Connection } | undefined
+    const runtime: HostRuntime = {
+      alias,
+      config,
+      store,
+      fs,
+      table,
+      journal,
+      takeRefusal: () => {
+        if (refusals === 0) return false
+        refusals--
+        return true
+      }
+    }
+
+    const drop = (reason: string) =>
+      Effect.suspend(() => {
+        const open = current
+        current = undefined
+        if (open === undefined || open.state.dropped !== undefined) return Effect.void
+        const error = new ConnectionLost({ host: alias, reason })
+        open.state.dropped = error
+        return Deferred.succeed(open.state.closed, error)
+      })
+
+    const connect = Effect.suspend((): Effect.Effect<Connection, ConnectionRefused | HostKeyMismatch> => {
+      if (down)
+        return Effect.fail(
+          new ConnectionRefused({ host: config.hostname, port: 22, reason: "connect ECONNREFUSED" })
+        )
+      if (keyChanged) {
+        return Effect.fail(
+          new HostKeyMismatch({
+            host: config.hostname,
+            port: 22,
+            knownHostsFile: "~/.ssh/known_hosts",
+            expectedFingerprints: [`SHA256:fake-${alias}-original`],
+            actualFingerprint: `SHA256:fake-${alias}-changed`,
+            fix: `ssh-keygen -R ${config.hostname}`
+          })
+        )
+      }
+      if (current !== undefined) return Effect.succeed(current.connection)
+      return Effect.map(Deferred.make<ConnectionLost>(), (closed) => {
+        const state: ConnectionState = { id: ++connects, closed, dropped: undefined }
+        const connection = makeConnection(runtime, state)
+        current = { state, connection }
+        return connection
+      })
+    })
+
+    const handle: FakeHostHandle = {
+      alias,
+      home,
+      fs,
+      processes: Effect.sync(() => table.running()),
+      exited: Effect.sync(() => table.exited()),
+      journal: Effect.sync(() => [...journal]),
+      ports: Effect.sync(() => table.ports()),
+      connects: Effect.sync(() => connects),
+      register: (program) => Effect.sync(() => void programs.unshift(program)),
+      dropConnection: (reason = "connection dropped (scripted)") => drop(reason),
+      dropConnectionAt: (atMs, reason = "connection dropped (scripted)") =>
+        Effect.asVoid(
+          Effect.forkIn(
+            Effect.flatMap(now, (ms) => Effect.zipRight(Effect.sleep(Math.max(0, atMs - ms)), drop(reason))),
+            scope
+          )
+        ),
+      dropConnectionAfter: (delay, reason = "connection dropped (scripted)") =>
+        Effect.asVoid(
+          Effect.forkIn(Effect.zipRight(Effect.sleep(Duration.decode(delay)), drop(reason)), scope)
+        ),
+      setDown: (value) =>
+        Effect.suspend(() => {
+          down = value
+          return value ? drop("host went down") : Effect.void
+        }),
+      refuseChannels: (n) =>
+        Effect.sync(() => {
+          refusals = n
+        }),
+      changeHostKey: Effect.sync(() => {
+        keyChanged = true
+      }),
+      restoreHostKey: Effect.sync(() => {
+        keyChanged = false
+      }),
+      signal: (target, signal) => table.signal(target, signal),
+      start: (command) =>
+        table.start(command, {
+          io: { stdout: () => Effect.void, stderr: () => Effect.void },
+          detached: true
+        })
+    }
+    return {
+      handle,
+      connect,
+      forget: Effect.sync(() => {
+        current = undefined
+      }),
+      config
+    }
+  })
+
+export const layer = (specs: ReadonlyArray<{ readonly alias: string } & FakeHostSpec>) =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const scope = yield* Effect.scope
+      const hosts = new Map<string, HostState>()
+      for (const spec of specs) hosts.set(spec.alias, yield* makeHost(spec, scope))
+      const aliases = [...hosts.keys()]
+      const find = (alias: string) =>
+        Effect.suspend(() => {
+          const host = hosts.get(alias)
+          return host === undefined
+            ? Effect.fail(new HostNotFound({ alias, known: aliases, sources: ["FakeHost"] }))
+            : Effect.succeed(host)
+        })
+      return Context.empty().pipe(
+        Context.add(Hosts, {
+          resolve: (alias) => Effect.map(find(alias), (h) => h.config),
+          list: Effect.sync(() => [...hosts.values()].map((h) => h.config))
+        }),
+        Context.add(ConnectionPool, {
+          get: (alias) => Effect.flatMap(find(alias), (h) => h.connect),
+          invalidate: (alias) => Effect.ignore(Effect.flatMap(find(alias), (h) => h.forget))
+        }),
+        Context.add(FakeHostControl, {
+          host: (alias) => Effect.map(find(alias), (h) => h.handle),
+          aliases
+        })
+      )
+    })
+  )

@@ -1,0 +1,55 @@
+/**
+ * The mlops hosts file (`$MLOPS_HOME/hosts.json`): schema and loading.
+ *
+ * @internal
+ */
+
+import { readFile } from "node:fs/promises"
+import { Effect, Either, ParseResult, Schema } from "effect"
+import { ConfigFileError } from "../Errors.js"
+
+/** @internal */
+export const HostEntry = Schema.Struct({
+  python: Schema.optional(Schema.String),
+  tags: Schema.optional(Schema.Array(Schema.String)),
+  hostname: Schema.optional(Schema.NonEmptyTrimmedString),
+  user: Schema.optional(Schema.NonEmptyTrimmedString),
+  port: Schema.optional(Schema.Int.pipe(Schema.between(1, 65535))),
+  identityFile: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+})
+
+/** @internal */
+export const HostsFile = Schema.Struct({
+  hosts: Schema.Record({ key: Schema.String, value: HostEntry })
+})
+
+/** @internal */
+export type HostEntry = typeof HostEntry.Type
+
+const decode = Schema.decodeUnknownEither(Schema.parseJson(HostsFile), { onExcessProperty: "error" })
+
+/** Missing file = no entries; unreadable, invalid JSON or a schema violation = ConfigFileError. @internal */
+export const load = (path: string): Effect.Effect<ReadonlyMap<string, HostEntry>, ConfigFileError> =>
+  Effect.gen(function* () {
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(path, "utf8"),
+      catch: (error) => error as NodeJS.ErrnoException
+    }).pipe(
+      Effect.map((text): string | undefined => text),
+      Effect.catchIf(
+        (error) => error.code === "ENOENT",
+        () => Effect.succeed(undefined)
+      ),
+      Effect.mapError((error) => new ConfigFileError({ path, reason: `cannot read: ${error.message}` }))
+    )
+    if (text === undefined) return new Map()
+    const decoded = decode(text)
+    if (Either.isLeft(decoded)) {
+      return yield* new ConfigFileError({
+        path,
+        reason: `not a valid mlops hosts file: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`,
+        fix: `expected {"hosts": {"<alias>": {"python": "/path/to/venv", "tags": ["..."]}}}`
+      })
+    }
+    return new Map(Object.entries(decoded.right.hosts))
+  })

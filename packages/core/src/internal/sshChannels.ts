@@ -1,0 +1,153 @@
+/**
+ * Session channels on an ssh2 client: opening under the channel budget with a retry when sshd
+ * refuses (MaxSessions), collecting or streaming output, and a release that makes the remote
+ * process group die (EOF on the lifeline) before the budget permit is returned.
+ *
+ * @internal
+ */
+import { NodeStream } from "@effect/platform-node"
+import { Deferred, Effect, Exit, Schedule, type Scope, Stream } from "effect"
+import type { Client, ClientChannel } from "ssh2"
+import type { ExecResult, Exited, ExitStatus, OutputLine } from "../Connection.js"
+import { ChannelOpenFailed, type ConnectionLost } from "../Errors.js"
+import { type Endpoint, isChannelOpenFailure, isDisconnected, lost, messageOf } from "./sshErrors.js"
+
+/** A budget permit's worth of channel: opened, tracked until sshd closes it. */
+export interface OpenChannel {
+  readonly channel: ClientChannel
+  /** How the remote command ended; `undefined` when the channel closed without an exit status. */
+  readonly ended: Deferred.Deferred<ExitStatus | undefined>
+}
+
+const retryRefused = Schedule.exponential("25 millis").pipe(
+  Schedule.either(Schedule.spaced("250 millis")),
+  Schedule.intersect(Schedule.recurs(12))
+)
+
+const openRaw = (client: Client, endpoint: Pick<Endpoint, "alias">, line: string) =>
+  Effect.async<ClientChannel, ChannelOpenFailed | ConnectionLost>((resume) => {
+    let cancelled = false
+    try {
+      client.exec(line, (error, channel) => {
+        if (cancelled) {
+          if (!error) {
+            channel.end()
+            channel.close()
+          }
+          return
+        }
+        if (!error) return resume(Effect.succeed(channel))
+        resume(
+          Effect.fail(
+            isDisconnected(error)
+              ? lost(endpoint, error)
+              : new ChannelOpenFailed({ host: endpoint.alias, reason: messageOf(error) })
+          )
+        )
+      })
+    } catch (error) {
+      resume(Effect.fail(lost(endpoint, error)))
+    }
+    return Effect.sync(() => {
+      cancelled = true
+    })
+  })
+
+const exitStatus = (code: number | null | undefined, signal: string | undefined): ExitStatus | undefined => {
+  if (typeof code === "number") return { exitCode: code, signal: null }
+  if (typeof signal === "string") return { exitCode: null, signal: signal.replace(/^SIG/, "") }
+  return undefined
+}
+
+/**
+ * Release: EOF on stdin ends the lifeline, which kills the remote group; sshd then closes
+ * the channel (and frees the session slot). Output is resumed so `close` can fire.
+ */
+const release = (open: OpenChannel) =>
+  Effect.flatMap(Deferred.isDone(open.ended), (done) => {
+    if (done) return Effect.void
+    open.channel.resume()
+    open.channel.stderr.resume()
+    open.channel.end()
+    return Deferred.await(open.ended).pipe(
+      Effect.timeout("5 seconds"),
+      Effect.ignore,
+      Effect.zipRight(Effect.sync(() => open.channel.close()))
+    )
+  })
+
+/** Open an exec channel (retrying while sshd refuses it), released by the scope. */
+export const openChannel = (
+  client: Client,
+  endpoint: Pick<Endpoint, "alias">,
+  line: string
+): Effect.Effect<OpenChannel, ChannelOpenFailed | ConnectionLost, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.gen(function* () {
+      const channel = yield* openRaw(client, endpoint, line).pipe(
+        Effect.retry({ schedule: retryRefused, while: (e) => e._tag === "ChannelOpenFailed" && isRefused(e) })
+      )
+      const ended = yield* Deferred.make<ExitStatus | undefined>()
+      let status: ExitStatus | undefined
+      channel.on("exit", (code: number | null, signal?: string) => {
+        status = exitStatus(code, signal)
+      })
+      channel.on("close", () => Deferred.unsafeDone(ended, Exit.succeed(status)))
+      channel.on("error", () => {})
+      return { channel, ended }
+    }),
+    release
+  )
+
+const isRefused = (error: ChannelOpenFailed) => isChannelOpenFailure(new Error(error.reason))
+
+const decoder = () => new TextDecoder("utf-8", { fatal: false })
+
+/** Write stdin (if any) without ending it: the end of stdin is the lifeline's signal. */
+export const writeStdin = (open: OpenChannel, stdin: string | Uint8Array | undefined) =>
+  Effect.sync(() => {
+    if (stdin !== undefined && stdin.length > 0) open.channel.write(stdin)
+  })
+
+/** Run to completion, draining stdout and stderr concurrently. */
+export const collect = (
+  open: OpenChannel,
+  endpoint: Pick<Endpoint, "alias">
+): Effect.Effect<ExecResult, ConnectionLost> =>
+  Effect.gen(function* () {
+    const stdout: Array<Buffer> = []
+    const stderr: Array<Buffer> = []
+    open.channel.on("data", (chunk: Buffer) => stdout.push(chunk))
+    open.channel.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
+    const status = yield* Deferred.await(open.ended)
+    if (status === undefined) return yield* lost(endpoint, new Error("the connection closed while the command ran"))
+    return {
+      ...status,
+      stdout: decoder().decode(Buffer.concat(stdout)),
+      stderr: decoder().decode(Buffer.concat(stderr))
+    }
+  })
+
+/** Output lines from both pipes (merged as they come), then one `Exited`. */
+export const lines = (
+  open: OpenChannel,
+  endpoint: Pick<Endpoint, "alias">
+): Stream.Stream<OutputLine | Exited, ConnectionLost> => {
+  const pipe = (name: "stdout" | "stderr") =>
+    NodeStream.fromReadable<ConnectionLost, Uint8Array>(
+      () => (name === "stdout" ? open.channel : open.channel.stderr),
+      (error) => lost(endpoint, error),
+      // the channel is ended by `release` (EOF first), not destroyed under our feet
+      { closeOnDone: false }
+    ).pipe(
+      Stream.decodeText(),
+      Stream.splitLines,
+      Stream.map((line): OutputLine => ({ _tag: "Output", stream: name, line }))
+    )
+  const exited = Effect.flatMap(Deferred.await(open.ended), (status) =>
+    status === undefined
+      ? Effect.fail(lost(endpoint, new Error("the connection closed while the command ran")))
+      : Effect.succeed<Exited>({ _tag: "Exited", ...status })
+  )
+  return Stream.merge(pipe("stdout"), pipe("stderr")).pipe(Stream.concat(Stream.fromEffect(exited)))
+}

@@ -1,0 +1,313 @@
+/**
+ * A real OpenSSH sshd on 127.0.0.1 for integration tests and benches: throwaway host and
+ * client keys in a temp directory, a free port, login as the current user with the client key.
+ *
+ * ```ts
+ * layer(Sshd.layer(), { excludeTestServices: true })((it) => {
+ *   it.effect("...", () => Effect.gen(function*() { const sshd = yield* Sshd.Sshd; ... }))
+ * })
+ * ```
+ */
+import { Context, Data, Duration, Effect, Layer, Schedule, type Scope } from "effect"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { HostConfig } from "../../src/HostConfig.js"
+
+export class SshdError extends Data.TaggedError("SshdError")<{ readonly reason: string }> {
+  override get message() {
+    return `test sshd: ${this.reason}`
+  }
+}
+
+export interface SshdOptions {
+  /** sshd MaxSessions; default: sshd's own default (10). */
+  readonly maxSessions?: number
+  /** Extra sshd_config lines. */
+  readonly extraConfig?: ReadonlyArray<string>
+}
+
+export interface Sshd {
+  readonly port: number
+  readonly dir: string
+  readonly user: string
+  readonly clientKeyPath: string
+  /** Pre-seeded with `[127.0.0.1]:port <host key>`. */
+  readonly knownHostsPath: string
+  /** An ssh_config with `Host testhost` (BatchMode, strict host keys, the client key only). */
+  readonly sshConfigPath: string
+  /** alias "testhost", strict host-key policy, the harness known_hosts and key. */
+  readonly hostConfig: HostConfig
+  /** Kill the sshd processes serving connections (not the listener): cuts every live connection. */
+  readonly killSessionProcesses: Effect.Effect<void>
+  /** Replace the host key and restart the listener on the same port; known_hosts keeps the old key. */
+  readonly rotateHostKey: Effect.Effect<void, SshdError>
+  readonly stop: Effect.Effect<void>
+  /** What sshd printed on stderr so far (for failing-test diagnostics). */
+  readonly log: () => string
+}
+
+export class TestSshd extends Context.Tag("@mlops/core/test/Sshd")<TestSshd, Sshd>() {}
+
+const SSHD = "/usr/sbin/sshd"
+
+const run = (file: string, args: ReadonlyArray<string>) =>
+  Effect.async<string, SshdError>((resume) => {
+    execFile(file, [...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) resume(Effect.fail(new SshdError({ reason: `${file} ${args.join(" ")}: ${error.message} ${stderr}` })))
+      else resume(Effect.succeed(stdout))
+    })
+  })
+
+const freePort = Effect.async<number, SshdError>((resume) => {
+  const server = net.createServer()
+  server.once("error", (e) => resume(Effect.fail(new SshdError({ reason: `no free port: ${e.message}` }))))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** Resolves once something on the port answers with an SSH banner. */
+const banner = (port: number) =>
+  Effect.async<void, SshdError>((resume) => {
+    const socket = net.connect(port, "127.0.0.1")
+    let data = ""
+    const done = (result: Effect.Effect<void, SshdError>) => {
+      socket.destroy()
+      resume(result)
+    }
+    socket.setTimeout(1000, () => done(Effect.fail(new SshdError({ reason: "no banner" }))))
+    socket.on("data", (chunk) => {
+      data += chunk.toString("latin1")
+      if (data.startsWith("SSH-")) done(Effect.void)
+    })
+    socket.on("error", (e) => done(Effect.fail(new SshdError({ reason: e.message }))))
+  })
+
+const keygen = (file: string) => run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "mlops-test", "-f", file])
+
+const pubKey = (file: string) => fs.readFileSync(`${file}.pub`, "utf8").trim().split(/\s+/).slice(0, 2).join(" ")
+
+/** Direct and indirect children of `pid`, read from /proc. */
+const descendants = (pid: number): Array<{ pid: number; comm: string }> => {
+  const all: Array<{ pid: number; ppid: number; comm: string }> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const close = stat.lastIndexOf(")")
+      const comm = stat.slice(stat.indexOf("(") + 1, close)
+      const ppid = Number(stat.slice(close + 2).split(" ")[1])
+      all.push({ pid: Number(entry), ppid, comm })
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const out: Array<{ pid: number; comm: string }> = []
+  const walk = (parent: number) => {
+    for (const p of all) {
+      if (p.ppid === parent) {
+        out.push({ pid: p.pid, comm: p.comm })
+        walk(p.pid)
+      }
+    }
+  }
+  walk(pid)
+  return out
+}
+
+const kill = (pid: number, signal: NodeJS.Signals) => {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // already gone
+  }
+}
+
+const waitExit = (child: ChildProcess) =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+  }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+
+/** Start a scoped sshd; stopped (and its directory removed) when the scope closes. */
+export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mlops-sshd-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    // sshd's privilege-separation directory, normally created by the service unit
+    yield* Effect.sync(() => fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 }))
+    const user = os.userInfo().username
+    const hostKeyPath = path.join(dir, "host_ed25519")
+    const clientKeyPath = path.join(dir, "client_ed25519")
+    yield* keygen(hostKeyPath)
+    yield* keygen(clientKeyPath)
+    fs.writeFileSync(path.join(dir, "authorized_keys"), `${pubKey(clientKeyPath)}\n`, { mode: 0o600 })
+
+    let stderr = ""
+    let child: ChildProcess | undefined
+
+    const writeConfig = (port: number) => {
+      const lines = [
+        `Port ${port}`,
+        "ListenAddress 127.0.0.1",
+        `HostKey ${hostKeyPath}`,
+        `PidFile ${path.join(dir, "sshd.pid")}`,
+        `AuthorizedKeysFile ${path.join(dir, "authorized_keys")}`,
+        "UsePAM no",
+        "StrictModes no",
+        "PermitRootLogin prohibit-password",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "AllowTcpForwarding yes",
+        "Subsystem sftp internal-sftp",
+        "LogLevel ERROR",
+        ...(options.maxSessions === undefined ? [] : [`MaxSessions ${options.maxSessions}`]),
+        ...(options.extraConfig ?? [])
+      ]
+      const file = path.join(dir, "sshd_config")
+      fs.writeFileSync(file, `${lines.join("\n")}\n`)
+      return file
+    }
+
+    const launch = (port: number) =>
+      Effect.gen(function* () {
+        const config = writeConfig(port)
+        const proc = spawn(SSHD, ["-D", "-e", "-f", config], { stdio: ["ignore", "ignore", "pipe"] })
+        proc.stderr?.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString("utf8")
+        })
+        child = proc
+        yield* banner(port).pipe(
+          Effect.retry(
+            Schedule.spaced("20 millis").pipe(
+              Schedule.whileInput(() => proc.exitCode === null && proc.signalCode === null),
+              Schedule.upTo(Duration.seconds(10))
+            )
+          ),
+          Effect.mapError(
+            () => new SshdError({ reason: `sshd did not start on port ${port}: ${stderr.trim() || "no output"}` })
+          ),
+          Effect.tapError(() => Effect.sync(() => kill(proc.pid!, "SIGKILL")))
+        )
+      })
+
+    const stopListener = Effect.suspend(() => {
+      const proc = child
+      if (proc?.pid === undefined) return Effect.void
+      for (const p of descendants(proc.pid)) kill(p.pid, "SIGKILL")
+      kill(proc.pid, "SIGTERM")
+      return waitExit(proc)
+    })
+
+    // A free port can be taken between probing and binding: try a few.
+    const port = yield* Effect.gen(function* () {
+      const candidate = yield* freePort
+      yield* launch(candidate)
+      return candidate
+    }).pipe(Effect.retry({ times: 4 }))
+    yield* Effect.addFinalizer(() => stopListener)
+
+    const knownHostsPath = path.join(dir, "known_hosts")
+    fs.writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${pubKey(hostKeyPath)}\n`)
+    const sshConfigPath = path.join(dir, "ssh_config")
+    fs.writeFileSync(
+      sshConfigPath,
+      [
+        "Host testhost",
+        "  HostName 127.0.0.1",
+        `  Port ${port}`,
+        `  User ${user}`,
+        `  IdentityFile ${clientKeyPath}`,
+        "  IdentitiesOnly yes",
+        "  IdentityAgent none",
+        `  UserKnownHostsFile ${knownHostsPath}`,
+        "  GlobalKnownHostsFile /dev/null",
+        "  StrictHostKeyChecking yes",
+        "  BatchMode yes",
+        "  LogLevel ERROR",
+        ""
+      ].join("\n")
+    )
+
+    const hostConfig = new HostConfig({
+      alias: "testhost",
+      hostname: "127.0.0.1",
+      port,
+      user,
+      identityFiles: [clientKeyPath],
+      proxyJump: [],
+      knownHostsFiles: [knownHostsPath],
+      hostKeyPolicy: "strict",
+      keepaliveIntervalMs: 15_000,
+      keepaliveCountMax: 3,
+      connectTimeoutMs: 10_000,
+      tags: [],
+      source: sshConfigPath
+    })
+
+    const killSessionProcesses = Effect.sync(() => {
+      if (child?.pid === undefined) return
+      for (const p of descendants(child.pid)) if (p.comm.startsWith("sshd")) kill(p.pid, "SIGKILL")
+    })
+
+    const rotateHostKey = Effect.gen(function* () {
+      yield* stopListener
+      fs.rmSync(hostKeyPath, { force: true })
+      fs.rmSync(`${hostKeyPath}.pub`, { force: true })
+      yield* keygen(hostKeyPath)
+      yield* launch(port)
+    })
+
+    return {
+      port,
+      dir,
+      user,
+      clientKeyPath,
+      knownHostsPath,
+      sshConfigPath,
+      hostConfig,
+      killSessionProcesses,
+      rotateHostKey,
+      stop: stopListener,
+      log: () => stderr
+    } satisfies Sshd
+  })
+
+/** A fresh sshd per layer build. */
+export const layer = (options: SshdOptions = {}): Layer.Layer<TestSshd, SshdError> =>
+  Layer.scoped(TestSshd, start(options))
+
+// ---- the OpenSSH client, for comparisons and benches ------------------------------------
+
+export interface SshResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** `ssh -F <harness ssh_config> [options] testhost <remote command>`. */
+export const sshArgs = (
+  sshd: Pick<Sshd, "sshConfigPath">,
+  remote: string,
+  options: ReadonlyArray<string> = []
+): Array<string> => ["-F", sshd.sshConfigPath, ...options, "testhost", remote]
+
+/** Run the local `ssh` client against the harness sshd. */
+export const ssh = (
+  sshd: Pick<Sshd, "sshConfigPath">,
+  remote: string,
+  options: ReadonlyArray<string> = []
+): Effect.Effect<SshResult> =>
+  Effect.async<SshResult>((resume) => {
+    execFile("ssh", sshArgs(sshd, remote, options), { timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+      resume(Effect.succeed({ code, stdout, stderr }))
+    })
+  })

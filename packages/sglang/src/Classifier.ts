@@ -1,0 +1,122 @@
+/**
+ * Reads an SGLang server log and says where the launch is (phase events) and, when it failed,
+ * why (a typed `LaunchFailure` with evidence and a fix). Incremental: feed lines as they
+ * arrive, or hand it a whole stream or text.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option, Stream } from "effect"
+import type { LaunchFailure, StartupStalled } from "./Failures.js"
+import { Classifier as State } from "./internal/classifier.js"
+import type { Phase } from "./internal/phase.js"
+import type { LaunchEvent } from "./LaunchEvent.js"
+
+/** How the process ended, when known (`exitCode` 137 and `signal` "SIGKILL" both mean killed). */
+export interface ExitStatus {
+  readonly exitCode?: number | undefined
+  readonly signal?: string | undefined
+}
+
+/** An incremental classifier for one log. @category models */
+export interface Classifier {
+  /** Feeds one line (without its newline; ANSI codes and `\r` bars are handled). */
+  readonly feed: (line: string) => ReadonlyArray<LaunchEvent>
+  /** Ends the log; the root-cause failure, or `undefined` when the log shows none and the exit was clean or unknown. */
+  readonly finish: (exit?: ExitStatus) => LaunchFailure | undefined
+  /** A `StartupStalled` failure for a launch that printed nothing new for `silentForMs`. */
+  readonly stalled: (silentForMs: number) => StartupStalled
+  /** The last lifecycle phase reached so far. */
+  readonly phase: () => Phase
+  /** Whether the server said it is ready. */
+  readonly isReady: () => boolean
+  /** Lines fed so far. */
+  readonly lines: () => number
+}
+
+/** A fresh classifier. @category constructors */
+export const make = (): Classifier => {
+  const state = new State()
+  return {
+    feed: (line) => state.feed(line),
+    finish: (exit) => state.finish(exit),
+    stalled: (silentForMs) => state.stalled(silentForMs),
+    phase: () => state.phase,
+    isReady: () => state.ready,
+    lines: () => state.lineNo
+  }
+}
+
+/**
+ * Classifies a stream of lines. At the end of the input a final `Failed` event is emitted if
+ * `finish` names a failure not already reported.
+ * @category streams
+ */
+export const classify = <E, R>(lines: Stream.Stream<string, E, R>, exit?: ExitStatus): Stream.Stream<LaunchEvent, E, R> =>
+  Stream.suspend(() => {
+    const classifier = make()
+    let last: LaunchFailure | undefined
+    const tail = Stream.fromIterableEffect(
+      Effect.sync(() => {
+        const failure = classifier.finish(exit)
+        return failure === undefined || failure === last ? [] : [{ _tag: "Failed", failure } as LaunchEvent]
+      })
+    )
+    return lines.pipe(
+      Stream.mapConcat((line) => {
+        const events = classifier.feed(line)
+        for (const e of events) if (e._tag === "Failed") last = e.failure
+        return events
+      }),
+      Stream.concat(tail)
+    )
+  })
+
+/** Splits text into lines as a log reader would (`\n`, with `\r\n` and lone `\r` kept for the classifier). */
+const eachLine = (text: string, f: (line: string) => void) => {
+  let start = 0
+  for (;;) {
+    const nl = text.indexOf("\n", start)
+    if (nl === -1) {
+      if (start < text.length) f(text.slice(start))
+      return
+    }
+    f(text.slice(start, nl))
+    start = nl + 1
+  }
+}
+
+/** Classifies a whole log: every event and the final failure. @category constructors */
+export const classifyText = (
+  text: string,
+  exit?: ExitStatus
+): { readonly events: ReadonlyArray<LaunchEvent>; readonly failure: LaunchFailure | undefined } => {
+  const classifier = make()
+  const events: Array<LaunchEvent> = []
+  eachLine(text, (line) => {
+    for (const e of classifier.feed(line)) events.push(e)
+  })
+  return { events, failure: classifier.finish(exit) }
+}
+
+/** The verdict on a finished log. @category models */
+export interface Diagnosis {
+  readonly phase: Phase
+  readonly ready: boolean
+  readonly failure: Option.Option<LaunchFailure>
+  readonly lines: number
+}
+
+/** Diagnoses a finished log (for `mlops diagnose`): how far it got and why it stopped. @category constructors */
+export const diagnose = (text: string, exit?: ExitStatus): Diagnosis => {
+  const classifier = make()
+  eachLine(text, (line) => {
+    classifier.feed(line)
+  })
+  const failure = classifier.finish(exit)
+  return {
+    phase: classifier.phase(),
+    ready: classifier.isReady(),
+    failure: Option.fromNullable(failure),
+    lines: classifier.lines()
+  }
+}

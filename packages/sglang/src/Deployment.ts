@@ -1,0 +1,270 @@
+/**
+ * A launched SGLang server and its on-host state. The host is the source of truth: every
+ * deployment is a directory `~/.mlops/deployments/<name>/` holding
+ *
+ * - `argv.json`     the flags SGLang was started with (and the ones the user asked for),
+ * - `resolved.json` the effective ServerArgs and SGLang's adjustments (when preflight ran),
+ * - `meta.json`     port, SGLang version, python, env, createdAt, mlops version, attempt,
+ * - `ready.json`    when it became ready and the phase timings (written once ready),
+ * - `pid`, `pgid`, `log`, `exit`: written by core's `spawnDetached`.
+ *
+ * So `status`, `logs` and `stop` work from any machine that can reach the host.
+ *
+ * @since 0.1.0
+ */
+import type { Connection } from "@mlops/core/Connection"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import { Effect, Schema } from "effect"
+import type { ServerArgs } from "./ServerArgs.js"
+
+/** The mlops version written into `meta.json`. @category constants */
+export const mlopsVersion = "0.1.0"
+
+/** Where deployments live on a host. @category constants */
+export const root = "~/.mlops/deployments"
+
+/** The run directory of a deployment. @category constructors */
+export const dirOf = (name: string): string => `${root}/${name}`
+
+/** A deployment name is a directory name: letters, digits, `.`, `_`, `-`. @category validation */
+export const isValidName = (name: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)
+
+/** Milliseconds from `startedAt` at which each phase was first reached. @category models */
+export const PhaseTiming = Schema.Struct({ phase: Schema.String, atMs: Schema.Number })
+/** @category models */
+export type PhaseTiming = typeof PhaseTiming.Type
+
+const Env = Schema.Record({ key: Schema.String, value: Schema.String })
+
+/** `argv.json`. @category files */
+export const ArgvFile = Schema.Struct({
+  /** What SGLang was started with (after auto-fixes). */
+  argv: Schema.Array(Schema.String),
+  /** What the user asked for. */
+  requestedArgv: Schema.Array(Schema.String)
+})
+/** @category files */
+export type ArgvFile = typeof ArgvFile.Type
+
+/** `resolved.json`: null `effective` when preflight was skipped. @category files */
+export const ResolvedFile = Schema.Struct({
+  effective: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  adjustments: Schema.Array(Schema.String)
+})
+/** @category files */
+export type ResolvedFile = typeof ResolvedFile.Type
+
+/** `meta.json`. @category files */
+export const MetaFile = Schema.Struct({
+  name: Schema.String,
+  port: Schema.Number,
+  sglangVersion: Schema.NullOr(Schema.String),
+  python: Schema.String,
+  env: Env,
+  /** Epoch ms. */
+  createdAt: Schema.Number,
+  mlopsVersion: Schema.String,
+  attempt: Schema.Number
+})
+/** @category files */
+export type MetaFile = typeof MetaFile.Type
+
+/** `ready.json`. @category files */
+export const ReadyFile = Schema.Struct({ readyAt: Schema.Number, phases: Schema.Array(PhaseTiming) })
+/** @category files */
+export type ReadyFile = typeof ReadyFile.Type
+
+/** A running (or once running) SGLang server. @category models */
+export interface Deployment {
+  readonly host: string
+  readonly name: string
+  readonly pid: number
+  readonly pgid: number
+  readonly port: number
+  /** `http://127.0.0.1:<port>` as seen on the host, or the local tunnel URL when one was asked for. */
+  readonly url: string
+  readonly sglangVersion: string | null
+  /** Effective ServerArgs (null when preflight was skipped). */
+  readonly args: ServerArgs | null
+  readonly argv: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+  readonly phases: ReadonlyArray<PhaseTiming>
+  /** Epoch ms when the process was started. */
+  readonly startedAt: number
+  /** Epoch ms when it became ready (undefined while starting or if it never did). */
+  readonly readyAt: number | undefined
+  readonly runDir: string
+  readonly logPath: string
+}
+
+/** Everything the host records about one deployment (some files may be missing). @category models */
+export interface State {
+  readonly name: string
+  readonly runDir: string
+  readonly logPath: string
+  readonly argv: ArgvFile | undefined
+  readonly resolved: ResolvedFile | undefined
+  readonly meta: MetaFile | undefined
+  readonly ready: ReadyFile | undefined
+  readonly pid: number | undefined
+  readonly pgid: number | undefined
+  /** The `exit` file: `code N` / `signal NAME`, undefined while running or never started. */
+  readonly exit: string | undefined
+}
+
+const decoder = new TextDecoder()
+
+const readText = (conn: Connection, path: string) =>
+  conn.files.stat(path).pipe(
+    Effect.flatMap((stat) =>
+      stat === undefined || stat.isDirectory
+        ? Effect.succeed(undefined)
+        : Effect.map(conn.files.read(path), (bytes) => decoder.decode(bytes))
+    )
+  )
+
+const readJson = <A, I>(conn: Connection, path: string, schema: Schema.Schema<A, I>) =>
+  readText(conn, path).pipe(
+    Effect.map((text) => {
+      if (text === undefined) return undefined
+      try {
+        return Schema.decodeUnknownOption(schema)(JSON.parse(text)).pipe((o) => (o._tag === "Some" ? o.value : undefined))
+      } catch {
+        return undefined // a half-written or foreign file counts as missing
+      }
+    })
+  )
+
+const readInt = (conn: Connection, path: string) =>
+  Effect.map(readText(conn, path), (text) => {
+    const n = text === undefined ? Number.NaN : Number.parseInt(text.trim(), 10)
+    return Number.isFinite(n) ? n : undefined
+  })
+
+/**
+ * Read one deployment's directory; undefined when it does not exist.
+ *
+ * @category reading
+ */
+export const read = Effect.fn("Deployment.read")(function* (conn: Connection, name: string) {
+  const runDir = yield* conn.files.resolvePath(dirOf(name))
+  const dir = yield* conn.files.stat(runDir)
+  if (dir === undefined || !dir.isDirectory) return undefined
+  const [argv, resolved, meta, ready, pid, pgid, exit] = yield* Effect.all(
+    [
+      readJson(conn, `${runDir}/argv.json`, ArgvFile),
+      readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
+      readJson(conn, `${runDir}/meta.json`, MetaFile),
+      readJson(conn, `${runDir}/ready.json`, ReadyFile),
+      readInt(conn, `${runDir}/pid`),
+      readInt(conn, `${runDir}/pgid`),
+      readText(conn, `${runDir}/exit`)
+    ],
+    { concurrency: "unbounded" }
+  )
+  const state: State = {
+    name,
+    runDir,
+    logPath: `${runDir}/log`,
+    argv,
+    resolved,
+    meta,
+    ready,
+    pid,
+    pgid,
+    exit: exit?.trim() || undefined
+  }
+  return state
+})
+
+/**
+ * The names of the deployments on a host (directories under `~/.mlops/deployments`). Uses
+ * `ls`, which every POSIX host has.
+ *
+ * @category reading
+ */
+export const names = Effect.fn("Deployment.names")(function* (conn: Connection) {
+  const dir = yield* conn.files.resolvePath(root)
+  const result = yield* conn.exec(RemoteCommand.make(["ls", "-1", "--", dir]), { timeout: "15 seconds" })
+  if (result.exitCode !== 0) return [] as ReadonlyArray<string> // no directory yet: no deployments
+  return result.stdout
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && isValidName(line))
+    .sort()
+})
+
+/**
+ * Every deployment recorded on a host.
+ *
+ * @category reading
+ */
+export const list = Effect.fn("Deployment.list")(function* (conn: Connection) {
+  const all = yield* names(conn)
+  const states = yield* Effect.forEach(all, (name) => read(conn, name), { concurrency: 4 })
+  return states.filter((state): state is State => state !== undefined)
+})
+
+const writeJson = (conn: Connection, path: string, value: unknown) =>
+  conn.files.write(path, `${JSON.stringify(value, null, 2)}\n`)
+
+/**
+ * Write the files a launch records before spawning: `argv.json`, `resolved.json`, `meta.json`.
+ *
+ * @category writing
+ */
+export const writeLaunchFiles = Effect.fn("Deployment.writeLaunchFiles")(function* (
+  conn: Connection,
+  name: string,
+  files: { readonly argv: ArgvFile; readonly resolved: ResolvedFile; readonly meta: MetaFile }
+) {
+  const runDir = yield* conn.files.resolvePath(dirOf(name))
+  yield* conn.files.mkdir(runDir)
+  yield* Effect.all(
+    [
+      writeJson(conn, `${runDir}/argv.json`, files.argv),
+      writeJson(conn, `${runDir}/resolved.json`, files.resolved),
+      writeJson(conn, `${runDir}/meta.json`, files.meta),
+      // a previous run's ready.json must not describe this one
+      writeJson(conn, `${runDir}/ready.json`, null)
+    ],
+    { concurrency: "unbounded" }
+  )
+  return runDir
+})
+
+/** Record readiness (`ready.json`). @category writing */
+export const writeReady = Effect.fn("Deployment.writeReady")(function* (
+  conn: Connection,
+  name: string,
+  ready: ReadyFile
+) {
+  const runDir = yield* conn.files.resolvePath(dirOf(name))
+  yield* writeJson(conn, `${runDir}/ready.json`, ready)
+})
+
+/**
+ * The `Deployment` value of a recorded state (undefined when the pid files or meta are missing).
+ *
+ * @category constructors
+ */
+export const fromState = (host: string, state: State, url?: string): Deployment | undefined => {
+  if (state.pid === undefined || state.pgid === undefined || state.meta === undefined) return undefined
+  return {
+    host,
+    name: state.name,
+    pid: state.pid,
+    pgid: state.pgid,
+    port: state.meta.port,
+    url: url ?? `http://127.0.0.1:${state.meta.port}`,
+    sglangVersion: state.meta.sglangVersion,
+    args: (state.resolved?.effective ?? null) as ServerArgs | null,
+    argv: state.argv?.argv ?? [],
+    env: state.meta.env,
+    phases: state.ready?.phases ?? [],
+    startedAt: state.meta.createdAt,
+    readyAt: state.ready?.readyAt,
+    runDir: state.runDir,
+    logPath: state.logPath
+  }
+}

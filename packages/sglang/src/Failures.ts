@@ -1,0 +1,240 @@
+/**
+ * The typed reasons an SGLang launch fails, as recognised from its log. Every failure carries
+ * the log lines that prove it (`evidence`, with 1-based line numbers), the process that
+ * reported it (`launcher`, a rank prefix such as `TP1`, `detokenizer`), the last lifecycle
+ * phase reached, and a `fix` when one is known (flags to change or an action in words).
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Phase } from "./internal/phase.js"
+
+/** One log line cited as evidence. @category models */
+export const EvidenceLine = Schema.Struct({ line: Schema.Number, text: Schema.String })
+/** @category models */
+export type EvidenceLine = typeof EvidenceLine.Type
+
+/**
+ * How to fix it. `flags` maps a flag (`--mem-fraction-static`) to its new value; `null` means a
+ * switch without a value (`--disable-cuda-graph`). `removeFlags` lists flags to drop.
+ * @category models
+ */
+export const Fix = Schema.Struct({
+  flags: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Null) })
+  ),
+  removeFlags: Schema.optional(Schema.Array(Schema.String)),
+  action: Schema.optional(Schema.String)
+})
+/** @category models */
+export type Fix = typeof Fix.Type
+
+const common = {
+  /** The log lines that show the failure (root cause first). */
+  evidence: Schema.Array(EvidenceLine),
+  /** `launcher`, a scheduler rank prefix (`TP1`, `DP0 TP1`), `detokenizer`, ... */
+  process: Schema.String,
+  /** The last lifecycle phase reached before the failure. */
+  phase: Phase,
+  /** One sentence: what went wrong, in SGLang's or PyTorch's own words where possible. */
+  reason: Schema.String,
+  fix: Schema.optional(Fix)
+}
+
+/** Renders a fix as the flags to pass (`--a 1 --b`), the flags to drop and the action. */
+export const renderFix = (fix: Fix): string => {
+  const parts: Array<string> = []
+  for (const [flag, value] of Object.entries(fix.flags ?? {})) {
+    parts.push(value === null ? flag : `${flag} ${value}`)
+  }
+  const set = parts.length > 0 ? `use ${parts.join(" ")}` : undefined
+  const drop = fix.removeFlags && fix.removeFlags.length > 0 ? `drop ${fix.removeFlags.join(" ")}` : undefined
+  return [set, drop, fix.action].filter((part) => part !== undefined).join("; ")
+}
+
+interface Describable {
+  readonly _tag: string
+  readonly process: string
+  readonly phase: Phase
+  readonly reason: string
+  readonly fix?: Fix | undefined
+}
+
+const describe = (failure: Describable, headline: string): string =>
+  `${headline} (${failure.process}, after phase ${failure.phase}): ${failure.reason.replace(/\.$/, "")}` +
+  (failure.fix ? `. Fix: ${renderFix(failure.fix)}` : "")
+
+/** `sglang serve: error: ...` from argparse; nothing was started (exit 2). @category errors */
+export class ArgparseError extends Schema.TaggedError<ArgparseError>()("ArgparseError", {
+  ...common,
+  kind: Schema.Literal("invalid-choice", "unrecognized", "required", "invalid-value", "other"),
+  flags: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return describe(this, "SGLang rejected the command line")
+  }
+}
+
+/** An `assert` failed; for a bare assert the asserted source line is the only explanation. @category errors */
+export class AssertionFailure extends Schema.TaggedError<AssertionFailure>()("AssertionFailure", {
+  ...common,
+  file: Schema.String,
+  line: Schema.Number,
+  function: Schema.String,
+  /** The asserted source, as the traceback shows it (joined when it spans lines). */
+  source: Schema.String,
+  /** The flags the assertion is about (from the source and the message). */
+  flags: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return describe(this, `Assertion failed in ${this.function} (${this.file}:${this.line})`)
+  }
+}
+
+/** A ServerArgs ValueError/TypeError: the flags do not fit together. @category errors */
+export class InvalidArgument extends Schema.TaggedError<InvalidArgument>()("InvalidArgument", {
+  ...common,
+  flags: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return describe(this, "Invalid server arguments")
+  }
+}
+
+/** Hybrid (mamba) model with radix cache and speculative decoding needs a scheduler strategy. @category errors */
+export class MissingSchedulerStrategy extends Schema.TaggedError<MissingSchedulerStrategy>()(
+  "MissingSchedulerStrategy",
+  { ...common, architecture: Schema.optional(Schema.String) }
+) {
+  override get message() {
+    return describe(this, "The mamba scheduler strategy does not allow this combination")
+  }
+}
+
+/** Out of GPU memory: a CUDA allocation, the KV-cache pool, or a memory-caused graph capture. @category errors */
+export class OOM extends Schema.TaggedError<OOM>()("OOM", {
+  ...common,
+  kind: Schema.Literal("cuda-alloc", "kv-pool", "cuda-graph", "unbalanced"),
+  gpu: Schema.optional(Schema.Number),
+  triedGiB: Schema.optional(Schema.Number),
+  totalGiB: Schema.optional(Schema.Number),
+  freeGiB: Schema.optional(Schema.Number),
+  memFractionStatic: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return describe(this, `Out of GPU memory (${this.kind})`)
+  }
+}
+
+/** A port SGLang needs is taken. @category errors */
+export class PortInUse extends Schema.TaggedError<PortInUse>()("PortInUse", {
+  ...common,
+  kind: Schema.Literal("http", "nccl", "zmq"),
+  port: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return describe(this, `The ${this.kind} port ${this.port ?? "(unknown)"} is already in use`)
+  }
+}
+
+/** The model path is neither a local folder nor a reachable Hugging Face repo. @category errors */
+export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
+  ...common,
+  model: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    return describe(this, `Model not found${this.model ? `: ${this.model}` : ""}`)
+  }
+}
+
+/** The checkpoint ships custom code and `--trust-remote-code` was not given. @category errors */
+export class TrustRemoteCodeRequired extends Schema.TaggedError<TrustRemoteCodeRequired>()(
+  "TrustRemoteCodeRequired",
+  common
+) {
+  override get message() {
+    return describe(this, "The model needs --trust-remote-code")
+  }
+}
+
+/** This SGLang build cannot run the model architecture or the chosen backend here. @category errors */
+export class UnsupportedConfig extends Schema.TaggedError<UnsupportedConfig>()("UnsupportedConfig", {
+  ...common,
+  kind: Schema.Literal("architecture", "backend"),
+  architectures: Schema.optional(Schema.Array(Schema.String))
+}) {
+  override get message() {
+    return describe(this, `Unsupported ${this.kind}`)
+  }
+}
+
+/** NCCL or torch.distributed failed (often a consequence of another rank's failure). @category errors */
+export class DistributedError extends Schema.TaggedError<DistributedError>()("DistributedError", common) {
+  override get message() {
+    return describe(this, "Distributed initialisation or communication failed")
+  }
+}
+
+/** The CUDA driver, the GPU's compute capability or the hardware failed. @category errors */
+export class CudaError extends Schema.TaggedError<CudaError>()("CudaError", common) {
+  override get message() {
+    return describe(this, "CUDA error")
+  }
+}
+
+/** A Python dependency is missing or broken (import errors, missing symbols, failed JIT builds). @category errors */
+export class DependencyError extends Schema.TaggedError<DependencyError>()("DependencyError", {
+  ...common,
+  module: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    return describe(this, `Broken or missing dependency${this.module ? ` (${this.module})` : ""}`)
+  }
+}
+
+/** The launch stopped making progress (no new phase for too long, or SGLang's watchdog fired). @category errors */
+export class StartupStalled extends Schema.TaggedError<StartupStalled>()("StartupStalled", {
+  ...common,
+  silentForMs: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return describe(this, "The launch stalled")
+  }
+}
+
+/** The process ended and the log names no known cause: the exit and the last lines. @category errors */
+export class ProcessExited extends Schema.TaggedError<ProcessExited>()("ProcessExited", {
+  ...common,
+  exitCode: Schema.optional(Schema.Number),
+  signal: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    const how =
+      this.signal !== undefined
+        ? `killed by ${this.signal}`
+        : this.exitCode !== undefined
+          ? `exited with code ${this.exitCode}`
+          : "failed"
+    return describe(this, `SGLang ${how}`)
+  }
+}
+
+/** Every way a launch can fail. @category errors */
+export const LaunchFailure = Schema.Union(
+  ArgparseError,
+  AssertionFailure,
+  InvalidArgument,
+  MissingSchedulerStrategy,
+  OOM,
+  PortInUse,
+  ModelNotFound,
+  TrustRemoteCodeRequired,
+  UnsupportedConfig,
+  DistributedError,
+  CudaError,
+  DependencyError,
+  StartupStalled,
+  ProcessExited
+)
+/** @category errors */
+export type LaunchFailure = typeof LaunchFailure.Type

@@ -1,0 +1,50 @@
+/**
+ * Small predicates shared by the rule families.
+ *
+ * @internal
+ */
+import type { Platform, RuleInput } from "../../Rule.js"
+import type { Field, ServerArgs } from "../../ServerArgs.js"
+
+/** Rules read from SGLang v0.5.11 (rules.md "V511"). */
+export const V0_5_11: ReadonlyArray<string> = ["0.5.11"]
+
+export const platformOf = (input: RuleInput): Platform => input.platform ?? "cuda"
+
+/** Compute capability as numbers; undefined when the GPUs are unknown. */
+export const capability = (input: RuleInput): { readonly major: number; readonly minor: number } | undefined => {
+  if (input.gpus === undefined || platformOf(input) !== "cuda") return undefined
+  const [major, minor] = input.gpus.computeCapability.split(".").map(Number)
+  if (major === undefined || Number.isNaN(major)) return undefined
+  return { major, minor: minor === undefined || Number.isNaN(minor) ? 0 : minor }
+}
+
+export const isHopper = (input: RuleInput): boolean => capability(input)?.major === 9
+export const isSm100 = (input: RuleInput): boolean => capability(input)?.major === 10
+/** SM100 and SM12x. */
+export const isBlackwell = (input: RuleInput): boolean => {
+  const major = capability(input)?.major
+  return major === 10 || major === 12
+}
+
+/** The EAGLE family of rules.md R10 (NEXTN is EAGLE after R1). */
+export const isEagleFamily = (algorithm: ServerArgs["speculative_algorithm"]): boolean =>
+  algorithm === "EAGLE" || algorithm === "EAGLE3" || algorithm === "STANDALONE" || algorithm === "NEXTN"
+
+export const architectureOf = (input: RuleInput): string | undefined => input.traits?.architecture
+
+/** The flag spelling of a field (`tp_size` -> `--tp-size`); canonical flags are named after their field. */
+export const flagOf = (field: Field | string): string => `--${field.replaceAll("_", "-")}`
+
+/** An environment flag the way SGLang's `get_bool_env_var` reads it. */
+export const envBool = (input: RuleInput, name: string, fallback: boolean): boolean => {
+  const raw = input.env[name]
+  if (raw === undefined) return fallback
+  return ["1", "true", "yes", "y", "on"].includes(raw.trim().toLowerCase())
+}
+
+/** The attention backends in use (main, prefill and decode overrides). */
+export const attentionBackends = (args: ServerArgs): ReadonlyArray<string> =>
+  [args.attention_backend, args.prefill_attention_backend, args.decode_attention_backend].filter(
+    (b): b is NonNullable<typeof b> => b !== null
+  )

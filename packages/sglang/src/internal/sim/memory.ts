@@ -1,0 +1,61 @@
+/**
+ * The simulator's memory model: a deliberately simple per-GPU budget that decides whether a
+ * launch fits, and which of SGLang's memory failures it meets when it does not.
+ *
+ * - weights: `estimatedWeightBytes / tp` must fit in the GPU at all (else CUDA OOM while loading);
+ * - static pool: `total × mem_fraction_static` must hold the weights plus a KV pool of at least
+ *   `context_length` tokens (else "Not enough memory" when the KV pool is sized);
+ * - the rest (`total × (1 - mem_fraction_static)`) must hold activations and CUDA graphs,
+ *   which grow with max_running_requests (else CUDA OOM while capturing graphs).
+ *
+ * @internal
+ */
+import type { ModelTraits } from "../../ModelTraits.js"
+
+const GiB = 1024 ** 3
+
+export interface MemoryPlan {
+  readonly totalGiB: number
+  readonly weightsGiB: number
+  readonly staticGiB: number
+  readonly kvGiB: number
+  readonly kvTokens: number
+  /** Activations + CUDA graphs. */
+  readonly runtimeGiB: number
+  readonly outcome: "fits" | "weights-oom" | "kv-pool" | "graph-oom"
+}
+
+/** KV bytes per token on one GPU: K and V for every full-attention layer (bf16). */
+const kvBytesPerToken = (traits: ModelTraits, tp: number): number => {
+  const linear = traits.hybridLinearAttention?.layers.length ?? 0
+  const fullLayers = Math.max(1, traits.numLayers - linear)
+  const kvHeads = Math.max(1, Math.ceil(traits.numKeyValueHeads / tp))
+  return 2 * kvHeads * traits.headDim * 2 * fullLayers
+}
+
+export const plan = (o: {
+  readonly traits: ModelTraits
+  readonly tp: number
+  readonly gpuMiB: number
+  readonly memFractionStatic: number
+  readonly contextLength: number
+  readonly maxRunningRequests: number
+  readonly speculative: boolean
+}): MemoryPlan => {
+  const totalGiB = o.gpuMiB / 1024
+  const draft = o.speculative && o.traits.mtp !== undefined ? 1 / Math.max(1, o.traits.numLayers) : 0
+  const weightsGiB = (o.traits.estimatedWeightBytes * (1 + draft)) / o.tp / GiB
+  const staticGiB = totalGiB * o.memFractionStatic
+  const kvGiB = Math.max(0, staticGiB - weightsGiB)
+  const kvTokens = Math.floor((kvGiB * GiB) / kvBytesPerToken(o.traits, o.tp))
+  const runtimeGiB = 1.5 + o.maxRunningRequests * 0.02
+  const outcome =
+    weightsGiB > totalGiB - 0.5
+      ? "weights-oom"
+      : kvTokens < o.contextLength
+        ? "kv-pool"
+        : totalGiB - staticGiB < runtimeGiB
+          ? "graph-oom"
+          : "fits"
+  return { totalGiB, weightsGiB, staticGiB, kvGiB, kvTokens, runtimeGiB, outcome }
+}

@@ -1,0 +1,412 @@
+/**
+ * Mamba / hybrid linear-attention rules (rules.md R19-R27): scheduler strategy, radix cache,
+ * track interval and page size, PD decode, linear-attention kernel backends.
+ *
+ * @since 0.1.0
+ */
+import { capability, isSm100, platformOf, V0_5_11 } from "../internal/rules/helpers.js"
+import { mambaArchitectureOf, radixCacheUnsupported } from "../internal/rules/mambaArchitectures.js"
+import * as Rule from "../Rule.js"
+
+const FLA_CHUNK_SIZE = 64
+
+/** R26: a PD decode server forces chunk cache. */
+export const pdDecodeChunkCache = Rule.make({
+  id: "R26",
+  title: "PD decode server forces chunk cache",
+  versions: V0_5_11,
+  order: { step: 5, sub: 1 },
+  kind: "adjust",
+  check: ({ args }) =>
+    args.disaggregation_mode === "decode" && !args.disaggregation_decode_enable_radix_cache && !args.disable_radix_cache
+      ? Rule.adjust(
+          { disable_radix_cache: true },
+          "a PD decode server runs without radix cache unless --disaggregation-decode-enable-radix-cache",
+          "KV cache is forced as chunk cache for decode server"
+        )
+      : undefined
+})
+
+/** R26: ... which turns extra_buffer back into no_buffer. */
+export const pdDecodeNoExtraBuffer = Rule.make({
+  id: "R26.extra-buffer",
+  title: "PD decode falls back to mamba no_buffer",
+  versions: V0_5_11,
+  order: { step: 5, sub: 2 },
+  kind: "adjust",
+  check: ({ args }) =>
+    args.disaggregation_mode === "decode" &&
+    !args.disaggregation_decode_enable_radix_cache &&
+    args.mamba_scheduler_strategy === "extra_buffer"
+      ? Rule.adjust(
+          { mamba_scheduler_strategy: "no_buffer" },
+          "extra_buffer needs radix cache, which a PD decode server does not have",
+          "Mamba extra_buffer is disabled because decode disaggregation currently forces chunk cache. Falling back to no_buffer."
+        )
+      : undefined
+})
+
+/** R19: `auto` means no_buffer in 0.5.11. */
+export const autoStrategy = Rule.make({
+  id: "R19",
+  title: "mamba scheduler strategy auto -> no_buffer",
+  versions: V0_5_11,
+  order: { step: 8, sub: 10 },
+  kind: "adjust",
+  check: ({ args }) =>
+    args.mamba_scheduler_strategy === "auto"
+      ? Rule.adjust({ mamba_scheduler_strategy: "no_buffer" }, "SGLang 0.5.11 resolves `auto` to no_buffer", undefined)
+      : undefined
+})
+
+/** R20: KimiLinear and BailingMoeV2_5 run without radix cache. */
+export const radixUnsupported = Rule.make({
+  id: "R20.radix",
+  title: "radix cache not supported for the architecture",
+  versions: V0_5_11,
+  order: { step: 12, sub: 1 },
+  kind: "adjust",
+  check: ({ args, traits }) =>
+    traits !== undefined && radixCacheUnsupported.has(traits.architecture) && !args.disable_radix_cache
+      ? Rule.adjust(
+          { disable_radix_cache: true },
+          `${traits.architecture} has no radix cache support`,
+          `Disabling Radix Cache for ${traits.architecture} as it is not yet supported.`
+        )
+      : undefined
+})
+
+/** R20: hybrid architectures get their own default attention backend on SM100. */
+export const sm100HybridAttention = Rule.make({
+  id: "R20.sm100-attention",
+  title: "SM100 default attention backend for hybrid models",
+  versions: V0_5_11,
+  order: { step: 12, sub: 2 },
+  kind: "adjust",
+  check: (input) => {
+    const { args, explicit } = input
+    const spec = mambaArchitectureOf(input.traits)
+    if (spec === undefined || !isSm100(input) || args.attention_backend !== null) return undefined
+    let backend: "triton" | "flashinfer" | "trtllm_mha" = spec.sm100Default === "qwen" ? "triton" : spec.sm100Default
+    if (spec.sm100Default === "qwen") {
+      const topk = args.speculative_eagle_topk
+      const topkOneOrNone = topk === null || (topk === 1 && (args.page_size === null || args.page_size === 1))
+      const spec = args.speculative_algorithm
+      const genericWouldBeTrtllm = topkOneOrNone && (spec === null || explicit.has("speculative_eagle_topk"))
+      const noBufferWithRadixNoSpec =
+        args.mamba_scheduler_strategy === "no_buffer" && !args.disable_radix_cache && spec === null
+      if (genericWouldBeTrtllm && !noBufferWithRadixNoSpec) backend = "trtllm_mha"
+    }
+    return Rule.adjust(
+      { attention_backend: backend },
+      `on SM100 SGLang picks the ${backend} attention backend for ${input.traits?.architecture}`,
+      undefined
+    )
+  }
+})
+
+/** R20: NemotronH / Lfm2 cannot use triton attention. */
+export const tritonForbidden = Rule.make({
+  id: "R20.triton",
+  title: "triton attention backend not supported by the hybrid architecture",
+  versions: V0_5_11,
+  order: { step: 12, sub: 3 },
+  kind: "fatal",
+  check: ({ args, traits }) => {
+    const text = mambaArchitectureOf(traits)?.tritonForbidden
+    if (text === undefined || args.attention_backend !== "triton") return undefined
+    return Rule.violation({
+      errorType: "AssertionError",
+      message: `${traits?.architecture} cannot use the triton attention backend (its first layer may not be attention)`,
+      sglangMessage: text,
+      fields: ["attention_backend"],
+      fix: { attention_backend: "flashinfer" }
+    })
+  }
+})
+
+/** R21: extra_buffer only for archs that support it. */
+export const extraBufferUnsupported = Rule.make({
+  id: "R21",
+  title: "mamba extra_buffer not supported for the architecture",
+  versions: V0_5_11,
+  order: { step: 12, sub: 4 },
+  kind: "fatal",
+  check: ({ args, traits }) => {
+    const spec = mambaArchitectureOf(traits)
+    if (spec === undefined || spec.extraBufferAllowed || args.mamba_scheduler_strategy !== "extra_buffer") {
+      return undefined
+    }
+    return Rule.violation({
+      errorType: "AssertionError",
+      message: `--mamba-scheduler-strategy extra_buffer is not available for ${traits?.architecture}`,
+      sglangMessage: `mamba extra_buffer is not supported for ${traits?.architecture} model`,
+      fields: ["mamba_scheduler_strategy"],
+      fix: { mamba_scheduler_strategy: "no_buffer" }
+    })
+  }
+})
+
+/** R22: extra_buffer needs the radix cache. */
+export const extraBufferNeedsRadix = Rule.make({
+  id: "R22",
+  title: "mamba extra_buffer requires radix cache",
+  versions: V0_5_11,
+  order: { step: 12, sub: 5 },
+  kind: "fatal",
+  check: ({ args, traits }) =>
+    mambaArchitectureOf(traits) !== undefined &&
+    args.mamba_scheduler_strategy === "extra_buffer" &&
+    args.disable_radix_cache
+      ? Rule.violation({
+          errorType: "ValueError",
+          message: "--mamba-scheduler-strategy extra_buffer only makes sense with the radix cache on",
+          sglangMessage:
+            "mamba extra_buffer is not compatible with --disable-radix-cache Overlap scheduling is already supported with no_buffer + disable_radix_cache. Please use --mamba-scheduler-strategy no_buffer instead.",
+          fields: ["mamba_scheduler_strategy", "disable_radix_cache"],
+          fix: { mamba_scheduler_strategy: "no_buffer" },
+          alternatives: [{ disable_radix_cache: false }]
+        })
+      : undefined
+})
+
+const extraBufferActive = (input: Rule.RuleInput): boolean =>
+  mambaArchitectureOf(input.traits) !== undefined && input.args.mamba_scheduler_strategy === "extra_buffer"
+
+/** R23: extra_buffer only on CUDA / MUSA. */
+export const extraBufferPlatform = Rule.make({
+  id: "R23.platform",
+  title: "mamba extra_buffer only on CUDA and MUSA",
+  versions: V0_5_11,
+  order: { step: 12, sub: 6 },
+  kind: "fatal",
+  check: (input) =>
+    extraBufferActive(input) && platformOf(input) === "rocm"
+      ? Rule.violation({
+          errorType: "AssertionError",
+          message: "extra_buffer needs the FLA kernels, which run only on CUDA and MUSA",
+          sglangMessage: "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend",
+          fields: ["mamba_scheduler_strategy"],
+          fix: { mamba_scheduler_strategy: "no_buffer" }
+        })
+      : undefined
+})
+
+/** R23: the track interval must cover the draft tokens (raw user value, before R13). */
+export const trackIntervalVsDraft = Rule.make({
+  id: "R23.draft-tokens",
+  title: "mamba track interval >= speculative draft tokens",
+  versions: V0_5_11,
+  order: { step: 12, sub: 7 },
+  kind: "fatal",
+  check: (input) => {
+    const { mamba_track_interval: interval, speculative_num_draft_tokens: draft } = input.args
+    if (!extraBufferActive(input) || draft === null || interval >= draft) return undefined
+    return Rule.violation({
+      errorType: "AssertionError",
+      message: `--mamba-track-interval ${interval} is smaller than --speculative-num-draft-tokens ${draft}`,
+      sglangMessage: `mamba_track_interval ${interval} must be greater than or equal to speculative_num_draft_tokens ${draft}`,
+      fields: ["mamba_track_interval", "speculative_num_draft_tokens"],
+      fix: { mamba_track_interval: Math.ceil(draft / FLA_CHUNK_SIZE) * FLA_CHUNK_SIZE }
+    })
+  }
+})
+
+/** R23: the track interval must be a multiple of the page size. */
+export const trackIntervalVsPage = Rule.make({
+  id: "R23.page-size",
+  title: "mamba track interval divisible by page size",
+  versions: V0_5_11,
+  order: { step: 12, sub: 8 },
+  kind: "fatal",
+  check: (input) => {
+    const { mamba_track_interval: interval, page_size: page } = input.args
+    if (!extraBufferActive(input) || page === null || page <= 0 || interval % page === 0) return undefined
+    return Rule.violation({
+      errorType: "AssertionError",
+      message: `--mamba-track-interval ${interval} is not a multiple of --page-size ${page}`,
+      sglangMessage: `mamba_track_interval ${interval} must be divisible by page_size ${page}`,
+      fields: ["mamba_track_interval", "page_size"],
+      fix: { page_size: 64 },
+      alternatives: [{ mamba_track_interval: page * Math.max(1, Math.round(interval / page)) }]
+    })
+  }
+})
+
+/** R23: page size and the FLA chunk size (64) must divide one another. */
+export const pageVsFlaChunk = Rule.make({
+  id: "R23.fla-chunk",
+  title: "page size and FLA chunk size divide one another",
+  versions: V0_5_11,
+  order: { step: 12, sub: 9 },
+  kind: "fatal",
+  check: (input) => {
+    const page = input.args.page_size
+    if (!extraBufferActive(input) || page === null || page <= 0) return undefined
+    if (Math.max(FLA_CHUNK_SIZE, page) % Math.min(FLA_CHUNK_SIZE, page) === 0) return undefined
+    return Rule.violation({
+      errorType: "AssertionError",
+      message: `--page-size ${page} and the FLA chunk size 64 must divide one another (use a power of two)`,
+      sglangMessage: `For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible by the other, got FLA_CHUNK_SIZE=${FLA_CHUNK_SIZE}, self.page_size=${page}`,
+      fields: ["page_size"],
+      fix: { page_size: 64 }
+    })
+  }
+})
+
+const noBufferWithRadix = (input: Rule.RuleInput): boolean =>
+  mambaArchitectureOf(input.traits) !== undefined &&
+  input.args.mamba_scheduler_strategy === "no_buffer" &&
+  !input.args.disable_radix_cache
+
+/** R24: no_buffer + radix cache needs page size 1. */
+export const noBufferPageSize = Rule.make({
+  id: "R24.page-size",
+  title: "mamba no_buffer with radix cache forces page size 1",
+  versions: V0_5_11,
+  order: { step: 12, sub: 10 },
+  kind: "adjust",
+  check: (input) => {
+    const page = input.args.page_size
+    if (!noBufferWithRadix(input) || page === null || page === 1) return undefined
+    const arch = input.traits?.architecture
+    return Rule.adjust(
+      { page_size: 1 },
+      "the no_buffer mamba radix cache works on single-token pages",
+      `${arch} with radix cache requires page_size=1 in the current Mamba scheduling mode (no_buffer), but got ${page}. Automatically setting page_size=1.`
+    )
+  }
+})
+
+/** R24: no_buffer + radix cache without speculative decoding disables the overlap scheduler. */
+export const noBufferOverlap = Rule.make({
+  id: "R24.overlap",
+  title: "mamba no_buffer with radix cache disables overlap schedule",
+  versions: V0_5_11,
+  order: { step: 12, sub: 11 },
+  kind: "adjust",
+  check: (input) =>
+    noBufferWithRadix(input) && input.args.speculative_algorithm === null
+      ? Rule.adjust(
+          { disable_overlap_schedule: true },
+          "mamba no_buffer cannot overlap scheduling with the radix cache on",
+          "Disabling overlap schedule since mamba no_buffer is not compatible with overlap schedule, try to use --disable-radix-cache if overlap schedule is necessary"
+        )
+      : undefined
+})
+
+/** R24: ... and with trtllm_mha (page size 1 impossible) the radix cache goes instead. */
+export const noBufferTrtllm = Rule.make({
+  id: "R24.trtllm-mha",
+  title: "mamba no_buffer with trtllm_mha disables radix cache",
+  versions: V0_5_11,
+  order: { step: 12, sub: 12 },
+  kind: "adjust",
+  check: (input) =>
+    noBufferWithRadix(input) &&
+    input.args.speculative_algorithm === null &&
+    input.args.attention_backend === "trtllm_mha"
+      ? Rule.adjust(
+          { disable_radix_cache: true, disable_overlap_schedule: false },
+          "trtllm_mha cannot use single-token pages, so the radix cache is dropped and overlap comes back",
+          "Disabling radix cache since trtllm_mha does not support page_size = 1, which is required by MambaRadixCache. Try to use --attention-backend triton if radix cache is necessary."
+        )
+      : undefined
+})
+
+/** R24 (the incident's first failure): speculative decoding + no_buffer + radix cache. */
+export const noBufferSpeculative = Rule.make({
+  id: "R24",
+  title: "speculative decoding with mamba no_buffer and radix cache",
+  versions: V0_5_11,
+  order: { step: 12, sub: 13 },
+  kind: "fatal",
+  check: (input) => {
+    if (!noBufferWithRadix(input) || input.args.speculative_algorithm === null) return undefined
+    const arch = input.traits?.architecture
+    if (platformOf(input) === "rocm") {
+      return Rule.adjust(
+        { disable_radix_cache: true },
+        "on ROCm SGLang drops the radix cache for speculative decoding of hybrid models",
+        `Speculative decoding for ${arch} is not compatible with radix cache on ROCm devices. Automatically disabling radix cache.`
+      )
+    }
+    return Rule.violation({
+      errorType: "ValueError",
+      message: `speculative decoding on the hybrid model ${arch} needs --mamba-scheduler-strategy extra_buffer to keep the radix cache (the default "auto" means no_buffer in 0.5.11), or --disable-radix-cache`,
+      sglangMessage: `Speculative decoding for ${arch} is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use --mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.`,
+      fields: ["speculative_algorithm", "mamba_scheduler_strategy", "disable_radix_cache"],
+      fix: { mamba_scheduler_strategy: "extra_buffer" },
+      alternatives: [{ disable_radix_cache: true }]
+    })
+  }
+})
+
+/** R27: SM100 with bf16 SSM state defaults the linear-attention decode kernel to flashinfer. */
+export const linearAttnDecodeDefault = Rule.make({
+  id: "R27.default",
+  title: "SM100 linear-attention decode backend default",
+  versions: V0_5_11,
+  order: { step: 13, sub: 20 },
+  kind: "adjust",
+  check: (input) => {
+    const { args } = input
+    const major = capability(input)?.major
+    if (major === undefined || major < 10) return undefined
+    if (args.linear_attn_decode_backend !== null || args.mamba_ssm_dtype !== "bfloat16") return undefined
+    if (args.speculative_algorithm !== null) return undefined
+    return Rule.adjust(
+      { linear_attn_decode_backend: "flashinfer" },
+      "SM100+ with bf16 SSM state uses the flashinfer linear-attention decode kernel",
+      "SM100+ detected with mamba-ssm-dtype=bfloat16, defaulting --linear-attn-decode-backend to flashinfer."
+    )
+  }
+})
+
+/** R27: the flashinfer linear-attention decode kernel on SM100+ needs bf16 SSM state. */
+export const linearAttnFlashinferDtype = Rule.make({
+  id: "R27",
+  title: "flashinfer linear-attention decode on SM100+ requires bf16 SSM state",
+  versions: V0_5_11,
+  order: { step: 13, sub: 21 },
+  kind: "fatal",
+  check: (input) => {
+    const { args } = input
+    const major = capability(input)?.major
+    const decode = args.linear_attn_decode_backend ?? args.linear_attn_backend
+    if (major === undefined || major < 10 || decode !== "flashinfer" || args.mamba_ssm_dtype === "bfloat16") {
+      return undefined
+    }
+    const dtype = args.mamba_ssm_dtype === null ? "None" : `'${args.mamba_ssm_dtype}'`
+    return Rule.violation({
+      errorType: "ValueError",
+      message: "the flashinfer linear-attention decode kernel on SM100+ only handles a bfloat16 SSM state",
+      sglangMessage: `--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got ${dtype}`,
+      fields: ["linear_attn_decode_backend", "mamba_ssm_dtype"],
+      fix: { mamba_ssm_dtype: "bfloat16" },
+      alternatives: [{ linear_attn_decode_backend: "triton" }]
+    })
+  }
+})
+
+/** This family, in SGLang's order. */
+export const rules: ReadonlyArray<Rule.Rule> = [
+  pdDecodeChunkCache,
+  pdDecodeNoExtraBuffer,
+  autoStrategy,
+  radixUnsupported,
+  sm100HybridAttention,
+  tritonForbidden,
+  extraBufferUnsupported,
+  extraBufferNeedsRadix,
+  extraBufferPlatform,
+  trackIntervalVsDraft,
+  trackIntervalVsPage,
+  pageVsFlaChunk,
+  noBufferPageSize,
+  noBufferOverlap,
+  noBufferTrtllm,
+  noBufferSpeculative,
+  linearAttnDecodeDefault,
+  linearAttnFlashinferDtype
+]

@@ -1,0 +1,105 @@
+/**
+ * Installs the stand-in SGLang (the Python files next to this module) into a throwaway venv
+ * on this machine, which the test sshd serves as the remote host: `python3 -m venv` (no pip,
+ * no network), the package and its dist-info copied into site-packages, the stand-in
+ * `nvidia-smi` into the venv's bin, a Qwen3.6-27B-like model directory, and an mlops home whose
+ * hosts.json points the test host at the venv.
+ */
+import { Data, Effect, type Scope } from "effect"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { qwen36_27b } from "../../../src/internal/fixtures/models.js"
+
+export class StandinError extends Data.TaggedError("StandinError")<{ readonly reason: string }> {
+  override get message() {
+    return `stand-in SGLang: ${this.reason}`
+  }
+}
+
+export interface Standin {
+  readonly dir: string
+  /** The venv prefix (what hosts.json `python` names). */
+  readonly venv: string
+  readonly bin: string
+  /** A model directory holding a Qwen3.6-27B-like config.json. */
+  readonly modelPath: string
+  /** `MLOPS_HOME` for the client: holds hosts.json. */
+  readonly mlopsHome: string
+  /** Where the stand-in appends `{"event","ms"}` stamps when `STANDIN_STAMP_FILE` points here. */
+  readonly stampFile: string
+  /** sshd_config lines that put the venv's bin (the stand-in nvidia-smi) first on the remote PATH. */
+  readonly sshdConfig: ReadonlyArray<string>
+  /** Write `$MLOPS_HOME/hosts.json` giving `alias` this venv as its Python environment. */
+  readonly writeHostsFile: (alias: string) => void
+  /** The `{"event","ms"}` records written so far. */
+  readonly stamps: () => ReadonlyArray<{ readonly event: string; readonly ms: number; readonly pid: number }>
+}
+
+const sourceDir = path.dirname(fileURLToPath(import.meta.url))
+
+const run = (file: string, args: ReadonlyArray<string>) =>
+  Effect.async<void, StandinError>((resume) => {
+    execFile(file, [...args], { timeout: 60_000 }, (error, _stdout, stderr) => {
+      if (error) resume(Effect.fail(new StandinError({ reason: `${file} ${args.join(" ")}: ${stderr || error.message}` })))
+      else resume(Effect.void)
+    })
+  })
+
+const sitePackages = (venv: string): string => {
+  const lib = path.join(venv, "lib")
+  const python = fs.readdirSync(lib).find((entry) => entry.startsWith("python"))
+  if (python === undefined) throw new Error(`no lib/python* in ${venv}`)
+  return path.join(lib, python, "site-packages")
+}
+
+/** Build the stand-in environment in a temp dir; removed when the scope closes. */
+export const install: Effect.Effect<Standin, StandinError, Scope.Scope> = Effect.gen(function* () {
+  const dir = yield* Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mlops-standin-"))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+  const venv = path.join(dir, "venv")
+  yield* run("python3", ["-m", "venv", "--without-pip", venv])
+  const bin = path.join(venv, "bin")
+  yield* Effect.try({
+    try: () => {
+      const site = sitePackages(venv)
+      fs.cpSync(path.join(sourceDir, "sglang"), path.join(site, "sglang"), { recursive: true })
+      fs.cpSync(path.join(sourceDir, "sglang-0.5.11.dist-info"), path.join(site, "sglang-0.5.11.dist-info"), {
+        recursive: true
+      })
+      fs.copyFileSync(path.join(sourceDir, "nvidia-smi"), path.join(bin, "nvidia-smi"))
+      fs.chmodSync(path.join(bin, "nvidia-smi"), 0o755)
+    },
+    catch: (error) => new StandinError({ reason: `installing into ${venv}: ${String(error)}` })
+  })
+  const modelPath = path.join(dir, "models", "Qwen3.6-27B")
+  fs.mkdirSync(modelPath, { recursive: true })
+  fs.writeFileSync(path.join(modelPath, "config.json"), JSON.stringify(qwen36_27b, null, 2))
+  const mlopsHome = path.join(dir, "mlops-home")
+  fs.mkdirSync(mlopsHome, { recursive: true })
+  const stampFile = path.join(dir, "stamps.ndjson")
+  const remotePath = [bin, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":")
+  return {
+    dir,
+    venv,
+    bin,
+    modelPath,
+    mlopsHome,
+    stampFile,
+    sshdConfig: [`SetEnv PATH=${remotePath}`],
+    writeHostsFile: (alias) =>
+      fs.writeFileSync(path.join(mlopsHome, "hosts.json"), JSON.stringify({ hosts: { [alias]: { python: venv } } })),
+    stamps: () =>
+      fs.existsSync(stampFile)
+        ? fs
+            .readFileSync(stampFile, "utf8")
+            .split("\n")
+            .filter((line) => line.trim() !== "")
+            .map((line) => JSON.parse(line))
+        : []
+  } satisfies Standin
+})

@@ -1,0 +1,8 @@
+"""Stand-in for the SGLang package, used by mlops' end-to-end tests over a real sshd.
+
+It reproduces what mlops observes from outside: the command line, the log lines of a launch,
+the real-shaped tracebacks of the launch failures mlops classifies, the HTTP endpoints, and the
+process tree (a launcher plus one scheduler process per TP rank). It loads no model.
+"""
+
+__version__ = "0.5.11"

@@ -1,0 +1,228 @@
+"""The stand-in launcher: spawns one scheduler process per TP rank, waits for them, binds the
+HTTP port (after the ranks are ready, like uvicorn in SGLang), warms up with one request to
+itself, prints the ready line and serves /health, /model_info, /v1/models, /generate and
+/server_info until killed.
+"""
+
+import dataclasses
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import sglang
+from sglang.srt.server_args import ServerArgs
+from sglang.srt.standin_common import configure_logger, pause, stamp
+
+logger = logging.getLogger(__name__)
+UVICORN_INFO = "INFO:     "
+UVICORN_ERROR = "ERROR:    "
+
+
+class State:
+    ready = False
+    children: list = []
+
+
+def kill_children() -> None:
+    for child in State.children:
+        try:
+            child.kill()
+        except ProcessLookupError:
+            pass
+
+
+def on_sigquit(signum, frame):
+    logger.error("Received sigquit from a child process. It usually means the child failed.")
+    kill_children()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def on_sigterm(signum, frame):
+    kill_children()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def spawn_schedulers(server_args: ServerArgs) -> list:
+    """One process per rank; returns the read ends of their readiness pipes."""
+    pipes = []
+    for rank in range(server_args.tp_size):
+        read_fd, write_fd = os.pipe()
+        config = {
+            "rank": rank,
+            "tp_size": server_args.tp_size,
+            "ready_fd": write_fd,
+            "parent_pid": os.getpid(),
+            "server_args": dataclasses.asdict(server_args),
+        }
+        child = subprocess.Popen(
+            [sys.executable, "-m", "sglang.srt.standin_scheduler", json.dumps(config)],
+            pass_fds=(write_fd,),
+        )
+        os.close(write_fd)
+        State.children.append(child)
+        pipes.append(read_fd)
+    return pipes
+
+
+def wait_for_schedulers(pipes: list) -> None:
+    for rank, read_fd in enumerate(pipes):
+        message = os.read(read_fd, 16)
+        os.close(read_fd)
+        if message != b"ready":
+            child = State.children[rank]
+            code = child.wait()
+            raise RuntimeError(
+                f"Rank {rank} scheduler died during initialization (exit code: {code}). If exit code is -9 "
+                "(SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check."
+            )
+
+
+def watch_children() -> None:
+    while True:
+        for child in State.children:
+            code = child.poll()
+            if code is not None:
+                logger.error(
+                    f"Subprocess scheduler (pid={child.pid}) crashed with exit code {code}. "
+                    "Triggering SIGQUIT for cleanup..."
+                )
+                kill_children()
+                os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.2)
+
+
+def make_handler(server_args: ServerArgs):
+    model_name = server_args.served_model_name
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format, *args):
+            pass
+
+        def log_request(self, code="-", size="-"):
+            client = f"{self.client_address[0]}:{self.client_address[1]}"
+            logger.info(f'{UVICORN_INFO}{client} - "{self.requestline}" {code}')
+
+        def reply(self, status: int, body) -> None:
+            data = b"" if body is None else json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            if self.path == "/health" or self.path == "/health_generate":
+                self.reply(200 if State.ready else 503, None)
+            elif self.path == "/model_info":
+                self.reply(
+                    200,
+                    {
+                        "model_path": server_args.model_path,
+                        "tokenizer_path": server_args.tokenizer_path,
+                        "is_generation": True,
+                        "architectures": ["Qwen3_5ForConditionalGeneration"],
+                    },
+                )
+            elif self.path == "/v1/models":
+                card = {
+                    "id": model_name,
+                    "object": "model",
+                    "created": int(time.time()),
+                    "owned_by": "sglang",
+                    "root": model_name,
+                    "parent": None,
+                    "max_model_len": 262144,
+                }
+                self.reply(200, {"object": "list", "data": [card]})
+            elif self.path == "/server_info":
+                info = dataclasses.asdict(server_args)
+                info.update(status="ready", max_total_num_tokens=212480, version=sglang.__version__)
+                self.reply(200, info)
+            else:
+                self.reply(404, {"detail": "Not Found"})
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            request = json.loads(self.rfile.read(length) or b"{}")
+            if self.path != "/generate":
+                self.reply(404, {"detail": "Not Found"})
+                return
+            max_new = (request.get("sampling_params") or {}).get("max_new_tokens", 8)
+            prefix = " TP0" if server_args.tp_size > 1 else ""
+            stamp_line = time.strftime("%Y-%m-%d %H:%M:%S")
+            sys.stderr.write(
+                f"[{stamp_line}{prefix}] Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: 0, "
+                "token usage: 0.00, #running-req: 0, #queue-req: 0, \n"
+            )
+            sys.stderr.flush()
+            self.reply(
+                200,
+                {
+                    "text": " Paris. It is the capital"[: 4 * max_new],
+                    "output_ids": list(range(12, 12 + max_new)),
+                    "meta_info": {
+                        "id": uuid.uuid4().hex,
+                        "finish_reason": {"type": "length", "length": max_new},
+                        "prompt_tokens": 7,
+                        "completion_tokens": max_new,
+                        "cached_tokens": 0,
+                    },
+                },
+            )
+
+    return Handler
+
+
+def warmup(server_args: ServerArgs) -> None:
+    base = f"http://{server_args.host}:{server_args.port}"
+    urllib.request.urlopen(f"{base}/model_info", timeout=10).read()
+    if not server_args.skip_server_warmup:
+        body = json.dumps(
+            {"text": "The capital city of France is", "sampling_params": {"temperature": 0, "max_new_tokens": 8}}
+        ).encode()
+        request = urllib.request.Request(f"{base}/generate", data=body, headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=10).read()
+    State.ready = True
+    logger.info("The server is fired up and ready to roll!")
+    stamp("ready")
+
+
+def launch_server(server_args: ServerArgs) -> None:
+    configure_logger()
+    stamp("start")
+    signal.signal(signal.SIGQUIT, on_sigquit)
+    signal.signal(signal.SIGTERM, on_sigterm)
+    logger.info(f"server_args={server_args.describe()}")
+    try:
+        wait_for_schedulers(spawn_schedulers(server_args))
+        threading.Thread(target=watch_children, daemon=True).start()
+        pause()
+        try:
+            httpd = ThreadingHTTPServer((server_args.host, server_args.port), make_handler(server_args))
+        except OSError as e:
+            logger.error(
+                f"{UVICORN_ERROR}[Errno {e.errno}] error while attempting to bind on address "
+                f"('{server_args.host}', {server_args.port}): address already in use"
+            )
+            sys.exit(1)
+        logger.info(f"{UVICORN_INFO}Started server process [{os.getpid()}]")
+        logger.info(f"{UVICORN_INFO}Waiting for application startup.")
+        logger.info(f"{UVICORN_INFO}Application startup complete.")
+        logger.info(
+            f"{UVICORN_INFO}Uvicorn running on http://{server_args.host}:{server_args.port} (Press CTRL+C to quit)"
+        )
+        threading.Thread(target=warmup, args=(server_args,), daemon=True).start()
+        httpd.serve_forever()
+    finally:
+        kill_children()
