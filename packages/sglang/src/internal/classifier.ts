@@ -68,8 +68,10 @@ export class Classifier {
   finish(exit?: ExitStatus): LaunchFailure | undefined {
     if (this.tb !== undefined) this.closeTraceback()
     const failed = exit !== undefined && (exit.signal !== undefined || (exit.exitCode !== undefined && exit.exitCode !== 0))
-    if (this.best && (this.best.tier > CONSEQUENCE || !failed)) return this.best.failure
-    if (!failed) return this.best?.failure
+    const best = this.best?.failure
+    if (!failed) return best
+    if (best && best._tag === "ProcessExited") return withExit(best, exit)
+    if (best && this.best!.tier > CONSEQUENCE) return best
     const signal = exit.signal ?? (exit.exitCode !== undefined && exit.exitCode > 128 ? signalName(exit.exitCode - 128) : undefined)
     const base = this.best?.failure
     return new F.ProcessExited({
@@ -190,7 +192,9 @@ export class Classifier {
           ? "tokenizer"
           : line.includes("DataParallelController")
             ? "dp-controller"
-            : process
+            : process === "launcher"
+              ? "scheduler"
+              : process
       return this.openTraceback(owner, line, no)
     }
     if (line.includes("watchdog timeout")) {
@@ -211,7 +215,11 @@ export class Classifier {
         failure: new F.ProcessExited({ evidence: [{ line: no, text: line }], process, phase: this.phase, reason: line.slice(at) })
       })
     }
-    if (line.includes("memory capacity is unbalanced") || line.includes("Health check failed")) {
+    if (
+      line.includes("memory capacity is unbalanced") ||
+      line.includes("Health check failed") ||
+      line.includes("Port is already in use")
+    ) {
       return this.events.push({ _tag: "Warning", text: line.slice(at), process, line: no })
     }
     // ServerArgs prints its auto-adjustments before the resolved args line
@@ -318,6 +326,17 @@ export class Classifier {
       line: no
     })
   }
+}
+
+/** A ProcessExited completed with how the process ended. */
+const withExit = (failure: F.ProcessExited, exit: ExitStatus): F.ProcessExited => {
+  const signal =
+    exit.signal ?? (exit.exitCode !== undefined && exit.exitCode > 128 ? signalName(exit.exitCode - 128) : failure.signal)
+  return new F.ProcessExited({
+    ...failure,
+    ...(exit.exitCode === undefined ? {} : { exitCode: exit.exitCode }),
+    ...(signal === undefined ? {} : { signal })
+  })
 }
 
 const SIGNALS: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM" }

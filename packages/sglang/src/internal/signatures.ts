@@ -236,12 +236,6 @@ export const classifyTraceback = (tb: Traceback, ctx: Context): Candidate | unde
   }
 
   // --- invalid arguments ------------------------------------------------------------------------------
-  const inServerArgs = tb.frames.some(
-    (f) => f.file.endsWith("server_args.py") || f.func === "__post_init__" || f.func === "check_server_args"
-  )
-  if ((final.type === "ValueError" || final.type === "TypeError") && (inServerArgs || flagsIn(final.message).length > 0)) {
-    return root(invalidArgument(tb, base, final))
-  }
   if (text.includes("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")) {
     return root(
       new F.InvalidArgument({
@@ -252,7 +246,22 @@ export const classifyTraceback = (tb: Traceback, ctx: Context): Candidate | unde
       })
     )
   }
+  const inServerArgs = tb.frames.some(
+    (f) => f.file.endsWith("server_args.py") || f.func === "__post_init__" || f.func === "check_server_args"
+  )
+  if ((final.type === "ValueError" || final.type === "TypeError") && (inServerArgs || flagsIn(final.message).length > 0)) {
+    return root(invalidArgument(tb, base, final))
+  }
 
+  if (tb.header.text.includes("warmup error") && /Timeout|timed out|timeout/.test(text)) {
+    return root(
+      new F.StartupStalled({
+        ...base,
+        reason: `warmup request timed out: ${reason}`,
+        fix: { action: "the first request did not finish: check the scheduler lines above; raise SGLANG_WARMUP_TIMEOUT if the model is only slow" }
+      })
+    )
+  }
   // --- the launcher reporting a child's death: a consequence ---------------------------------
   const died = /Rank (\d+) scheduler died during initialization \(exit code: (-?\d+)\)/.exec(text)
   if (died) {
@@ -312,7 +321,13 @@ const assertion = (tb: Traceback, base: Base, message: string): F.AssertionFailu
     kebab(m[1]!)
   )
   const flags = [...new Set([...fields, ...flagsIn(message)])]
-  const speculative = source.includes("speculative_eagle_topk") && source.includes("speculative_num_draft_tokens")
+  // the only bare assert in _handle_speculative_decoding is the all-or-nothing triple (rules R12);
+  // older Pythons show just its first source line, `assert (`
+  const speculative =
+    (source.includes("speculative_eagle_topk") && source.includes("speculative_num_draft_tokens")) ||
+    (last?.func === "_handle_speculative_decoding" && message.trim() === "")
+  if (speculative) for (const f of ["--speculative-eagle-topk", "--speculative-num-draft-tokens"]) if (!flags.includes(f)) flags.push(f)
+  if (/is not divisible by/.test(message) && !flags.includes("--tp-size")) flags.push("--tp-size")
   if (speculative && !flags.includes("--speculative-num-steps")) flags.push("--speculative-num-steps")
   const what = message.trim() === "" ? `bare assert: ${source || "(source not shown)"}` : firstLine(message)
   return new F.AssertionFailure({

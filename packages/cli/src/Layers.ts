@@ -1,0 +1,73 @@
+/**
+ * Which hosts the CLI talks to: the built-in simulated host `sim` (Simulator.layer) and every
+ * real host (the live ssh2 `ConnectionPool` over `Hosts` from ssh_config + `$MLOPS_HOME/hosts.json`).
+ * One `ConnectionPool` and one `Hosts` route by alias, so `--host sim` and `--host ct129` use the
+ * same commands, and `mlops hosts` / `mlops status` see both.
+ *
+ * Each side is built on first use: a `--host sim` command never reads ssh_config, a real-host
+ * command never starts the simulator.
+ *
+ * Environment: `MLOPS_SSH_CONFIG`, `MLOPS_HOME`, `MLOPS_SSH_PASSPHRASE`, `MLOPS_MAX_CHANNELS`,
+ * `MLOPS_COMMAND_TIMEOUT` (read through `Config`).
+ *
+ * @since 0.1.0
+ */
+import { ConfigFileError } from "@mlops/core/Errors"
+import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Hosts from "@mlops/core/Hosts"
+import * as Simulator from "@mlops/sglang/Simulator"
+import { Context, Effect, Layer } from "effect"
+
+/** The alias of the built-in simulated host. @category constants */
+export const simAlias = "sim"
+
+type Services = ConnectionPool.ConnectionPool | Hosts.Hosts
+
+/** The live side: ssh2 connections to hosts resolved from ssh_config and hosts.json. @category layers */
+export const live: Layer.Layer<Services, ConfigFileError> = ConnectionPool.layer().pipe(
+  Layer.provideMerge(Hosts.layerConfig()),
+  Layer.mapError(
+    (error) =>
+      new ConfigFileError({
+        path: "environment",
+        reason: `bad mlops setting: ${String(error)}`,
+        fix: "check MLOPS_SSH_CONFIG, MLOPS_HOME, MLOPS_MAX_CHANNELS and MLOPS_COMMAND_TIMEOUT"
+      })
+  )
+)
+
+/** The simulated side: only `sim`. @category layers */
+export const sim: Layer.Layer<Services> = Simulator.layer
+
+/** Route `sim` to `simulated`, every other alias to `real`; both built lazily. @category constructors */
+export const makeRouted = (
+  simulated: Layer.Layer<Services>,
+  real: Layer.Layer<Services, ConfigFileError>
+) =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const simContext = yield* Effect.cached(Layer.buildWithScope(simulated, scope))
+    const realContext = yield* Effect.cached(Layer.buildWithScope(real, scope))
+    const side = (alias: string) => (alias === simAlias ? simContext : realContext)
+    const pool = ConnectionPool.ConnectionPool.of({
+      get: (alias) =>
+        side(alias).pipe(Effect.flatMap((context) => Context.get(context, ConnectionPool.ConnectionPool).get(alias))),
+      invalidate: (alias) =>
+        side(alias).pipe(
+          Effect.flatMap((context) => Context.get(context, ConnectionPool.ConnectionPool).invalidate(alias)),
+          Effect.ignore
+        )
+    })
+    const hosts = Hosts.Hosts.of({
+      resolve: (alias) => side(alias).pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).resolve(alias))),
+      list: Effect.gen(function* () {
+        const simulatedHosts = yield* simContext.pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list))
+        const realHosts = yield* realContext.pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list))
+        return [...simulatedHosts, ...realHosts.filter((host) => host.alias !== simAlias)]
+      })
+    })
+    return Context.make(ConnectionPool.ConnectionPool, pool).pipe(Context.add(Hosts.Hosts, hosts))
+  })
+
+/** What the CLI runs with. @category layers */
+export const layer: Layer.Layer<Services> = Layer.scopedContext(makeRouted(sim, live))

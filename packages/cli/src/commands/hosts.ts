@@ -1,0 +1,31 @@
+/** `mlops hosts`: the hosts mlops knows (sim, ssh_config aliases, hosts.json entries). */
+import { Command } from "@effect/cli"
+import { Hosts } from "@mlops/core/Hosts"
+import { Console, Effect } from "effect"
+import { table } from "../render/style.js"
+import { handle, json, printJson } from "./shared.js"
+
+export const hosts = Command.make("hosts", { json }, ({ json: asJson }) =>
+  handle(
+    asJson,
+    {},
+    Effect.gen(function* () {
+      const list = yield* Effect.flatMap(Hosts, (h) => h.list)
+      if (asJson) {
+        return yield* printJson({
+          hosts: list.map((h) => ({
+            alias: h.alias,
+            hostname: h.hostname,
+            port: h.port,
+            user: h.user,
+            python: h.python ?? null,
+            tags: h.tags,
+            source: h.source
+          }))
+        })
+      }
+      const rows = list.map((h) => [h.alias, `${h.user}@${h.hostname}:${h.port}`, h.python ?? "~/ml-env", h.source])
+      yield* Console.log(table(["ALIAS", "ADDRESS", "PYTHON", "SOURCE"], rows))
+    })
+  )
+).pipe(Command.withDescription("List the hosts mlops knows: sim, ssh_config aliases and hosts.json entries"))

@@ -1,0 +1,41 @@
+/**
+ * What every command shares: the `--json` and `--host` options, printing, and turning a
+ * failure into its rendering plus the exit code of its class.
+ */
+import { Options } from "@effect/cli"
+import { Console, Data, Effect } from "effect"
+import * as ExitCodes from "../ExitCodes.js"
+import * as RenderFailure from "../render/failure.js"
+import * as Json from "../render/json.js"
+import { TerminalStyle } from "../render/style.js"
+
+export const json = Options.boolean("json").pipe(
+  Options.withDescription("Print JSON (one object; `launch`: NDJSON events, then the result)")
+)
+
+export const host = Options.text("host").pipe(Options.withDescription("Host alias (ssh_config, hosts.json, or `sim`)"))
+
+/** The command is over; exit with `code` (its output is already printed). */
+export class CommandExit extends Data.TaggedError("CommandExit")<{ readonly code: number }> {}
+
+/** Print one JSON value as a line. */
+export const printJson = (value: unknown) => Console.log(Json.line(value))
+
+/**
+ * Run a command's program: on failure print it (human or JSON, with the fixed command when the
+ * context allows one) and end with the failure's exit code.
+ */
+export const handle = <A, E, R>(
+  asJson: boolean,
+  context: RenderFailure.FailureContext,
+  program: Effect.Effect<A, E, R>
+): Effect.Effect<A, CommandExit, R> =>
+  program.pipe(
+    Effect.catchAll((failure) =>
+      Effect.gen(function* () {
+        if (asJson) yield* printJson(RenderFailure.json(failure, context))
+        else yield* Console.error(RenderFailure.human(yield* TerminalStyle, failure, context))
+        return yield* new CommandExit({ code: ExitCodes.fromFailure(failure) })
+      })
+    )
+  )

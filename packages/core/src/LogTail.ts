@@ -1,0 +1,159 @@
+/**
+ * Follow a remote log file as a `Stream` of complete lines with their byte offsets, across
+ * dropped connections: the stream reconnects and resumes at the end of the last complete
+ * line, so no line is lost or repeated.
+ *
+ * A partial last line (no `\n` yet) is never emitted: it is held until its newline arrives,
+ * and dropped if the stream ends first; resume with `fromOffset: last.nextOffset` to get it
+ * once complete. Lines are decoded lossily (invalid UTF-8 → U+FFFD) and lose a trailing `\r`.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Schedule, Stream } from "effect"
+import { ConnectionPool } from "./ConnectionPool.js"
+import type { ConfigFileError, ConnectError, HostNotFound, RemoteFileError } from "./Errors.js"
+import { ConnectionLost, LogTruncated } from "./Errors.js"
+import * as internal from "./internal/logTail.js"
+
+/** @category models */
+export interface LogLine {
+  readonly _tag: "LogLine"
+  readonly text: string
+  /** Byte offset of the line's first byte. */
+  readonly offset: number
+  /** Byte offset just after its `\n`: where to resume. */
+  readonly nextOffset: number
+}
+
+/** Emitted (with `onTruncate: "restart"`) when the file shrank and following restarts at 0. @category models */
+export interface LogRestarted {
+  readonly _tag: "LogRestarted"
+  /** Where reading had got to. */
+  readonly offset: number
+  /** The file's size when the shrink was seen. */
+  readonly size: number
+}
+
+/** @category models */
+export type FollowError = LogTruncated | RemoteFileError | ConnectError | HostNotFound | ConfigFileError
+
+/** @category models */
+export interface FollowOptions {
+  /** Start here (a `nextOffset` from an earlier run); default 0. */
+  readonly fromOffset?: number
+  /** Between size checks when nothing new arrived; default 100 ms. */
+  readonly pollInterval?: Duration.DurationInput
+  /** Retries on a lost/refused connection; default exponential from 100 ms, jittered, ≤ 5 s apart, for 2 minutes. */
+  readonly reconnect?: Schedule.Schedule<unknown, FollowError>
+  /** Each stat/read must answer within this; a silent connection counts as lost. Default 30 s. */
+  readonly stepTimeout?: Duration.DurationInput
+  /** At most this many bytes per read; default 1 MiB. */
+  readonly maxReadBytes?: number
+}
+
+/** The default reconnect schedule. @category constants */
+export const defaultReconnect: Schedule.Schedule<unknown, FollowError> = Schedule.exponential("100 millis").pipe(
+  Schedule.jittered,
+  Schedule.union(Schedule.spaced("5 seconds")),
+  Schedule.upTo("2 minutes")
+)
+
+const isTransient = (error: FollowError): boolean =>
+  error._tag === "ConnectionLost" || error._tag === "ConnectionRefused" || error._tag === "ConnectTimeout"
+
+/**
+ * Follow `path` on host `alias` forever (end it with Stream combinators such as `takeUntil`).
+ * A file that shrinks below what was read fails with LogTruncated, or with
+ * `onTruncate: "restart"` emits `LogRestarted` and follows again from 0. A missing file
+ * is waited for (it counts as empty).
+ *
+ * @category following
+ */
+export function follow(
+  alias: string,
+  path: string,
+  options?: FollowOptions & { readonly onTruncate?: "fail" }
+): Stream.Stream<LogLine, FollowError, ConnectionPool>
+export function follow(
+  alias: string,
+  path: string,
+  options: FollowOptions & { readonly onTruncate: "restart" }
+): Stream.Stream<LogLine | LogRestarted, FollowError, ConnectionPool>
+export function follow(
+  alias: string,
+  path: string,
+  options: FollowOptions & { readonly onTruncate?: "fail" | "restart" } = {}
+): Stream.Stream<LogLine | LogRestarted, FollowError, ConnectionPool> {
+  const pollInterval = Duration.decode(options.pollInterval ?? "100 millis")
+  const stepTimeout = Duration.decode(options.stepTimeout ?? "30 seconds")
+  const maxReadBytes = options.maxReadBytes ?? 1024 * 1024
+  return Stream.unwrap(
+    Effect.gen(function* () {
+      const pool = yield* ConnectionPool
+      const state = internal.makeState(options.fromOffset ?? 0)
+      const step = <A, E>(effect: Effect.Effect<A, E>) =>
+        Effect.timeoutFail(effect, {
+          duration: stepTimeout,
+          onTimeout: () =>
+            new ConnectionLost({ host: alias, reason: `no answer within ${Duration.format(stepTimeout)}` })
+        })
+
+      const pollOnce: Effect.Effect<ReadonlyArray<LogLine | LogRestarted>, FollowError> = Effect.gen(function* () {
+        const conn = yield* pool.get(alias)
+        const size = (yield* step(conn.files.stat(path)))?.size ?? 0
+        if (size < state.readEnd) {
+          if (options.onTruncate !== "restart") {
+            return yield* new LogTruncated({ host: alias, path, offset: state.readEnd, size })
+          }
+          const marker: LogRestarted = { _tag: "LogRestarted", offset: state.readEnd, size }
+          internal.restartAt(state, 0)
+          return [marker]
+        }
+        if (size === state.readEnd) return []
+        const length = Math.min(size - state.readEnd, maxReadBytes)
+        const bytes = yield* step(conn.files.read(path, { offset: state.readEnd, length }))
+        return internal.consume(state, bytes)
+      }).pipe(
+        Effect.tapError((error) =>
+          isTransient(error)
+            ? Effect.zipRight(pool.invalidate(alias), Effect.sync(() => internal.restartAt(state, state.offset)))
+            : Effect.void
+        ),
+        Effect.retry({ schedule: options.reconnect ?? defaultReconnect, while: isTransient })
+      )
+
+      // Sleep only when a poll brought nothing new, so a backlog is read at full speed.
+      return Stream.repeatEffectChunk(
+        Effect.flatMap(pollOnce, (items) =>
+          items.length === 0 ? Effect.as(Effect.sleep(pollInterval), internal.emptyChunk()) : Effect.succeed(internal.toChunk(items))
+        )
+      )
+    })
+  )
+}
+
+/**
+ * The last `lines` complete lines of `path` (a trailing partial line is left out, so
+ * `follow({ fromOffset: last.nextOffset })` continues exactly). Reads backwards in chunks.
+ *
+ * @category reading
+ */
+export const tail = Effect.fn("LogTail.tail")(function* (
+  alias: string,
+  path: string,
+  options: { readonly lines: number; readonly chunkBytes?: number }
+) {
+  const pool = yield* ConnectionPool
+  const conn = yield* pool.get(alias)
+  const size = (yield* conn.files.stat(path))?.size ?? 0
+  return yield* internal.readLastLines(
+    (offset, length) => conn.files.read(path, { offset, length }),
+    size,
+    options.lines,
+    options.chunkBytes ?? 64 * 1024
+  )
+}) as (
+  alias: string,
+  path: string,
+  options: { readonly lines: number; readonly chunkBytes?: number }
+) => Effect.Effect<ReadonlyArray<LogLine>, RemoteFileError | ConnectError | HostNotFound | ConfigFileError, ConnectionPool>

@@ -1,0 +1,74 @@
+/**
+ * The built-in host `sim`: a simulated GPU server on core's `FakeHost`, so every mlops program
+ * can be tried (and tested) without hardware.
+ *
+ * - 2× NVIDIA RTX A6000 48 GB (compute capability 8.6); `nvidia-smi` shows the memory held by
+ *   running simulated servers, `ss` the ports they listen on;
+ * - a Python environment at `~/ml-env` with SGLang 0.5.11 (`~/ml-env/bin/python`);
+ * - a model directory `/root/models/Qwen3.6-27B` with a Qwen3.6-27B-like `config.json`;
+ * - `python -m sglang.launch_server` is simulated: it reuses `Argv` and `Resolve` (so it fails
+ *   like SGLang: first fatal problem only), prints SGLang's lifecycle lines, runs out of memory
+ *   when the memory model says so, and serves `/health`, `/v1/models`, `/generate`,
+ *   `/server_info`, `/model_info`.
+ *
+ * Launch-time knobs (set them in the launch's `env`): `MLOPS_SIM_TIME_SCALE` (default 0.05,
+ * a launch takes ~4 s of Clock time), `MLOPS_SIM_HANG=<phase>` (hang when that phase starts).
+ *
+ * @since 0.1.0
+ */
+import { FakeHost } from "@mlops/core"
+import type { ConnectionPool } from "@mlops/core/ConnectionPool"
+import type { Hosts } from "@mlops/core/Hosts"
+import type { Layer } from "effect"
+import { qwen36_27b } from "./internal/fixtures/models.js"
+import * as Gpus from "./internal/sim/gpus.js"
+import * as Python from "./internal/sim/python.js"
+import * as Server from "./internal/sim/server.js"
+import * as Tools from "./internal/sim/tools.js"
+
+/** The alias of the built-in simulated host. @category constants */
+export const alias = "sim"
+
+/** Where the simulated model lives. @category constants */
+export const modelPath = "/root/models/Qwen3.6-27B"
+
+/** The Python environment prefix (`<prefix>/bin/python`). @category constants */
+export const python = Python.prefix
+
+/** The SGLang version the simulated environment reports. @category constants */
+export const sglangVersion = Server.sglangVersion
+
+/** The simulated GPUs. @category constants */
+export const gpus: ReadonlyArray<FakeHost.FakeGpu> = Gpus.gpus
+
+/**
+ * The `sim` host as a FakeHost spec, for tests that combine it with other fake hosts
+ * (`FakeHost.layer([Simulator.hostSpec, ...])`). `alias` renames it (a fleet of sims).
+ *
+ * @category specs
+ */
+export const makeHostSpec = (options: { readonly alias?: string } = {}): FakeHost.FakeHostSpec => ({
+  alias: options.alias ?? alias,
+  hostname: "sim.local",
+  user: "root",
+  home: "/root",
+  python: Python.prefix,
+  tags: ["simulated", "gpu"],
+  files: {
+    [`${Python.prefix}/bin/python`]: "#!simulated python\n",
+    [`${Python.prefix}/lib/python3.12/site-packages/sglang/__init__.py`]: `__version__ = "${Server.sglangVersion}"\n`,
+    [`${modelPath}/config.json`]: `${JSON.stringify(qwen36_27b, null, 2)}\n`,
+    [`${modelPath}/model.safetensors.index.json`]: "{}\n"
+  },
+  programs: [Python.program, Gpus.nvidiaSmi, FakeHost.ss, Tools.ls]
+})
+
+/** @category specs */
+export const hostSpec: FakeHost.FakeHostSpec = makeHostSpec()
+
+/**
+ * A FakeHost layer with just the `sim` host: `Hosts | ConnectionPool | FakeHostControl`.
+ *
+ * @category layers
+ */
+export const layer: Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> = FakeHost.layer([hostSpec])

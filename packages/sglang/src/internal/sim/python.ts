@@ -1,0 +1,83 @@
+/**
+ * The sim host's Python (`~/ml-env/bin/python`): answers core's environment probe, mlops'
+ * remote argument check (`-c` running `prepare_server_args`), and runs the simulated
+ * `-m sglang.launch_server`.
+ *
+ * @internal
+ */
+import type { FakeHost } from "@mlops/core"
+import { Effect, Either } from "effect"
+import * as Argv from "../../Argv.js"
+import * as ModelTraits from "../../ModelTraits.js"
+import * as Resolve from "../../Resolve.js"
+import * as Gpus from "./gpus.js"
+import * as Server from "./server.js"
+import * as Tracebacks from "./tracebacks.js"
+
+export const prefix = "/root/ml-env"
+export const pythonVersion = "3.12.3"
+
+const isPython = (argv: ReadonlyArray<string>): boolean => /(^|\/)python(3(\.\d+)?)?$/.test(argv[0] ?? "")
+
+/** `python -c <argument check> <flags...>`: exit 0 with `{"ok": true}` or print SGLang's error. */
+const remoteCheck = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const decoded = yield* Effect.either(Argv.decodeArgv(argv))
+    if (Either.isLeft(decoded)) {
+      for (const line of Tracebacks.argparse(decoded.left)) yield* ctx.stderr.line(line)
+      return 2
+    }
+    const { args, explicit } = decoded.right
+    const configText = yield* ctx.fs.readText(`${args.model_path}/config.json`)
+    if (configText === undefined) {
+      for (const line of Tracebacks.modelNotFound(args.model_path)) yield* ctx.stderr.line(line)
+      return 1
+    }
+    const traits = yield* Effect.orDie(ModelTraits.fromJson(configText))
+    const gpu = Gpus.gpus[0]!
+    const resolved = yield* Effect.either(
+      Resolve.resolve(args, explicit, {
+        traits,
+        gpus: { count: Gpus.gpus.length, computeCapability: gpu.computeCapability ?? "8.6", memoryMiB: gpu.memoryTotalMiB },
+        env: ctx.env,
+        version: Server.sglangVersion
+      })
+    )
+    if (Either.isLeft(resolved)) {
+      const first = resolved.left.violations[0]
+      if (first !== undefined) for (const line of Tracebacks.violation(first, traits.architecture)) yield* ctx.stderr.line(line)
+      return 1
+    }
+    yield* ctx.stdout.line(JSON.stringify({ ok: true }))
+    return 0
+  })
+
+/** core's `Probes.python` script: interpreter version and the package's metadata. */
+const envProbe = (ctx: FakeHost.ProgramContext, pkg: string) =>
+  Effect.as(
+    ctx.stdout.line(
+      JSON.stringify({
+        executable: `${prefix}/bin/python`,
+        version: pythonVersion,
+        package: pkg,
+        packageVersion: pkg === "sglang" ? Server.sglangVersion : null,
+        packageLocation: pkg === "sglang" ? `${prefix}/lib/python3.12/site-packages/sglang` : null
+      })
+    ),
+    0
+  )
+
+export const program: FakeHost.Program = {
+  match: isPython,
+  run: (ctx) =>
+    Effect.gen(function* () {
+      const [, option, value, ...rest] = ctx.argv
+      if (option === "-m" && value === "sglang.launch_server") return yield* Server.run(ctx, rest)
+      if (option === "-c" && value !== undefined) {
+        if (value.includes("prepare_server_args")) return yield* remoteCheck(ctx, rest)
+        if (value.includes("importlib")) return yield* envProbe(ctx, rest[0] ?? "")
+      }
+      yield* ctx.stderr.line(`${ctx.argv[0]}: can't run ${[option, value].filter(Boolean).join(" ")} on the simulator`)
+      return 2
+    })
+}

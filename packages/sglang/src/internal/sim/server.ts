@@ -1,0 +1,260 @@
+/**
+ * The simulated `python -m sglang.launch_server`. It reuses `Argv` and `Resolve`, so it
+ * refuses exactly what SGLang refuses, meeting only the FIRST fatal problem (as SGLang
+ * does); otherwise it prints the lifecycle lines of a real launch (per TP rank, with the
+ * draft phases when speculative) with phase durations scaled down, fails like SGLang when
+ * the memory model says it does not fit or the port is taken, and then serves HTTP.
+ *
+ * Knobs (environment of the launch): `MLOPS_SIM_TIME_SCALE` (default 0.05: ~4 s of Clock
+ * time for a launch that takes ~80 s for real), `MLOPS_SIM_HANG=<phase>` (stop making
+ * progress when that phase starts, to exercise stall detection).
+ *
+ * @internal
+ */
+import type { FakeHost } from "@mlops/core"
+import { Clock, Duration, Effect, Either, Ref } from "effect"
+import * as Argv from "../../Argv.js"
+import * as ModelTraits from "../../ModelTraits.js"
+import * as Resolve from "../../Resolve.js"
+import type { ServerArgs } from "../../ServerArgs.js"
+import * as L from "../lifecycleLines.js"
+import type { Phase } from "../phase.js"
+import * as Gpus from "./gpus.js"
+import { handler } from "./http.js"
+import * as Memory from "./memory.js"
+import * as Tracebacks from "./tracebacks.js"
+
+export const sglangVersion = "0.5.11"
+
+/** Real-ish durations (ms) of each step of a launch before scaling. */
+const REAL_MS = {
+  args: 1200,
+  distributed: 4000,
+  weights: 40000,
+  mamba: 300,
+  kv: 500,
+  graph: 20000,
+  draftWeights: 2000,
+  draftGraph: 8000,
+  http: 1000,
+  warmup: 1500
+} as const
+
+const GiB = 1024 ** 3
+
+export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): Effect.Effect<number> =>
+  Effect.gen(function* () {
+    const scale = Number(ctx.env.MLOPS_SIM_TIME_SCALE ?? "0.05")
+    const hangAt = ctx.env.MLOPS_SIM_HANG as Phase | undefined
+    const wait = (realMs: number) => Effect.sleep(Duration.millis(Math.max(1, Math.round(realMs * scale))))
+    const now = Clock.currentTimeMillis
+    const log = (process: string, message: string) =>
+      Effect.flatMap(now, (t) => ctx.stdout.line(L.line(t, process, message)))
+    const raw = (lines: ReadonlyArray<string>) => Effect.forEach(lines, (l) => ctx.stderr.line(l), { discard: true })
+    const phase = (p: Phase) => (hangAt === p ? Effect.never : Effect.void)
+
+    // argparse runs first: a usage error, exit 2
+    const decoded = yield* Effect.either(Argv.decodeArgv(argv))
+    if (Either.isLeft(decoded)) {
+      yield* raw(Tracebacks.argparse(decoded.left))
+      return 2
+    }
+    const { args, explicit } = decoded.right
+    yield* raw(L.entrypointWarning())
+
+    // the model config is read inside ServerArgs (step 10)
+    const configText = yield* ctx.fs.readText(`${args.model_path}/config.json`)
+    if (configText === undefined) {
+      yield* raw(Tracebacks.modelNotFound(args.model_path))
+      return 1
+    }
+    const traits = yield* Effect.orDie(ModelTraits.fromJson(configText, `${args.model_path}/config.json`))
+    const gpu = Gpus.gpus[0]!
+    const resolved = yield* Effect.either(
+      Resolve.resolve(args, explicit, {
+        traits,
+        gpus: { count: Gpus.gpus.length, computeCapability: gpu.computeCapability ?? "8.6", memoryMiB: gpu.memoryTotalMiB },
+        env: ctx.env,
+        version: sglangVersion
+      })
+    )
+    if (Either.isLeft(resolved)) {
+      const first = resolved.left.violations[0]
+      if (first !== undefined) yield* raw(Tracebacks.violation(first, traits.architecture))
+      return 1
+    }
+    const effective: ServerArgs = resolved.right.effective
+    yield* wait(REAL_MS.args)
+    for (const adjustment of resolved.right.adjustments) {
+      if (adjustment.sglangMessage !== undefined) yield* log("", adjustment.sglangMessage)
+    }
+    yield* log("", L.serverArgs(reprValues(effective)))
+
+    const tp = effective.tp_size
+    const ranks = Array.from({ length: tp }, (_, r) => L.rankPrefix(r, tp))
+    const each = (message: string) => Effect.forEach(ranks, (p) => log(p, message), { discard: true })
+    const speculative = effective.speculative_algorithm !== null
+    const contextLength = effective.context_length ?? traits.contextLength
+    const memory = Memory.plan({
+      traits,
+      tp,
+      gpuMiB: gpu.memoryTotalMiB,
+      memFractionStatic: effective.mem_fraction_static ?? 0.8,
+      contextLength,
+      maxRunningRequests: effective.max_running_requests ?? 256,
+      speculative
+    })
+    const holdGiB = (gib: number) =>
+      Gpus.hold(
+        ctx.fs,
+        ctx.pid,
+        Object.fromEntries(ranks.map((_, r) => [r % Gpus.gpus.length, Math.round(gib * 1024)]))
+      )
+    // Every rank prints its own traceback, then the launcher is SIGKILLed by its own handler.
+    const childFailure = (lines: (t: number, process: string) => ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const t = yield* now
+        for (const p of ranks) yield* raw(lines(t, p === "" ? "" : p))
+        yield* log("", L.sigquitFromChild())
+        yield* ctx.kill({ pgid: ctx.pgid }, "KILL")
+        return yield* Effect.never
+      })
+
+    yield* phase("distributed-init")
+    yield* each(L.initDistBegin())
+    yield* wait(REAL_MS.distributed)
+    if (tp * effective.pp_size > Gpus.gpus.length) return yield* childFailure(Tracebacks.invalidDevice)
+    yield* each(L.initDistEnd(REAL_MS.distributed / 1000, 0.4))
+
+    yield* phase("weights-loading")
+    yield* each(L.loadWeightBegin(memory.totalGiB - 0.6))
+    yield* log(ranks[0]!, L.weightsFormat())
+    const shards = Math.max(1, Math.ceil((traits.estimatedWeightBytes / GiB) / 4.5))
+    for (let i = 0; i <= shards; i++) {
+      yield* ctx.stderr.line(L.shardProgress(i, shards, i))
+      if (memory.outcome === "weights-oom" && i === Math.ceil(shards / 2)) {
+        return yield* childFailure((t, p) =>
+          L.oomTraceback({
+            epochMs: t,
+            process: p,
+            gpu: 0,
+            triedGiB: 1.26,
+            totalGiB: memory.totalGiB,
+            freeMiB: 214.75
+          })
+        )
+      }
+      yield* wait(REAL_MS.weights / (shards + 1))
+    }
+    yield* holdGiB(Math.min(memory.weightsGiB, memory.totalGiB))
+    yield* phase("weights-loaded")
+    yield* each(
+      L.loadWeightEnd({
+        elapsedS: REAL_MS.weights / 1000,
+        modelClass: traits.architecture,
+        availGB: memory.totalGiB - memory.weightsGiB,
+        usageGB: memory.weightsGiB
+      })
+    )
+    if (traits.hybridLinearAttention !== undefined) {
+      yield* phase("mamba-cache")
+      yield* wait(REAL_MS.mamba)
+      yield* each(L.mambaCache({ size: 144, convGB: 0.3, ssmGB: 6.5, speculative }))
+    }
+    yield* phase("kv-cache")
+    yield* wait(REAL_MS.kv)
+    if (memory.outcome === "kv-pool") {
+      return yield* childFailure((t, p) => L.kvPoolTraceback(t, p, effective.mem_fraction_static ?? 0.8))
+    }
+    const kvGB = memory.kvGiB / 2
+    yield* each(L.kvCache(memory.kvTokens, kvGB, kvGB))
+    yield* holdGiB(memory.staticGiB)
+    const avail = memory.totalGiB - memory.staticGiB
+    yield* each(L.memoryPoolEnd(avail))
+    if (!effective.disable_cuda_graph) {
+      yield* phase("cuda-graph")
+      yield* each(L.captureBegin(avail))
+      yield* log(ranks[0]!, L.captureBs([1, 2, 4, 8, 16, 24, 32, 48]))
+      yield* wait(REAL_MS.graph)
+      if (memory.outcome === "graph-oom") {
+        return yield* childFailure((t, p) =>
+          L.oomTraceback({ epochMs: t, process: p, gpu: 0, triedGiB: 0.5, totalGiB: memory.totalGiB, freeMiB: 96 })
+        )
+      }
+      yield* each(L.captureEnd(REAL_MS.graph / 1000, 0.9, avail - 0.9))
+    }
+    if (speculative) {
+      yield* phase("draft-weights")
+      yield* each(L.loadWeightBegin(avail - 0.9))
+      yield* wait(REAL_MS.draftWeights)
+      yield* each(L.loadWeightEnd({ elapsedS: 1.1, modelClass: `${traits.architecture}MTP`, availGB: avail - 1.8, usageGB: 0.9 }))
+      if (!effective.disable_cuda_graph) {
+        yield* phase("draft-cuda-graph")
+        yield* each(L.draftCaptureBegin(avail - 1.8))
+        yield* wait(REAL_MS.draftGraph)
+        yield* each(L.draftCaptureEnd(REAL_MS.draftGraph / 1000, 0.3, avail - 2.1))
+      }
+    }
+    yield* holdGiB(memory.staticGiB + memory.runtimeGiB / 2)
+    yield* log(
+      ranks[0]!,
+      L.capacity({
+        maxTotalNumTokens: memory.kvTokens,
+        chunkedPrefillSize: effective.chunked_prefill_size ?? 4096,
+        maxRunningRequests: effective.max_running_requests ?? 256,
+        contextLen: contextLength,
+        availGB: avail - 2.1
+      })
+    )
+
+    // uvicorn binds only now, after everything is loaded
+    const ready = yield* Ref.make(false)
+    const startedAtMs = yield* now
+    yield* wait(REAL_MS.http)
+    yield* log("", L.uvicornStarted(ctx.pid))
+    const bound = yield* Effect.either(
+      ctx.listen(
+        effective.port,
+        handler({ args: effective, architecture: traits.architecture, contextLength, version: sglangVersion, ready, startedAtMs })
+      )
+    )
+    if (Either.isLeft(bound)) {
+      yield* ctx.stderr.line(L.portInUse(yield* now, effective.host, effective.port))
+      return 1
+    }
+    for (const m of L.uvicornStartup()) yield* log("", m)
+    yield* phase("http-up")
+    yield* log("", L.uvicornRunning(effective.host, effective.port))
+    yield* wait(REAL_MS.warmup / 2)
+    yield* log("", L.accessLine("GET", "/model_info", 200))
+    yield* phase("warmup")
+    yield* log(ranks[0]!, L.prefillBatch(7))
+    yield* wait(REAL_MS.warmup / 2)
+    yield* log("", L.accessLine("POST", "/generate", 200))
+    yield* Ref.set(ready, true)
+    yield* log("", L.ready())
+    return yield* Effect.never
+  }).pipe(Effect.ensuring(Gpus.release(ctx.fs, ctx.pid)))
+
+/** The fields shown in the `server_args=ServerArgs(...)` line (a readable subset). */
+const reprValues = (args: ServerArgs): Record<string, L.ArgValue> => ({
+  model_path: args.model_path,
+  tokenizer_path: args.tokenizer_path ?? args.model_path,
+  host: args.host,
+  port: args.port,
+  mem_fraction_static: args.mem_fraction_static,
+  max_running_requests: args.max_running_requests,
+  chunked_prefill_size: args.chunked_prefill_size,
+  context_length: args.context_length,
+  tp_size: args.tp_size,
+  pp_size: args.pp_size,
+  page_size: args.page_size,
+  attention_backend: args.attention_backend,
+  disable_radix_cache: args.disable_radix_cache,
+  disable_cuda_graph: args.disable_cuda_graph,
+  speculative_algorithm: args.speculative_algorithm,
+  speculative_num_steps: args.speculative_num_steps,
+  speculative_eagle_topk: args.speculative_eagle_topk,
+  speculative_num_draft_tokens: args.speculative_num_draft_tokens,
+  mamba_scheduler_strategy: args.mamba_scheduler_strategy
+})
