@@ -42,14 +42,16 @@ export interface ConnectionOptions {
  *
  * @category config
  */
-export const config: Config.Config<{ readonly maxChannels: number; readonly commandTimeout: Duration.Duration }> =
-  Config.all({
-    maxChannels: Config.integer("MLOPS_MAX_CHANNELS").pipe(
-      Config.withDefault(8),
-      Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
-    ),
-    commandTimeout: Config.duration("MLOPS_COMMAND_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30)))
-  })
+export const config: Config.Config<{
+  readonly maxChannels: number
+  readonly commandTimeout: Duration.Duration
+}> = Config.all({
+  maxChannels: Config.integer("MLOPS_MAX_CHANNELS").pipe(
+    Config.withDefault(8),
+    Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+  ),
+  commandTimeout: Config.duration("MLOPS_COMMAND_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30)))
+})
 
 /**
  * Open one live ssh connection to a resolved host (host key checked, jump hops included). It

@@ -215,6 +215,8 @@ export interface FakeHostHandle {
   readonly dropConnectionAfter: (delay: Duration.DurationInput, reason?: string) => Effect.Effect<void>
   /** A down host refuses connects (ConnectionRefused); `down(true)` also drops the current one. */
   readonly setDown: (down: boolean) => Effect.Effect<void>
+  /** Every file operation (stat/read/write/mkdir) takes this long on the Clock; default 0. */
+  readonly setFileLatency: (latency: Duration.DurationInput) => Effect.Effect<void>
   /** The next `n` session channels (exec, stream, spawnDetached) fail with ChannelOpenFailed. */
   readonly refuseChannels: (n: number) => Effect.Effect<void>
   /** The next connects fail with HostKeyMismatch until `restoreHostKey`. */

@@ -9,7 +9,8 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Schedule, Stream } from "effect"
+import { Duration, Effect, Option, Schedule, Stream } from "effect"
+import type { Connection } from "./Connection.js"
 import { ConnectionPool } from "./ConnectionPool.js"
 import type { ConfigFileError, ConnectError, HostNotFound, RemoteFileError } from "./Errors.js"
 import { ConnectionLost, LogTruncated } from "./Errors.js"
@@ -58,6 +59,8 @@ export const defaultReconnect: Schedule.Schedule<unknown, FollowError> = Schedul
   Schedule.upTo("2 minutes")
 )
 
+const DYING_CONNECTION_GRACE = "1 second"
+
 const isTransient = (error: FollowError): boolean =>
   error._tag === "ConnectionLost" || error._tag === "ConnectionRefused" || error._tag === "ConnectTimeout"
 
@@ -91,16 +94,26 @@ export function follow(
     Effect.gen(function* () {
       const pool = yield* ConnectionPool
       const state = internal.makeState(options.fromOffset ?? 0)
-      const step = <A, E>(effect: Effect.Effect<A, E>) =>
+      // A file error other than "not found" while the connection is dying (an sftp channel
+      // cut mid-open) is the connection's fault: report it as ConnectionLost so it is retried.
+      const step = <A>(conn: Connection, effect: Effect.Effect<A, RemoteFileError | ConnectError>) =>
         Effect.timeoutFail(effect, {
           duration: stepTimeout,
           onTimeout: () =>
             new ConnectionLost({ host: alias, reason: `no answer within ${Duration.format(stepTimeout)}` })
-        })
+        }).pipe(
+          Effect.catchIf(
+            (e): e is RemoteFileError => e._tag === "RemoteFileError" && !e.notFound,
+            (error) =>
+              Effect.flatMap(Effect.timeoutOption(conn.closed, DYING_CONNECTION_GRACE), (lost) =>
+                Effect.fail(Option.getOrElse(lost, () => error))
+              )
+          )
+        )
 
       const pollOnce: Effect.Effect<ReadonlyArray<LogLine | LogRestarted>, FollowError> = Effect.gen(function* () {
         const conn = yield* pool.get(alias)
-        const size = (yield* step(conn.files.stat(path)))?.size ?? 0
+        const size = (yield* step(conn, conn.files.stat(path)))?.size ?? 0
         if (size < state.readEnd) {
           if (options.onTruncate !== "restart") {
             return yield* new LogTruncated({ host: alias, path, offset: state.readEnd, size })
@@ -111,7 +124,7 @@ export function follow(
         }
         if (size === state.readEnd) return []
         const length = Math.min(size - state.readEnd, maxReadBytes)
-        const bytes = yield* step(conn.files.read(path, { offset: state.readEnd, length }))
+        const bytes = yield* step(conn, conn.files.read(path, { offset: state.readEnd, length }))
         return internal.consume(state, bytes)
       }).pipe(
         Effect.tapError((error) =>

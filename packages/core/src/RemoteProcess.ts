@@ -95,7 +95,12 @@ export const wait = (
     return { done: true, status: yield* exitStatus(conn, proc) } as const
   })
   const polled = check.pipe(
-    Effect.repeat({ schedule: Schedule.spaced(options.poll ?? "1 second"), until: (r) => r.done }),
+    Effect.repeat(
+      Schedule.identity<{ readonly done: boolean; readonly status: ExitStatus | undefined }>().pipe(
+        Schedule.zipLeft(Schedule.spaced(options.poll ?? "1 second")),
+        Schedule.whileInput((r) => !r.done)
+      )
+    ),
     Effect.map((r) => r.status)
   )
   if (options.timeout === undefined) return polled

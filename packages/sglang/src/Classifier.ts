@@ -51,7 +51,10 @@ export const make = (): Classifier => {
  * `finish` names a failure not already reported.
  * @category streams
  */
-export const classify = <E, R>(lines: Stream.Stream<string, E, R>, exit?: ExitStatus): Stream.Stream<LaunchEvent, E, R> =>
+export const classify = <E, R>(
+  lines: Stream.Stream<string, E, R>,
+  exit?: ExitStatus
+): Stream.Stream<LaunchEvent, E, R> =>
   Stream.suspend(() => {
     const classifier = make()
     let last: LaunchFailure | undefined

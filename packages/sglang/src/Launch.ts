@@ -32,32 +32,24 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Stream } from "effect"
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
+import { Effect, Option, Stream } from "effect"
 import type { Deployment } from "./Deployment.js"
 import * as program from "./internal/launch/program.js"
 import type { LaunchError, LaunchProgress, LaunchRequest } from "./internal/launch/types.js"
 
-export type {
+export {
   DeploymentExists,
-  LaunchError,
-  LaunchProgress,
-  LaunchRequest,
   LaunchTimedOut,
   NotEnoughGpus,
+  NotHealthy,
   PortUnavailable,
-  PreflightFacts,
-  PythonEnvUnusable,
-  NotHealthy
+  PythonEnvUnusable
 } from "./internal/launch/types.js"
-export {
-  DeploymentExists as DeploymentExistsError,
-  LaunchTimedOut as LaunchTimedOutError,
-  NotEnoughGpus as NotEnoughGpusError,
-  PortUnavailable as PortUnavailableError,
-  PythonEnvUnusable as PythonEnvUnusableError,
-  NotHealthy as NotHealthyError
-} from "./internal/launch/types.js"
+export type { LaunchError, LaunchProgress, LaunchRequest, PreflightFacts } from "./internal/launch/types.js"
+
+/** The default deployment name for an argv: the model directory's name, lower-cased. @category naming */
+export const defaultName: (argv: ReadonlyArray<string>) => string = program.defaultName
 
 /**
  * Every step as an event; the last element is `{ _tag: "Launched", deployment }`.
@@ -68,15 +60,17 @@ export const launch = (request: LaunchRequest): Stream.Stream<LaunchProgress, La
   program.launchStream(request)
 
 /**
- * Drain `launch` and return the deployment (for library users; a `tunnel` closes on return).
+ * Drain `launch` and return the deployment (for library users; no tunnel is kept open).
  *
  * @category programs
  */
-export const launchDeployment = Effect.fn("Launch.launchDeployment")(function* (request: LaunchRequest) {
-  const last = yield* launch({ ...request, tunnel: false }).pipe(
-    Stream.takeUntil((event) => event._tag === "Launched"),
-    Stream.runLast
+export const launchDeployment = (request: LaunchRequest): Effect.Effect<Deployment, LaunchError, ConnectionPool> =>
+  launch({ ...request, tunnel: false }).pipe(
+    Stream.runLast,
+    Effect.flatMap((last) =>
+      Option.isSome(last) && last.value._tag === "Launched"
+        ? Effect.succeed(last.value.deployment)
+        : Effect.dieMessage("launch ended without a Launched event")
+    ),
+    Effect.withSpan("Launch.launchDeployment", { attributes: { host: request.host } })
   )
-  if (Option.isSome(last) && last.value._tag === "Launched") return last.value.deployment
-  return yield* Effect.dieMessage("launch ended without a Launched event")
-}) as (request: LaunchRequest) => Effect.Effect<Deployment, LaunchError, ConnectionPool>

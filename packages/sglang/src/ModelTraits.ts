@@ -183,7 +183,10 @@ export class InvalidModelConfig extends Schema.TaggedError<InvalidModelConfig>()
 const decodeConfig = Schema.decodeUnknownEither(HfConfig)
 
 /** Pure decode: a parsed config.json object -> traits, or why it is unusable. */
-export const fromConfigEither = (config: unknown, path?: string): Either.Either<ModelTraits, InvalidModelConfig> =>
+export const fromConfigEither = (
+  config: unknown,
+  path?: string
+): Either.Either<ModelTraits, InvalidModelConfig> =>
   Either.flatMap(
     Either.mapLeft(
       decodeConfig(config),

@@ -73,33 +73,27 @@ const evidenceOf = (u: Record<string, unknown>): FailureView["evidence"] =>
       )
     : []
 
-const fixOf = (u: Record<string, unknown>): Failures.Fix | undefined => (isRecord(u.fix) ? (u.fix as Failures.Fix) : undefined)
+/** A classifier fix (`{ flags?, removeFlags?, action? }`), not a rule violation's field map. */
+const fixOf = (u: Record<string, unknown>): Failures.Fix | undefined =>
+  isRecord(u.fix) && ("flags" in u.fix || "removeFlags" in u.fix || "action" in u.fix)
+    ? (u.fix as Failures.Fix)
+    : undefined
 
-/** Every violation of a `LaunchRulesViolated`, as one line each. */
-const violationLines = (violations: ReadonlyArray<unknown>): Array<string> =>
-  violations.map((v, i) => {
-    if (!isRecord(v)) return `${i + 1}. ${String(v)}`
-    const text = typeof v.message === "string" ? v.message : typeof v.text === "string" ? v.text : JSON.stringify(Json.encode(v))
-    const fix = typeof v.fixText === "string" ? v.fixText : isRecord(v.fix) ? describeFix(v.fix) : undefined
-    return `${i + 1}. ${text}${fix ? `\n   fix: ${fix}` : ""}`
-  })
-
-const describeFix = (fix: Record<string, unknown>): string | undefined => {
-  if (typeof fix.text === "string") return fix.text
-  if (Array.isArray(fix.argv)) return fix.argv.join(" ")
-  if (isRecord(fix.flags) || Array.isArray(fix.removeFlags) || typeof fix.action === "string") {
-    return Failures.renderFix(fix as Failures.Fix)
-  }
-  return undefined
-}
+/** The explanation lines of a multi-problem failure (its message after the headline). */
+const detailLines = (failure: unknown, record: Record<string, unknown>): Array<string> =>
+  Array.isArray(record.violations) && failure instanceof Error
+    ? failure.message
+        .split("\n")
+        .slice(1)
+        .filter((line) => !line.startsWith("fixed command:"))
+    : []
 
 /** Understand any failure value well enough to explain it. */
 export const view = (failure: unknown, context: FailureContext = {}): FailureView => {
   const record = isRecord(failure) ? failure : {}
   const tag = typeof record._tag === "string" ? record._tag : failure instanceof Error ? failure.name : "Error"
   const headline = failure instanceof Error ? failure.message.split("\n")[0]! : String(failure)
-  const details =
-    Array.isArray(record.violations) && record.violations.length > 0 ? violationLines(record.violations) : []
+  const details = detailLines(failure, record)
   const fix = fixOf(record)
   const command = context.command ?? "launch"
   const fixedArgv = Array.isArray(record.fixedArgv)

@@ -90,4 +90,3 @@ export const make = (options: ConnectionOptions) =>
 
     return { get, invalidate }
   })
-

@@ -51,6 +51,8 @@ export interface HostRuntime {
   readonly journal: Array<JournalEntry>
   /** Take one scripted channel refusal, if any is pending. */
   readonly takeRefusal: () => boolean
+  /** How long each file operation takes on the Clock (so a drop can land mid-operation). */
+  readonly fileLatency: () => Duration.Duration
 }
 
 export interface ConnectionState {
@@ -93,6 +95,10 @@ const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
 export const makeConnection = (host: HostRuntime, state: ConnectionState): Connection => {
   const alias = host.alias
   const alive = Effect.suspend(() => (state.dropped === undefined ? Effect.void : Effect.fail(state.dropped)))
+  const fileStep = Effect.suspend(() => {
+    const latency = host.fileLatency()
+    return Duration.toMillis(latency) === 0 ? alive : Effect.zipRight(Effect.zipRight(alive, Effect.sleep(latency)), alive)
+  })
   const record = (kind: JournalEntry["kind"], command: RemoteCommand) =>
     Effect.clockWith((clock) =>
       Effect.sync(() =>
@@ -237,12 +243,12 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
   const files: RemoteFs = {
     stat: (path) =>
       Effect.zipRight(
-        alive,
+        fileStep,
         Effect.sync(() => host.store.stat(path))
       ),
     read: (path, options) =>
       Effect.zipRight(
-        alive,
+        fileStep,
         Effect.suspend(() => {
           const result = host.store.read(path, options?.offset ?? 0, options?.length)
           return result.ok
@@ -252,7 +258,7 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       ),
     write: (path, data, options) =>
       Effect.zipRight(
-        alive,
+        fileStep,
         Effect.flatMap(
           withClock((now) => host.store.write(path, data, now, options?.mode)),
           (result) => (result.ok ? Effect.void : Effect.fail(fileError(path, "write", result.reason)))
@@ -260,7 +266,7 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       ),
     mkdir: (path) =>
       Effect.zipRight(
-        alive,
+        fileStep,
         Effect.flatMap(
           withClock((now) => host.store.mkdir(path, now)),
           (result) => (result.ok ? Effect.void : Effect.fail(fileError(path, "mkdir", result.reason)))
@@ -268,7 +274,7 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       ),
     resolvePath: (path) =>
       Effect.zipRight(
-        alive,
+        fileStep,
         Effect.sync(() => host.store.resolve(path))
       )
   }

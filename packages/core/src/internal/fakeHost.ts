@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Clock, Context, Deferred, Duration, Effect, Layer, type Scope } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Scope } from "effect"
 import type { Connection } from "../Connection.js"
 import { ConnectionPool } from "../ConnectionPool.js"
 import { ConnectionLost, ConnectionRefused, HostKeyMismatch, HostNotFound } from "../Errors.js"
@@ -84,6 +84,7 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
     let down = false
     let keyChanged = false
     let connects = 0
+    let fileLatency = Duration.zero
     let current: { state: ConnectionState; connection: Connection } | undefined
     const runtime: HostRuntime = {
       alias,
@@ -92,6 +93,7 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
       fs,
       table,
       journal,
+      fileLatency: () => fileLatency,
       takeRefusal: () => {
         if (refusals === 0) return false
         refusals--
@@ -161,6 +163,10 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
         Effect.suspend(() => {
           down = value
           return value ? drop("host went down") : Effect.void
+        }),
+      setFileLatency: (latency) =>
+        Effect.sync(() => {
+          fileLatency = Duration.decode(latency)
         }),
       refuseChannels: (n) =>
         Effect.sync(() => {

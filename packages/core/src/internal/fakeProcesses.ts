@@ -73,6 +73,8 @@ export class ProcessTable {
   private readonly entries = new Map<number, Entry>()
   private readonly history: Array<ExitedProcess> = []
   private readonly listening = new Map<number, PortEntry>()
+  /** Set when the layer's scope closes: nothing can start any more. */
+  closed = false
 
   constructor(
     readonly alias: string,
@@ -137,6 +139,7 @@ export class ProcessTable {
   /** Start `command` as a new process. */
   start(command: RemoteCommand, options: StartOptions): Effect.Effect<ChildProcess & { pgid: number }> {
     return Effect.gen(this, function* () {
+      if (this.closed) return yield* Effect.dieMessage(`fake host ${this.alias}: used after its layer was closed`)
       const now = yield* Clock.currentTimeMillis
       const pid = this.nextPid++
       const pgid = options.pgid ?? pid

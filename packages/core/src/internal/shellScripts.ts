@@ -22,6 +22,10 @@ const FATAL_SIGNALS = "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PI
  * first, spooled to an unlinked temp file, and given to the command as its stdin; the rest
  * of the channel stdin is the lifeline. Without: the command's stdin is /dev/null.
  *
+ * When the command ends by itself the watcher is told to stop and takes its `cat` with it: sshd
+ * shares one socket for the channel's stdin and stdout, so a leftover reader would hold the
+ * channel open until sshd shuts it down.
+ *
  * A command killed by a signal exits 128+n in a shell; the wrapper re-raises that signal on
  * itself so ssh reports `exit-signal` rather than a code. (A command that literally runs
  * `exit 143` is reported as TERM: a POSIX shell cannot tell the two apart.)
@@ -38,7 +42,10 @@ setsid sh -c "$1" <&4 3<&- 4<&- &
 p=$!
 exec 4<&-
 (
-  cat <&3 >/dev/null 2>&1
+  cat <&3 >/dev/null 2>&1 &
+  c=$!
+  trap 'kill $c; exit 0' TERM
+  wait $c
   kill -s TERM -- -$p 2>/dev/null || exit 0
   sleep 1
   kill -s KILL -- -$p 2>/dev/null
@@ -59,7 +66,8 @@ const shLine = (script: string, args: ReadonlyArray<string>): string =>
   ["exec", "/bin/sh", "-c", quote(script), "mlops", ...args.map(quote)].join(" ")
 
 /** The exec request line for `line` under the lifeline; `stdinBytes` are sent first on the channel. */
-export const lifeline = (line: string, stdinBytes: number): string => shLine(LIFELINE, [line, String(stdinBytes)])
+export const lifeline = (line: string, stdinBytes: number): string =>
+  shLine(LIFELINE, [line, String(stdinBytes)])
 
 /**
  * Detached start. `$1` run dir, `$2` log path, `$3` command line. Prints two lines, the
@@ -72,11 +80,13 @@ export const lifeline = (line: string, stdinBytes: number): string => shLine(LIF
  * `pid` and execs the command line, then writes `exit` as `code N` or `signal NAME`.
  * It TRAPS TERM/INT (a no-op handler, not an ignore: handlers reset to default in children,
  * ignores would be inherited across exec) so that `kill -TERM -- -pgid` ends the command but
- * leaves the supervisor alive long enough to record how it ended.
+ * leaves the supervisor alive long enough to record how it ended. The supervisor's own stderr
+ * goes to /dev/null so the log holds only the command's output (no shell "Terminated").
  */
 const SUPERVISOR = `trap ':' TERM INT
+exec 3>&2 2>/dev/null
 echo $$ >"$1/pgid.tmp" && mv -f "$1/pgid.tmp" "$1/pgid"
-sh -c 'echo $$ >"$1/pid.tmp" && mv -f "$1/pid.tmp" "$1/pid" && exec sh -c "$2"' mlops-command "$1" "$3"
+sh -c 'exec 2>&3 3>&-; echo $$ >"$1/pid.tmp" && mv -f "$1/pid.tmp" "$1/pid" && exec sh -c "$2"' mlops-command "$1" "$3"
 s=$?
 if [ $s -gt 128 ] && n=$(kill -l $s 2>/dev/null); then r="signal $n"; else r="code $s"; fi
 echo "$r" >"$1/exit.tmp" && mv -f "$1/exit.tmp" "$1/exit"`

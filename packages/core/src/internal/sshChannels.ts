@@ -120,7 +120,8 @@ export const collect = (
     open.channel.on("data", (chunk: Buffer) => stdout.push(chunk))
     open.channel.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
     const status = yield* Deferred.await(open.ended)
-    if (status === undefined) return yield* lost(endpoint, new Error("the connection closed while the command ran"))
+    if (status === undefined)
+      return yield* lost(endpoint, new Error("the connection closed while the command ran"))
     return {
       ...status,
       stdout: decoder().decode(Buffer.concat(stdout)),

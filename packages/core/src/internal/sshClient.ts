@@ -4,13 +4,20 @@
  *
  * @internal
  */
-import { Deferred, Effect, Exit, Runtime, type Scope } from "effect"
+
 import { readFile } from "node:fs/promises"
 import * as net from "node:net"
 import type { Duplex } from "node:stream"
-import ssh2 from "ssh2"
+import { Deferred, Effect, Exit, Runtime, type Scope } from "effect"
 import type { AnyAuthMethod, AuthHandlerMiddleware, Client, ConnectConfig } from "ssh2"
-import { type ConfigFileError, type ConnectError, ConnectionLost, ConnectionRefused, ConnectTimeout } from "../Errors.js"
+import ssh2 from "ssh2"
+import {
+  type ConfigFileError,
+  type ConnectError,
+  ConnectionLost,
+  ConnectionRefused,
+  ConnectTimeout
+} from "../Errors.js"
 import type { HostConfig } from "../HostConfig.js"
 import * as KnownHosts from "../KnownHosts.js"
 import { connectFailure, type Endpoint, isDisconnected, keyFileError, messageOf } from "./sshErrors.js"
@@ -52,7 +59,11 @@ const openSocket = (hop: Hop): Effect.Effect<net.Socket, ConnectError, Scope.Sco
       socket.setNoDelay(true)
       const timer = setTimeout(() => {
         socket.destroy()
-        resume(Effect.fail(new ConnectTimeout({ host: hop.hostname, port: hop.port, timeoutMs: hop.connectTimeoutMs })))
+        resume(
+          Effect.fail(
+            new ConnectTimeout({ host: hop.hostname, port: hop.port, timeoutMs: hop.connectTimeoutMs })
+          )
+        )
       }, hop.connectTimeoutMs)
       socket.once("connect", () => {
         clearTimeout(timer)
@@ -117,7 +128,8 @@ const authHandler = (
       ...(passphrase === undefined ? {} : { passphrase })
     }
   }))
-  if (agent !== undefined) queue.push({ label: `agent ${agent}`, method: { type: "agent", username: user, agent } })
+  if (agent !== undefined)
+    queue.push({ label: `agent ${agent}`, method: { type: "agent", username: user, agent } })
   return (methodsLeft, _partialSuccess, next) => {
     while (queue.length > 0) {
       const attempt = queue.shift()!
@@ -183,7 +195,11 @@ const handshake = (
       authHandler: authHandler(hop.user, keys, passphrase, host.agent, tried),
       // ssh2 accepts a partial { prepend } list; its types want all three keys
       ...(preferred.length > 0
-        ? { algorithms: { serverHostKey: { prepend: preferred } } as unknown as NonNullable<ConnectConfig["algorithms"]> }
+        ? {
+            algorithms: { serverHostKey: { prepend: preferred } } as unknown as NonNullable<
+              ConnectConfig["algorithms"]
+            >
+          }
         : {})
     }
 
@@ -237,7 +253,11 @@ const forwardTo = (via: OpenClient, to: Hop): Effect.Effect<Duplex, ConnectError
               Effect.fail(
                 isDisconnected(error)
                   ? new ConnectionLost({ host: to.alias, reason: `jump host dropped: ${messageOf(error)}` })
-                  : new ConnectionRefused({ host: to.hostname, port: to.port, reason: `through the jump host: ${messageOf(error)}` })
+                  : new ConnectionRefused({
+                      host: to.hostname,
+                      port: to.port,
+                      reason: `through the jump host: ${messageOf(error)}`
+                    })
               )
             )
           } else resume(Effect.succeed(stream))
@@ -262,7 +282,10 @@ const endpoint = (host: HostConfig): Hop => ({
  * Connect to `host` through its ProxyJump chain. Every hop's host key is verified. Hops are
  * closed after (inner first) the target, by the scope.
  */
-export const openClient = (host: HostConfig, options: ClientOptions = {}): Effect.Effect<OpenClient, ConnectError, Scope.Scope> =>
+export const openClient = (
+  host: HostConfig,
+  options: ClientOptions = {}
+): Effect.Effect<OpenClient, ConnectError, Scope.Scope> =>
   Effect.gen(function* () {
     const hops: Array<Hop> = host.proxyJump.map((jump) => ({
       ...jump,
@@ -282,6 +305,7 @@ export const openClient = (host: HostConfig, options: ClientOptions = {}): Effec
     // readyTimeout covers each handshake; this bounds the whole chain (TCP + every hop).
     Effect.timeoutFail({
       duration: host.connectTimeoutMs * (host.proxyJump.length + 1) + 1000,
-      onTimeout: () => new ConnectTimeout({ host: host.hostname, port: host.port, timeoutMs: host.connectTimeoutMs })
+      onTimeout: () =>
+        new ConnectTimeout({ host: host.hostname, port: host.port, timeoutMs: host.connectTimeoutMs })
     })
   )

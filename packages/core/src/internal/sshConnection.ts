@@ -4,17 +4,18 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect, type Scope, Stream } from "effect"
+
 import type { Duplex } from "node:stream"
+import { Deferred, Duration, Effect, type Scope, Stream } from "effect"
 import type { Connection, DetachedInfo, ExecOptions } from "../Connection.js"
 import { CommandTimeout, type ConnectError, ProcessError } from "../Errors.js"
 import type { HostConfig } from "../HostConfig.js"
 import * as RemoteCommand from "../RemoteCommand.js"
+import * as Scripts from "./shellScripts.js"
 import { collect, lines, openChannel, writeStdin } from "./sshChannels.js"
 import { type ClientOptions, openClient } from "./sshClient.js"
 import { forwardFailure, lost } from "./sshErrors.js"
 import { makeFiles } from "./sshFiles.js"
-import * as Scripts from "./shellScripts.js"
 
 export interface ConnectionOptions extends ClientOptions {
   /** Session channels open at once on this connection (sshd's MaxSessions is 10). Default 8. */
@@ -36,7 +37,10 @@ const asSocketLike = (stream: Duplex): Duplex => {
 }
 
 /** Open a connection to `host`; it is closed (with its jump hops) when the scope closes. */
-export const make = (host: HostConfig, options: ConnectionOptions = {}): Effect.Effect<Connection, ConnectError, Scope.Scope> =>
+export const make = (
+  host: HostConfig,
+  options: ConnectionOptions = {}
+): Effect.Effect<Connection, ConnectError, Scope.Scope> =>
   Effect.gen(function* () {
     const { client, closed } = yield* openClient(host, options)
     const budget = yield* Effect.makeSemaphore(options.maxChannels ?? 8)
@@ -73,7 +77,11 @@ export const make = (host: HostConfig, options: ConnectionOptions = {}): Effect.
           Effect.timeoutFail({
             duration: timeout,
             onTimeout: () =>
-              new CommandTimeout({ host: host.alias, command: description, timeoutMs: Duration.toMillis(timeout) })
+              new CommandTimeout({
+                host: host.alias,
+                command: description,
+                timeoutMs: Duration.toMillis(timeout)
+              })
           })
         )
     }
@@ -96,7 +104,9 @@ export const make = (host: HostConfig, options: ConnectionOptions = {}): Effect.
       if (execOptions?.timeout === undefined) return output
       const timeout = Duration.decode(execOptions.timeout)
       return output.pipe(
-        Stream.interruptWhen(Effect.sleep(timeout).pipe(Effect.zipRight(Effect.fail(timedOut(command, timeout)))))
+        Stream.interruptWhen(
+          Effect.sleep(timeout).pipe(Effect.zipRight(Effect.fail(timedOut(command, timeout))))
+        )
       )
     }
 
@@ -105,9 +115,12 @@ export const make = (host: HostConfig, options: ConnectionOptions = {}): Effect.
         const logPath = detached.logPath ?? `${detached.runDir.replace(/\/+$/, "")}/log`
         const line = Scripts.spawnDetached(RemoteCommand.render(command), detached.runDir, logPath)
         const result = yield* run(line, `start detached: ${RemoteCommand.describe(command)}`, undefined)
-        const failed = (reason: string) => new ProcessError({ host: host.alias, runDir: detached.runDir, reason })
+        const failed = (reason: string) =>
+          new ProcessError({ host: host.alias, runDir: detached.runDir, reason })
         if (result.exitCode !== 0) {
-          return yield* failed(`could not start: ${result.stderr.trim() || `exit ${result.exitCode ?? result.signal}`}`)
+          return yield* failed(
+            `could not start: ${result.stderr.trim() || `exit ${result.exitCode ?? result.signal}`}`
+          )
         }
         const [runDir, log, pid, pgid] = result.stdout.trim().split("\n")
         const info: DetachedInfo = {
@@ -153,4 +166,3 @@ export const make = (host: HostConfig, options: ConnectionOptions = {}): Effect.
       closed: Deferred.await(closed)
     } satisfies Connection
   })
-

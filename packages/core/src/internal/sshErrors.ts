@@ -36,18 +36,36 @@ const asSshError = (error: unknown): SshError =>
 export const messageOf = (error: unknown): string => asSshError(error).message
 
 /** A failure while opening the connection (TCP, handshake, authentication). */
-export const connectFailure = (endpoint: Endpoint, error: unknown, tried: ReadonlyArray<string>): ConnectError => {
+export const connectFailure = (
+  endpoint: Endpoint,
+  error: unknown,
+  tried: ReadonlyArray<string>
+): ConnectError => {
   const e = asSshError(error)
   if (e.code === "ECONNREFUSED") {
     return new ConnectionRefused({ host: endpoint.hostname, port: endpoint.port, reason: e.message })
   }
   if (e.code === "ETIMEDOUT" || (e.level === "client-timeout" && /handshake/i.test(e.message))) {
-    return new ConnectTimeout({ host: endpoint.hostname, port: endpoint.port, timeoutMs: endpoint.connectTimeoutMs })
+    return new ConnectTimeout({
+      host: endpoint.hostname,
+      port: endpoint.port,
+      timeoutMs: endpoint.connectTimeoutMs
+    })
   }
   if (e.level === "client-authentication") {
-    return new AuthenticationFailed({ host: endpoint.hostname, user: endpoint.user, tried, reason: e.message })
+    return new AuthenticationFailed({
+      host: endpoint.hostname,
+      user: endpoint.user,
+      tried,
+      reason: e.message
+    })
   }
-  if (e.code === "ENOTFOUND" || e.code === "EAI_AGAIN" || e.code === "EHOSTUNREACH" || e.code === "ENETUNREACH") {
+  if (
+    e.code === "ENOTFOUND" ||
+    e.code === "EAI_AGAIN" ||
+    e.code === "EHOSTUNREACH" ||
+    e.code === "ENETUNREACH"
+  ) {
     return new ConnectionRefused({ host: endpoint.hostname, port: endpoint.port, reason: e.message })
   }
   return new ConnectionLost({ host: endpoint.alias, reason: `while connecting: ${e.message}` })
@@ -78,7 +96,8 @@ export const keyFileError = (path: string, error: unknown): ConfigFileError => {
 }
 
 /** sshd refused to open a session channel (MaxSessions reached, or prohibited). */
-export const isChannelOpenFailure = (error: unknown): boolean => /channel open failure/i.test(messageOf(error))
+export const isChannelOpenFailure = (error: unknown): boolean =>
+  /channel open failure/i.test(messageOf(error))
 
 /** The connection is gone (exec after close, pending requests flushed at close). */
 export const isDisconnected = (error: unknown): boolean =>

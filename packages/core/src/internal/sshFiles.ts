@@ -32,7 +32,9 @@ export const makeFiles = (
           if (error) {
             return resume(
               Effect.fail(
-                isDisconnected(error) ? lost(endpoint, error) : fileFailure(endpoint, "", "open sftp channel", error)
+                isDisconnected(error)
+                  ? lost(endpoint, error)
+                  : fileFailure(endpoint, "", "open sftp channel", error)
               )
             )
           }
@@ -69,7 +71,14 @@ export const makeFiles = (
       Effect.flatMap(sftp, (session) =>
         Effect.async<A, FsError>((resume) => {
           run(session, (error, value) => {
-            if (error) resume(Effect.fail(isDisconnected(error) ? lost(endpoint, error) : fileFailure(endpoint, path, operation, error)))
+            if (error)
+              resume(
+                Effect.fail(
+                  isDisconnected(error)
+                    ? lost(endpoint, error)
+                    : fileFailure(endpoint, path, operation, error)
+                )
+              )
             else resume(Effect.succeed(value as A))
           })
         })
@@ -180,4 +189,3 @@ export const makeFiles = (
       resolvePath: (path) => resolvePath(path)
     } satisfies RemoteFs
   })
-

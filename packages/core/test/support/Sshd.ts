@@ -8,12 +8,13 @@
  * })
  * ```
  */
-import { Context, Data, Duration, Effect, Layer, Schedule, type Scope } from "effect"
+
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Context, Data, Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import { HostConfig } from "../../src/HostConfig.js"
 
 export class SshdError extends Data.TaggedError("SshdError")<{ readonly reason: string }> {
@@ -56,7 +57,10 @@ const SSHD = "/usr/sbin/sshd"
 const run = (file: string, args: ReadonlyArray<string>) =>
   Effect.async<string, SshdError>((resume) => {
     execFile(file, [...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      if (error) resume(Effect.fail(new SshdError({ reason: `${file} ${args.join(" ")}: ${error.message} ${stderr}` })))
+      if (error)
+        resume(
+          Effect.fail(new SshdError({ reason: `${file} ${args.join(" ")}: ${error.message} ${stderr}` }))
+        )
       else resume(Effect.succeed(stdout))
     })
   })
@@ -88,9 +92,11 @@ const banner = (port: number) =>
     socket.on("error", (e) => done(Effect.fail(new SshdError({ reason: e.message }))))
   })
 
-const keygen = (file: string) => run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "mlops-test", "-f", file])
+const keygen = (file: string) =>
+  run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "mlops-test", "-f", file])
 
-const pubKey = (file: string) => fs.readFileSync(`${file}.pub`, "utf8").trim().split(/\s+/).slice(0, 2).join(" ")
+const pubKey = (file: string) =>
+  fs.readFileSync(`${file}.pub`, "utf8").trim().split(/\s+/).slice(0, 2).join(" ")
 
 /** Direct and indirect children of `pid`, read from /proc. */
 const descendants = (pid: number): Array<{ pid: number; comm: string }> => {
@@ -192,7 +198,8 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
             )
           ),
           Effect.mapError(
-            () => new SshdError({ reason: `sshd did not start on port ${port}: ${stderr.trim() || "no output"}` })
+            () =>
+              new SshdError({ reason: `sshd did not start on port ${port}: ${stderr.trim() || "no output"}` })
           ),
           Effect.tapError(() => Effect.sync(() => kill(proc.pid!, "SIGKILL")))
         )

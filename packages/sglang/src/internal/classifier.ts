@@ -4,19 +4,32 @@
  * `Decode batch` leave after a couple of character comparisons.
  * @internal
  */
-import * as F from "../Failures.js"
+
 import type { EvidenceLine, LaunchFailure } from "../Failures.js"
+import * as F from "../Failures.js"
 import type { ArgValue, LaunchEvent } from "../LaunchEvent.js"
+import {
+  argparse,
+  capacityEvent,
+  childCrashNote,
+  consequence,
+  type ExitStatus,
+  fatalPython,
+  httpBind,
+  recordOwner,
+  shardProgress,
+  signalName,
+  watchdogStall,
+  withExit
+} from "./lineSignatures.js"
 import { cleanLine, headerProcess, headerTime, messageStart } from "./logLine.js"
 import { type Phase, phaseIndex } from "./phase.js"
 import { parseServerArgs } from "./serverArgsRepr.js"
-import { type Candidate, CONSEQUENCE, classifyTraceback, ROOT, UNKNOWN } from "./signatures.js"
-import { TracebackBuilder } from "./traceback.js"
+import { type Candidate, CONSEQUENCE, classifyTraceback } from "./signatures.js"
 
-export interface ExitStatus {
-  readonly exitCode?: number | undefined
-  readonly signal?: string | undefined
-}
+export type { ExitStatus } from "./lineSignatures.js"
+
+import { TracebackBuilder } from "./traceback.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
 const TAIL = 40
@@ -32,7 +45,6 @@ export class Classifier {
   private firstTime: number | undefined
   private lastAt = 0
   private readonly tailText: Array<string> = new Array(TAIL)
-  private readonly tailLine: Array<number> = new Array(TAIL)
   private tb: TracebackBuilder | undefined
   private usage: EvidenceLine | undefined
   private readonly importErrors: Array<EvidenceLine> = []
@@ -47,7 +59,6 @@ export class Classifier {
     const line = cleanLine(raw)
     const slot = no % TAIL
     this.tailText[slot] = line
-    this.tailLine[slot] = no
     const at = messageStart(line)
     if (at >= 0) {
       // steady state: by far the most frequent line, nothing to learn from it
@@ -67,12 +78,16 @@ export class Classifier {
   /** The final failure, if any; closes an open traceback. Reading it twice gives the same answer. */
   finish(exit?: ExitStatus): LaunchFailure | undefined {
     if (this.tb !== undefined) this.closeTraceback()
-    const failed = exit !== undefined && (exit.signal !== undefined || (exit.exitCode !== undefined && exit.exitCode !== 0))
+    const failed =
+      exit !== undefined &&
+      (exit.signal !== undefined || (exit.exitCode !== undefined && exit.exitCode !== 0))
     const best = this.best?.failure
     if (!failed) return best
     if (best && best._tag === "ProcessExited") return withExit(best, exit)
     if (best && this.best!.tier > CONSEQUENCE) return best
-    const signal = exit.signal ?? (exit.exitCode !== undefined && exit.exitCode > 128 ? signalName(exit.exitCode - 128) : undefined)
+    const signal =
+      exit.signal ??
+      (exit.exitCode !== undefined && exit.exitCode > 128 ? signalName(exit.exitCode - 128) : undefined)
     const base = this.best?.failure
     return new F.ProcessExited({
       evidence: base ? [...base.evidence, ...this.lastLines(8)] : this.lastLines(12),
@@ -97,13 +112,14 @@ export class Classifier {
     })
   }
 
-  /** The last `n` lines with their numbers. */
+  /** The last `n` non-blank lines with their numbers, oldest first. */
   lastLines(n: number): Array<EvidenceLine> {
     const out: Array<EvidenceLine> = []
-    for (let no = Math.max(1, this.lineNo - Math.min(n, TAIL) + 1); no <= this.lineNo; no++) {
-      out.push({ line: no, text: this.tailText[no % TAIL]! })
+    for (let no = this.lineNo; no > Math.max(0, this.lineNo - TAIL) && out.length < n; no--) {
+      const text = this.tailText[no % TAIL]!
+      if (text.trim() !== "") out.push({ line: no, text })
     }
-    return out
+    return out.reverse()
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -141,7 +157,10 @@ export class Classifier {
     const tb = this.tb!
     this.tb = undefined
     this.offer(
-      classifyTraceback(tb.build(), { memFractionStatic: this.memFractionStatic, importErrors: this.importErrors })
+      classifyTraceback(tb.build(), {
+        memFractionStatic: this.memFractionStatic,
+        importErrors: this.importErrors
+      })
     )
   }
 
@@ -155,7 +174,8 @@ export class Classifier {
     const c = line.charCodeAt(at)
     // lifecycle lines start the message; dispatch on the first letter to keep this cheap
     if (c === 73 /* I */) {
-      if (startsAt(line, at, "Init torch distributed begin")) return this.reach("distributed-init", process, line, no)
+      if (startsAt(line, at, "Init torch distributed begin"))
+        return this.reach("distributed-init", process, line, no)
       if (startsAt(line, at, "Ignore import error when loading")) {
         if (this.importErrors.length < MAX_IMPORT_ERRORS) this.importErrors.push({ line: no, text: line })
         return this.events.push({ _tag: "Warning", text: line.slice(at), process, line: no })
@@ -164,12 +184,25 @@ export class Classifier {
       if (startsAt(line, at, "INFO:")) return this.uvicorn(line, at, no)
     } else if (c === 76 /* L */) {
       if (startsAt(line, at, "Load weight begin"))
-        return this.reach(phaseIndex(this.phase) >= phaseIndex("kv-cache") ? "draft-weights" : "weights-loading", process, line, no)
+        return this.reach(
+          phaseIndex(this.phase) >= phaseIndex("kv-cache") ? "draft-weights" : "weights-loading",
+          process,
+          line,
+          no
+        )
       if (startsAt(line, at, "Load weight end")) return this.reach("weights-loaded", process, line, no)
     } else if (c === 67 /* C */) {
       if (startsAt(line, at, "Capture draft")) return this.reach("draft-cuda-graph", process, line, no)
-      if (startsAt(line, at, "Capture cuda graph begin") || startsAt(line, at, "Capture piecewise CUDA graph begin"))
-        return this.reach(this.phase === "draft-weights" ? "draft-cuda-graph" : "cuda-graph", process, line, no)
+      if (
+        startsAt(line, at, "Capture cuda graph begin") ||
+        startsAt(line, at, "Capture piecewise CUDA graph begin")
+      )
+        return this.reach(
+          this.phase === "draft-weights" ? "draft-cuda-graph" : "cuda-graph",
+          process,
+          line,
+          no
+        )
     } else if (c === 75 /* K */ && startsAt(line, at, "KV Cache is allocated")) {
       return this.reach(this.phase === "draft-weights" ? "draft-weights" : "kv-cache", process, line, no)
     } else if (c === 77 /* M */ && startsAt(line, at, "Mamba Cache is allocated")) {
@@ -179,42 +212,15 @@ export class Classifier {
     } else if (c === 115 /* s */ && startsAt(line, at, "server_args=ServerArgs(")) {
       return this.serverArgs(line, at, no)
     } else if (c === 109 /* m */ && startsAt(line, at, "max_total_num_tokens=")) {
-      return this.capacity(line, at, no)
+      return this.events.push(capacityEvent(line, at, no))
     } else if (c === 84 /* T */ && startsAt(line, at, "The server is fired up and ready to roll")) {
       return this.reach("ready", process, line, no)
     } else if (c === 69 /* E */ && startsAt(line, at, "ERROR:")) {
       return this.uvicornError(line, at, no)
     }
-    if (line.includes("hit an exception")) {
-      const owner = line.includes("DetokenizerManager")
-        ? "detokenizer"
-        : line.includes("TokenizerManager")
-          ? "tokenizer"
-          : line.includes("DataParallelController")
-            ? "dp-controller"
-            : process === "launcher"
-              ? "scheduler"
-              : process
-      return this.openTraceback(owner, line, no)
-    }
-    if (line.includes("watchdog timeout")) {
-      return this.offer({
-        tier: ROOT,
-        failure: new F.StartupStalled({
-          evidence: [{ line: no, text: line }],
-          process,
-          phase: this.phase,
-          reason: line.slice(at),
-          fix: { action: "a forward pass hung: raise --watchdog-timeout if it is only slow, else look for a stuck collective (NCCL_DEBUG=INFO)" }
-        })
-      })
-    }
-    if (line.includes("crashed with exit code") || line.includes("Received sigquit") || line.includes("SIGQUIT received")) {
-      return this.offer({
-        tier: CONSEQUENCE,
-        failure: new F.ProcessExited({ evidence: [{ line: no, text: line }], process, phase: this.phase, reason: line.slice(at) })
-      })
-    }
+    if (line.includes("hit an exception")) return this.openTraceback(recordOwner(line, process), line, no)
+    if (line.includes("watchdog timeout")) return this.offer(watchdogStall(line, at, no, process, this.phase))
+    if (childCrashNote(line)) return this.offer(consequence(line, at, no, process, this.phase))
     if (
       line.includes("memory capacity is unbalanced") ||
       line.includes("Health check failed") ||
@@ -240,27 +246,14 @@ export class Classifier {
   }
 
   private uvicornError(line: string, at: number, no: number) {
-    const bind = /error while attempting to bind on address \('([^']*)', (\d+)\)/.exec(line)
-    if (bind) {
-      return this.offer({
-        tier: ROOT,
-        failure: new F.PortInUse({
-          evidence: [{ line: no, text: line }],
-          process: "launcher",
-          phase: this.phase,
-          kind: "http",
-          port: Number(bind[2]),
-          reason: line.slice(at + 6).trim(),
-          fix: { action: `stop the process listening on port ${bind[2]} (ss -ltnp), or pass another --port` }
-        })
-      })
-    }
+    const bind = httpBind(line, at, no, this.phase)
+    if (bind) return this.offer(bind)
     if (line.includes("Traceback")) this.openTraceback("launcher", line, no)
   }
 
   private bare(line: string, no: number) {
     if (line.startsWith("Traceback (most recent call last)")) {
-      if (this.tb !== undefined && this.tb.continuesChain()) return this.tb.push(no, line)
+      if (this.tb?.continuesChain()) return this.tb.push(no, line)
       if (this.tb !== undefined) this.closeTraceback()
       return this.openTraceback("launcher", line, no)
     }
@@ -271,38 +264,22 @@ export class Classifier {
       return
     }
     const argError = /^[\w./ -]+: error: (.*)$/.exec(line)
-    if (argError && (this.usage !== undefined || line.startsWith("sglang serve:") || line.includes("launch_server"))) {
+    if (
+      argError &&
+      (this.usage !== undefined || line.startsWith("sglang serve:") || line.includes("launch_server"))
+    ) {
       return this.offer(argparse(argError[1]!, this.usage, { line: no, text: line }, this.phase))
     }
-    if (line.startsWith("Fatal Python error:")) {
-      return this.offer({
-        tier: UNKNOWN,
-        failure: new F.ProcessExited({
-          evidence: [{ line: no, text: line }],
-          process: "unknown",
-          phase: this.phase,
-          reason: line,
-          ...(line.includes("Segmentation fault") ? { signal: "SIGSEGV" } : {})
-        })
-      })
-    }
-    if (/Warning: /.test(line)) this.events.push({ _tag: "Warning", text: line, process: "launcher", line: no })
+    if (line.startsWith("Fatal Python error:")) return this.offer(fatalPython(line, no, this.phase))
+    if (/Warning: /.test(line))
+      this.events.push({ _tag: "Warning", text: line, process: "launcher", line: no })
   }
 
   private shardProgress(line: string) {
-    const m = /(\d+)% Completed \| (\d+)\/(\d+)/.exec(line)
-    if (!m) return
-    const done = Number(m[2])
-    if (done === this.progress) return
-    this.progress = done
-    this.events.push({
-      _tag: "PhaseProgress",
-      phase: this.phase,
-      done,
-      total: Number(m[3]),
-      percent: Number(m[1]),
-      at: this.lastAt
-    })
+    const p = shardProgress(line)
+    if (p === undefined || p.done === this.progress) return
+    this.progress = p.done
+    this.events.push({ _tag: "PhaseProgress", phase: this.phase, ...p, at: this.lastAt })
   }
 
   private serverArgs(line: string, at: number, no: number) {
@@ -310,65 +287,5 @@ export class Classifier {
     if (typeof values.mem_fraction_static === "number") this.memFractionStatic = values.mem_fraction_static
     this.reach("args-resolved", "launcher", line, no)
     this.events.push({ _tag: "ServerArgsLine", values, line: no })
-  }
-
-  private capacity(line: string, at: number, no: number) {
-    const get = (key: string) => {
-      const m = new RegExp(`${key}=([\\d.]+)`).exec(line.slice(at))
-      return m ? Number(m[1]) : 0
-    }
-    this.events.push({
-      _tag: "Capacity",
-      maxTotalNumTokens: get("max_total_num_tokens"),
-      maxRunningRequests: get("max_running_requests"),
-      contextLen: get("context_len"),
-      availableGpuMemGB: get("available_gpu_mem"),
-      line: no
-    })
-  }
-}
-
-/** A ProcessExited completed with how the process ended. */
-const withExit = (failure: F.ProcessExited, exit: ExitStatus): F.ProcessExited => {
-  const signal =
-    exit.signal ?? (exit.exitCode !== undefined && exit.exitCode > 128 ? signalName(exit.exitCode - 128) : failure.signal)
-  return new F.ProcessExited({
-    ...failure,
-    ...(exit.exitCode === undefined ? {} : { exitCode: exit.exitCode }),
-    ...(signal === undefined ? {} : { signal })
-  })
-}
-
-const SIGNALS: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM" }
-const signalName = (n: number) => SIGNALS[n] ?? `signal ${n}`
-
-const argparse = (message: string, usage: EvidenceLine | undefined, error: EvidenceLine, phase: Phase): Candidate => {
-  const kind = message.includes("invalid choice")
-    ? "invalid-choice"
-    : message.startsWith("unrecognized arguments")
-      ? "unrecognized"
-      : message.includes("arguments are required")
-        ? "required"
-        : message.includes("invalid") && message.includes("value")
-          ? "invalid-value"
-          : "other"
-  const flags = [...new Set(message.match(/--[a-z][a-z0-9-]*/g) ?? [])]
-  const fix: F.Fix =
-    kind === "unrecognized"
-      ? { removeFlags: flags, action: "these flags do not exist in the installed SGLang version" }
-      : kind === "required"
-        ? { action: `add ${flags.join(" ") || "the required arguments"}` }
-        : { action: `correct ${flags.join(" ") || "the argument"}: ${message}` }
-  return {
-    tier: ROOT,
-    failure: new F.ArgparseError({
-      evidence: usage ? [usage, error] : [error],
-      process: "launcher",
-      phase,
-      reason: message,
-      kind,
-      flags,
-      fix
-    })
   }
 }

@@ -67,7 +67,13 @@ export const headerTime = (line: string): number => {
     }
   }
   return (
-    Date.UTC(num(line, 1, 4), num(line, 6, 2) - 1, num(line, 9, 2), num(line, 12, 2), num(line, 15, 2), num(line, 18, 2)) +
-    ms
+    Date.UTC(
+      num(line, 1, 4),
+      num(line, 6, 2) - 1,
+      num(line, 9, 2),
+      num(line, 12, 2),
+      num(line, 15, 2),
+      num(line, 18, 2)
+    ) + ms
   )
 }

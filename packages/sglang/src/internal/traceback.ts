@@ -66,13 +66,16 @@ export class TracebackBuilder {
   }
 
   build(): Traceback {
-    const lines = this.tail.length > TAIL ? this.head.concat(this.tail.slice(-TAIL)) : this.head.concat(this.tail)
+    const lines =
+      this.tail.length > TAIL ? this.head.concat(this.tail.slice(-TAIL)) : this.head.concat(this.tail)
     return parse(this.process, this.phase, this.header, lines)
   }
 }
 
 const FRAME = /^\s*File "([^"]*)", line (\d+), in (.+)$/
-const EXCEPTION = /^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s?(.*))?$/
+// `ValueError: x`, `torch.OutOfMemoryError: x`, `Exception: x`, `requests.exceptions.ReadTimeout: x`, bare `AssertionError`
+const EXCEPTION =
+  /^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Interrupt|Failure|Warning|Timeout)|(?:[a-z_]\w*\.)+[A-Z]\w*)(?::\s?(.*))?$/
 const CHAIN = /^(During handling of the above exception|The above exception was the direct cause)/
 const CARETS = /^\s*[~^]+\s*$/
 
@@ -91,7 +94,14 @@ const parse = (
     const text = entry === header ? afterHeader(header.text) : entry.text
     const frame = FRAME.exec(text)
     if (frame) {
-      current = { file: frame[1]!, line: Number(frame[2]), func: frame[3]!, at: entry.line, source: [], sourceLines: [] }
+      current = {
+        file: frame[1]!,
+        line: Number(frame[2]),
+        func: frame[3]!,
+        at: entry.line,
+        source: [],
+        sourceLines: []
+      }
       frames.push(current)
       exception = undefined
       continue
@@ -108,9 +118,14 @@ const parse = (
       }
       continue
     }
-    const raised = EXCEPTION.exec(text)
+    // one exception per traceback block: later `Name: text` lines belong to its message
+    const raised = exception === undefined ? EXCEPTION.exec(text) : null
     if (raised) {
-      exception = { type: raised[1]!, message: raised[2] ?? "", lines: [{ line: entry.line, text: entry.text }] }
+      exception = {
+        type: raised[1]!,
+        message: raised[2] ?? "",
+        lines: [{ line: entry.line, text: entry.text }]
+      }
       exceptions.push(exception)
       current = undefined
       continue

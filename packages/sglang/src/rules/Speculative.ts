@@ -1,12 +1,13 @@
 /**
  * Speculative decoding rules of `_handle_speculative_decoding` (rules.md R1-R4, R9-R15, R17,
  * R18 parts): NEXTN -> EAGLE, the all-or-nothing (steps, topk, draft tokens) triple and its
- * auto choice, topk constraints, the max-running-requests reset and the spec v1/v2 choice.
- * DFLASH and NGRAM live in `SpeculativeDflashNgram.ts`.
+ * the max-running-requests reset and the spec v1/v2 choice. The (steps, topk, draft tokens)
+ * triple is in `SpeculativeTriple.ts`, DFLASH and NGRAM in `Dflash.ts` / `Ngram.ts`.
  *
  * @since 0.1.0
  */
-import { attentionBackends, envBool, isEagleFamily, V0_5_11 } from "../internal/rules/helpers.js"
+import { envBool, isEagleFamily, V0_5_11 } from "../internal/rules/helpers.js"
+import { resetMaxRunningRequests } from "../internal/rules/maxRunningRequests.js"
 import * as Rule from "../Rule.js"
 
 /** R2: a draft path without a revision gets revision "main". */
@@ -18,11 +19,16 @@ export const draftRevision = Rule.make({
   kind: "adjust",
   check: ({ args }) =>
     args.speculative_draft_model_path !== null && args.speculative_draft_model_revision === null
-      ? Rule.adjust({ speculative_draft_model_revision: "main" }, "the draft model is loaded at revision main", undefined)
+      ? Rule.adjust(
+          { speculative_draft_model_revision: "main" },
+          "the draft model is loaded at revision main",
+          undefined
+        )
       : undefined
 })
 
-const trtllmMoe = (backend: string | null) => backend === "flashinfer_trtllm" || backend === "flashinfer_trtllm_routed"
+const trtllmMoe = (backend: string | null) =>
+  backend === "flashinfer_trtllm" || backend === "flashinfer_trtllm_routed"
 
 /** R3: draft MoE runner may not be flashinfer_trtllm. */
 export const draftMoeRunnerTrtllm = Rule.make({
@@ -56,7 +62,9 @@ export const draftMoeRunnerDefault = Rule.make({
     args.speculative_algorithm !== null && args.speculative_moe_runner_backend === null
       ? Rule.adjust(
           {
-            speculative_moe_runner_backend: trtllmMoe(args.moe_runner_backend) ? "auto" : args.moe_runner_backend
+            speculative_moe_runner_backend: trtllmMoe(args.moe_runner_backend)
+              ? "auto"
+              : args.moe_runner_backend
           },
           "the draft MoE runner copies --moe-runner-backend",
           undefined
@@ -73,7 +81,11 @@ export const nextnIsEagle = Rule.make({
   kind: "adjust",
   check: ({ args }) =>
     args.speculative_algorithm === "NEXTN"
-      ? Rule.adjust({ speculative_algorithm: "EAGLE" }, "NEXTN is run as EAGLE with the model's MTP layers", undefined)
+      ? Rule.adjust(
+          { speculative_algorithm: "EAGLE" },
+          "NEXTN is run as EAGLE with the model's MTP layers",
+          undefined
+        )
       : undefined
 })
 
@@ -115,25 +127,10 @@ export const standaloneDpAttention = Rule.make({
       : undefined
 })
 
-export const maxRunningRequestsMessage =
-  "Max running requests is reset to 48 for speculative decoding. You can override this by explicitly setting --max-running-requests."
-
 /** R15 (EAGLE family): max_running_requests -> 48. */
-export const maxRunningRequests = Rule.make({
-  id: "R15",
-  title: "max running requests reset to 48 for speculative decoding",
-  versions: V0_5_11,
-  order: { step: 17, sub: 31 },
-  kind: "adjust",
-  check: ({ args }) =>
-    isEagleFamily(args.speculative_algorithm) && args.max_running_requests === null
-      ? Rule.adjust(
-          { max_running_requests: 48 },
-          "speculative decoding caps concurrent requests at 48 unless --max-running-requests is given",
-          maxRunningRequestsMessage
-        )
-      : undefined
-})
+export const maxRunningRequests = resetMaxRunningRequests("R15", 31, ({ args }) =>
+  isEagleFamily(args.speculative_algorithm)
+)
 
 /** R10: spec v2 (overlap) needs topk 1 and SGLANG_ENABLE_SPEC_V2; logs which worker is used. */
 export const specVersion = Rule.make({
@@ -147,7 +144,8 @@ export const specVersion = Rule.make({
     if (!isEagleFamily(args.speculative_algorithm)) return undefined
     const topk = args.speculative_eagle_topk
     let reason: string | undefined
-    if (!args.disable_overlap_schedule && topk !== null && topk > 1) reason = "spec v2 currently only supports topk = 1"
+    if (!args.disable_overlap_schedule && topk !== null && topk > 1)
+      reason = "spec v2 currently only supports topk = 1"
     else if (!args.disable_overlap_schedule && !envBool(input, "SGLANG_ENABLE_SPEC_V2", true)) {
       reason = "SGLANG_ENABLE_SPEC_V2=False"
     }
@@ -228,149 +226,6 @@ export const mtpDraftPath = Rule.make({
       "DeepSeek MTP does not require setting speculative_draft_model_path.",
       ["speculative_draft_model_path"]
     )
-  }
-})
-
-/** Complete a partially given (steps, topk, draft tokens) triple the way SGLang would accept it. */
-const completeTriple = (topk: number | null, draft: number | null) => {
-  if (topk !== null && topk > 1) return { speculative_num_steps: 5, speculative_num_draft_tokens: draft ?? 8 }
-  const steps = draft === null ? 3 : Math.max(1, draft - 1)
-  return { speculative_num_steps: steps, speculative_eagle_topk: 1 }
-}
-
-/** R12: the bare assertion: without --speculative-num-steps, topk and draft tokens must be unset too. */
-export const speculativeTriple = Rule.make({
-  id: "R12",
-  title: "speculative steps, topk and draft tokens: all or none",
-  versions: V0_5_11,
-  order: { step: 17, sub: 35 },
-  kind: "fatal",
-  check: ({ args }) => {
-    const { speculative_eagle_topk: topk, speculative_num_draft_tokens: draft } = args
-    if (!isEagleFamily(args.speculative_algorithm) || args.speculative_num_steps !== null) return undefined
-    if (topk === null && draft === null) return undefined
-    const given = [topk !== null ? "--speculative-eagle-topk" : "", draft !== null ? "--speculative-num-draft-tokens" : ""]
-      .filter((s) => s !== "")
-      .join(" and ")
-    return Rule.violation({
-      errorType: "AssertionError",
-      message: `${given} given without --speculative-num-steps: SGLang needs none of the three speculative numbers (it picks them) or at least steps and topk; it fails with a bare AssertionError (no message)`,
-      sglangMessage: "",
-      sourceLine:
-        "assert (self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None)",
-      fields: ["speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"],
-      fix: completeTriple(topk, draft),
-      alternatives: [{ speculative_eagle_topk: null, speculative_num_draft_tokens: null }]
-    })
-  }
-})
-
-/** R12: none of the three given -> SGLang picks them from the architecture. */
-export const autoTriple = Rule.make({
-  id: "R12.auto",
-  title: "automatic speculative steps, topk and draft tokens",
-  versions: V0_5_11,
-  order: { step: 17, sub: 36 },
-  kind: "adjust",
-  check: ({ args, traits }) => {
-    if (!isEagleFamily(args.speculative_algorithm) || args.speculative_num_steps !== null) return undefined
-    if (args.speculative_eagle_topk !== null || args.speculative_num_draft_tokens !== null) return undefined
-    const arch = traits?.architecture
-    const wide =
-      args.speculative_algorithm !== "STANDALONE" &&
-      (arch === "LlamaForCausalLM" || arch === "Grok1ForCausalLM" || arch === "Grok1VForCausalLM")
-    const [steps, topk, draft] = wide ? [5, 4, 8] : [3, 1, 4]
-    return Rule.adjust(
-      { speculative_num_steps: steps, speculative_eagle_topk: topk, speculative_num_draft_tokens: draft },
-      `SGLang picks (steps, topk, draft tokens) = (${steps}, ${topk}, ${draft}) for ${arch ?? "this model"}`,
-      undefined
-    )
-  }
-})
-
-/** R12/R14: steps without topk passes the assertion, then `None > 1` raises a TypeError. */
-export const stepsWithoutTopk = Rule.make({
-  id: "R12.topk-missing",
-  title: "--speculative-num-steps without --speculative-eagle-topk",
-  versions: V0_5_11,
-  order: { step: 17, sub: 37 },
-  kind: "fatal",
-  check: ({ args }) =>
-    isEagleFamily(args.speculative_algorithm) && args.speculative_num_steps !== null && args.speculative_eagle_topk === null
-      ? Rule.violation({
-          errorType: "TypeError",
-          message: "--speculative-num-steps needs --speculative-eagle-topk too (SGLang compares the missing topk with 1)",
-          sglangMessage: "'>' not supported between instances of 'NoneType' and 'int'",
-          fields: ["speculative_num_steps", "speculative_eagle_topk"],
-          fix: { speculative_eagle_topk: 1 }
-        })
-      : undefined
-})
-
-/** R14: trtllm_mha only with topk 1. */
-export const trtllmTopk = Rule.make({
-  id: "R14.trtllm-mha",
-  title: "trtllm_mha attention only with topk 1",
-  versions: V0_5_11,
-  order: { step: 17, sub: 38 },
-  kind: "fatal",
-  check: ({ args }) => {
-    const topk = args.speculative_eagle_topk
-    if (!isEagleFamily(args.speculative_algorithm) || topk === null || topk <= 1) return undefined
-    if (!attentionBackends(args).includes("trtllm_mha")) return undefined
-    return Rule.violation({
-      errorType: "ValueError",
-      message: `the trtllm_mha attention backend supports only --speculative-eagle-topk 1, got ${topk}`,
-      sglangMessage: "trtllm_mha backend only supports topk = 1 for speculative decoding.",
-      fields: ["speculative_eagle_topk", "attention_backend"],
-      fix: { speculative_eagle_topk: 1 },
-      alternatives: [{ attention_backend: "triton" }]
-    })
-  }
-})
-
-/** R13: topk 1 forces draft tokens = steps + 1. */
-export const draftTokensForTopkOne = Rule.make({
-  id: "R13",
-  title: "topk 1 forces draft tokens = steps + 1",
-  versions: V0_5_11,
-  order: { step: 17, sub: 39 },
-  kind: "adjust",
-  check: ({ args }) => {
-    const steps = args.speculative_num_steps
-    if (!isEagleFamily(args.speculative_algorithm) || args.speculative_eagle_topk !== 1 || steps === null) {
-      return undefined
-    }
-    if (args.speculative_num_draft_tokens === steps + 1) return undefined
-    return Rule.adjust(
-      { speculative_num_draft_tokens: steps + 1 },
-      `with topk 1 SGLang verifies steps + 1 = ${steps + 1} draft tokens`,
-      "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1"
-    )
-  }
-})
-
-/** R14: topk > 1 with paged attention only on flashinfer / fa3. */
-export const topkWithPages = Rule.make({
-  id: "R14.page-size",
-  title: "topk > 1 with page size > 1 only on flashinfer or fa3",
-  versions: V0_5_11,
-  order: { step: 17, sub: 40 },
-  kind: "fatal",
-  check: ({ args }) => {
-    const topk = args.speculative_eagle_topk
-    const page = args.page_size ?? 1
-    if (!isEagleFamily(args.speculative_algorithm) || topk === null || topk <= 1 || page <= 1) return undefined
-    if (args.attention_backend === "flashinfer" || args.attention_backend === "fa3") return undefined
-    return Rule.violation({
-      errorType: "ValueError",
-      message: `topk ${topk} with page size ${page} gives wrong results on the ${args.attention_backend} backend`,
-      sglangMessage:
-        "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
-      fields: ["speculative_eagle_topk", "page_size", "attention_backend"],
-      fix: { attention_backend: "flashinfer" },
-      alternatives: [{ speculative_eagle_topk: 1 }]
-    })
   }
 })
 
@@ -460,12 +315,6 @@ export const rules: ReadonlyArray<Rule.Rule> = [
   specVersion,
   eagleMixedChunk,
   mtpDraftPath,
-  speculativeTriple,
-  autoTriple,
-  stepsWithoutTopk,
-  trtllmTopk,
-  draftTokensForTopkOne,
-  topkWithPages,
   adaptiveUnsupported,
   flexAttention,
   pdDecodeRadix

@@ -5,8 +5,21 @@
  * @internal
  */
 import { Either } from "effect"
-import type { HfConfig, HfTextConfig, HybridLinearAttention, Mla, ModelTraits, Moe, Mtp } from "../../ModelTraits.js"
-import { hybridKindOf, multimodalArchitectures, mtpDraftArchitecture, singleLayerMtpDrafts } from "./architectures.js"
+import type {
+  HfConfig,
+  HfTextConfig,
+  HybridLinearAttention,
+  Mla,
+  ModelTraits,
+  Moe,
+  Mtp
+} from "../../ModelTraits.js"
+import {
+  hybridKindOf,
+  mtpDraftArchitecture,
+  multimodalArchitectures,
+  singleLayerMtpDrafts
+} from "./architectures.js"
 import { bytesPerParameter, estimateParameters, quantizedBytes } from "./parameters.js"
 
 type TextKey = keyof HfTextConfig

@@ -74,7 +74,9 @@ const mlpParameters = (s: ShapeForEstimate, layer: number): number => {
 }
 
 /** Total and embedding parameter counts. */
-export const estimateParameters = (s: ShapeForEstimate): { readonly total: number; readonly embedding: number } => {
+export const estimateParameters = (
+  s: ShapeForEstimate
+): { readonly total: number; readonly embedding: number } => {
   const embedding = (s.vocabSize ?? 0) * s.hiddenSize * (s.tieWordEmbeddings ? 1 : 2)
   const linear = new Set(s.hybrid?.kind === "gdn" ? s.hybrid.layers : [])
   let body = 0

@@ -12,7 +12,9 @@ export const V0_5_11: ReadonlyArray<string> = ["0.5.11"]
 export const platformOf = (input: RuleInput): Platform => input.platform ?? "cuda"
 
 /** Compute capability as numbers; undefined when the GPUs are unknown. */
-export const capability = (input: RuleInput): { readonly major: number; readonly minor: number } | undefined => {
+export const capability = (
+  input: RuleInput
+): { readonly major: number; readonly minor: number } | undefined => {
   if (input.gpus === undefined || platformOf(input) !== "cuda") return undefined
   const [major, minor] = input.gpus.computeCapability.split(".").map(Number)
   if (major === undefined || Number.isNaN(major)) return undefined

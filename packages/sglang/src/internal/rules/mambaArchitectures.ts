@@ -42,7 +42,10 @@ export const mambaArchitectures: Readonly<Record<string, MambaArchitecture>> = {
 }
 
 /** Archs whose radix cache SGLang switches off ("not yet supported"). */
-export const radixCacheUnsupported: ReadonlySet<string> = new Set(["KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"])
+export const radixCacheUnsupported: ReadonlySet<string> = new Set([
+  "KimiLinearForCausalLM",
+  "BailingMoeV2_5ForCausalLM"
+])
 
 /** The mamba radix-cache spec of the model, if it takes that path. */
 export const mambaArchitectureOf = (traits: ModelTraits | undefined): MambaArchitecture | undefined => {

@@ -4,7 +4,8 @@
  *
  * - weights: `estimatedWeightBytes / tp` must fit in the GPU at all (else CUDA OOM while loading);
  * - static pool: `total × mem_fraction_static` must hold the weights plus a KV pool of at least
- *   `context_length` tokens (else "Not enough memory" when the KV pool is sized);
+ *   `requiredTokens` (one request of an explicit `--context-length`, else 4096 tokens; SGLang
+ *   shrinks the pool otherwise) (else "Not enough memory" when the KV pool is sized);
  * - the rest (`total × (1 - mem_fraction_static)`) must hold activations and CUDA graphs,
  *   which grow with max_running_requests (else CUDA OOM while capturing graphs).
  *
@@ -38,7 +39,7 @@ export const plan = (o: {
   readonly tp: number
   readonly gpuMiB: number
   readonly memFractionStatic: number
-  readonly contextLength: number
+  readonly requiredTokens: number
   readonly maxRunningRequests: number
   readonly speculative: boolean
 }): MemoryPlan => {
@@ -52,7 +53,7 @@ export const plan = (o: {
   const outcome =
     weightsGiB > totalGiB - 0.5
       ? "weights-oom"
-      : kvTokens < o.contextLength
+      : kvTokens < o.requiredTokens
         ? "kv-pool"
         : totalGiB - staticGiB < runtimeGiB
           ? "graph-oom"

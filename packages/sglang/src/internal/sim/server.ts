@@ -85,9 +85,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     }
     const effective: ServerArgs = resolved.right.effective
     yield* wait(REAL_MS.args)
-    for (const adjustment of resolved.right.adjustments) {
-      if (adjustment.sglangMessage !== undefined) yield* log("", adjustment.sglangMessage)
-    }
+    for (const message of resolved.right.logLines) yield* log("", message)
     yield* log("", L.serverArgs(reprValues(effective)))
 
     const tp = effective.tp_size
@@ -100,7 +98,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
       tp,
       gpuMiB: gpu.memoryTotalMiB,
       memFractionStatic: effective.mem_fraction_static ?? 0.8,
-      contextLength,
+      requiredTokens: explicit.has("context_length") ? contextLength : 4096,
       maxRunningRequests: effective.max_running_requests ?? 256,
       speculative
     })

@@ -52,7 +52,7 @@ export const argparse = (error: ArgvError): ReadonlyArray<string> => {
       case "UnexpectedValue":
         return `argument ${"flag" in error ? error.flag : ""}: ignored explicit argument`
       default:
-        return error.message
+        return (error as { readonly message: string }).message
     }
   })()
   return [usage, `sglang serve: error: ${text}`]

@@ -1,0 +1,229 @@
+/**
+ * Log classifier throughput and memory on a large log.
+ *
+ * Generates a log on disk (a successful launch, then steady-state `Decode batch` lines, then a
+ * rank crash at the end), and reads it twice with the same fixed-size chunks: once only
+ * splitting lines (the baseline) and once feeding every line to the classifier. Prints MB/s
+ * for both, their ratio, and peak RSS. Targets (1 GiB): classifier >= 100 MB/s, RSS < 200 MB.
+ *
+ *   npx tsx bench/classify.ts [--size 1GiB|256MiB|64MB|<bytes>] [--chunk 64KiB] [--check]
+ *
+ * `--check` exits 1 when a target is missed. The temp file is always deleted.
+ */
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { resourceUsage } from "node:process"
+import { StringDecoder } from "node:string_decoder"
+import { pathToFileURL } from "node:url"
+import * as Classifier from "@mlops/sglang/Classifier"
+import * as L from "../packages/sglang/src/internal/lifecycleLines.js"
+
+export interface Options {
+  readonly size: number
+  readonly chunk: number
+  readonly check: boolean
+}
+
+export interface Result {
+  readonly bytes: number
+  readonly lines: number
+  readonly baselineMBps: number
+  readonly classifierMBps: number
+  readonly ratio: number
+  /** RSS after generating the log, before reading it (runtime + loaded modules) */
+  readonly startRssMB: number
+  readonly peakRssMB: number
+  readonly maxRssMB: number
+  readonly failureTag: string | undefined
+  readonly targetsMet: boolean
+}
+
+const UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3
+}
+
+export const parseSize = (text: string): number => {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim())
+  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined
+  if (!m || unit === undefined) throw new Error(`bad size "${text}" (use e.g. 1GiB, 256MiB, 64MB)`)
+  return Math.round(Number(m[1]) * unit)
+}
+
+const parseArgs = (argv: ReadonlyArray<string>): Options => {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag)
+    return i === -1 ? undefined : argv[i + 1]
+  }
+  return {
+    size: parseSize(value("--size") ?? "1GiB"),
+    chunk: parseSize(value("--chunk") ?? "64KiB"),
+    check: argv.includes("--check")
+  }
+}
+
+/** Writes the log: launch, ~`size` bytes of decode lines, a TP1 OOM record and the launcher's note. */
+const generate = (path: string, size: number): number => {
+  const fd = openSync(path, "w")
+  const start = Date.UTC(2026, 4, 10, 12, 0, 0)
+  let written = 0
+  const put = (text: string) => {
+    written += writeSync(fd, text)
+  }
+  try {
+    put(L.toText(L.successfulLaunch({ tpSize: 2, hybrid: true, mtp: true })))
+    let minute = 0
+    while (written < size) {
+      // one ~1 MiB block per simulated second, values varying so no two lines are equal
+      const t = start + 60_000 + minute * 1000
+      const block: Array<string> = []
+      for (let i = 0; i < 5000; i++) {
+        block.push(
+          L.line(
+            t,
+            i % 2 === 0 ? "TP0" : "TP1",
+            L.decodeBatch({
+              running: 1 + (i % 48),
+              tokens: 1000 + i,
+              usage: (i % 100) / 100,
+              throughput: 50 + (i % 997) / 10,
+              accept: 2 + (i % 20) / 10
+            })
+          )
+        )
+      }
+      put(block.join("\n") + "\n")
+      minute++
+    }
+    const crash = start + 60_000 + minute * 1000
+    put(
+      L.toText([
+        ...L.oomTraceback({
+          epochMs: crash,
+          process: "TP1",
+          gpu: 1,
+          triedGiB: 2,
+          totalGiB: 79.19,
+          freeMiB: 412
+        }),
+        L.line(crash + 50, "", L.sigquitFromChild())
+      ])
+    )
+  } finally {
+    closeSync(fd)
+  }
+  return written
+}
+
+/** Reads `path` in fixed chunks and calls `onLine` for every line; samples RSS once per chunk. */
+const readLines = (
+  path: string,
+  chunk: number,
+  onLine: (line: string) => void
+): { lines: number; peakRss: number } => {
+  const fd = openSync(path, "r")
+  const buffer = Buffer.allocUnsafe(chunk)
+  const decoder = new StringDecoder("utf8")
+  let carry = ""
+  let lines = 0
+  let peakRss = process.memoryUsage.rss()
+  try {
+    for (;;) {
+      const n = readSync(fd, buffer, 0, chunk, null)
+      if (n === 0) break
+      const text = carry + decoder.write(n === chunk ? buffer : buffer.subarray(0, n))
+      let from = 0
+      for (;;) {
+        const nl = text.indexOf("\n", from)
+        if (nl === -1) break
+        onLine(text.slice(from, nl))
+        lines++
+        from = nl + 1
+      }
+      carry = text.slice(from)
+      const rss = process.memoryUsage.rss()
+      if (rss > peakRss) peakRss = rss
+    }
+    const rest = carry + decoder.end()
+    if (rest.length > 0) {
+      onLine(rest)
+      lines++
+    }
+  } finally {
+    closeSync(fd)
+  }
+  return { lines, peakRss }
+}
+
+export const run = (options: Options): Result => {
+  const dir = mkdtempSync(join(tmpdir(), "mlops-bench-classify-"))
+  const path = join(dir, "sglang.log")
+  try {
+    const bytes = generate(path, options.size)
+    const mb = bytes / 1e6
+    const startRssMB = process.memoryUsage.rss() / 1e6
+
+    let checksum = 0
+    let t0 = performance.now()
+    const base = readLines(path, options.chunk, (line) => {
+      checksum += line.length
+    })
+    const baselineS = (performance.now() - t0) / 1000
+
+    const classifier = Classifier.make()
+    let events = 0
+    t0 = performance.now()
+    const classified = readLines(path, options.chunk, (line) => {
+      events += classifier.feed(line).length
+    })
+    const failure = classifier.finish({ exitCode: 137 })
+    const classifierS = (performance.now() - t0) / 1000
+
+    const baselineMBps = mb / baselineS
+    const classifierMBps = mb / classifierS
+    const peakRssMB = Math.max(base.peakRss, classified.peakRss) / 1e6
+    const maxRssMB = (resourceUsage().maxRSS * 1024) / 1e6
+    const targetsMet = classifierMBps >= 100 && maxRssMB < 200 && failure?._tag === "OOM"
+    if (checksum < 0 || events < 0) throw new Error("unreachable")
+    return {
+      bytes,
+      lines: classified.lines,
+      baselineMBps,
+      classifierMBps,
+      ratio: classifierMBps / baselineMBps,
+      startRssMB,
+      peakRssMB,
+      maxRssMB,
+      failureTag: failure?._tag,
+      targetsMet
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const main = () => {
+  const options = parseArgs(process.argv.slice(2))
+  const r = run(options)
+  const f = (n: number) => n.toFixed(1)
+  console.log(`classify: ${f(r.bytes / 1e6)} MB, ${r.lines} lines, chunk ${options.chunk} B`)
+  console.log(`  baseline (split lines only): ${f(r.baselineMBps)} MB/s`)
+  console.log(
+    `  classifier:                  ${f(r.classifierMBps)} MB/s  (ratio ${r.ratio.toFixed(2)} of baseline)`
+  )
+  console.log(
+    `  RSS before reading: ${f(r.startRssMB)} MB, peak RSS sampled: ${f(r.peakRssMB)} MB, maxRSS (process): ${f(r.maxRssMB)} MB`
+  )
+  console.log(`  verdict at end of log: ${r.failureTag ?? "none"} (expected OOM)`)
+  console.log(`  targets (>= 100 MB/s, < 200 MB RSS, OOM found): ${r.targetsMet ? "met" : "MISSED"}`)
+  if (options.check && !r.targetsMet) process.exitCode = 1
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main()

@@ -1,0 +1,99 @@
+/**
+ * `mlops check (--host H | --model-config FILE [--gpus N --compute-capability X.Y --gpu-memory 48GiB]) -- <flags>`:
+ * SGLang's rules without launching. With `--host` the host is probed (SGLang version, GPUs,
+ * model config); with `--model-config` everything is local and offline. GPU defaults when not
+ * given: 1 GPU, compute capability 9.0, 80 GiB (an H100).
+ */
+import { Command, Options } from "@effect/cli"
+import * as Check from "@mlops/sglang/Check"
+import { Console, Data, Effect, Option } from "effect"
+import { bold, green, type Style, TerminalStyle } from "../render/style.js"
+import { sglangFlags } from "./launch.js"
+import { handle, json, printJson } from "./shared.js"
+
+/** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
+export class CheckUsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
+export const parseGiB = (text: string): number | undefined => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m)?\s*$/i.exec(text)
+  if (match === null) return undefined
+  const value = Number(match[1])
+  const unit = (match[2] ?? "gib").toLowerCase()
+  return unit.startsWith("m") ? value / 1024 : value
+}
+
+const options = {
+  host: Options.text("host").pipe(Options.optional, Options.withDescription("Probe this host for GPUs, SGLang version, model")),
+  modelConfig: Options.file("model-config").pipe(
+    Options.optional,
+    Options.withDescription("A local config.json of the model (offline check)")
+  ),
+  gpus: Options.integer("gpus").pipe(Options.optional, Options.withDescription(`GPU count (default ${Check.defaultGpus.count})`)),
+  computeCapability: Options.text("compute-capability").pipe(
+    Options.optional,
+    Options.withDescription(`e.g. 8.6 (default ${Check.defaultGpus.computeCapability})`)
+  ),
+  gpuMemory: Options.text("gpu-memory").pipe(
+    Options.optional,
+    Options.withDescription(`Memory of one GPU, e.g. 48GiB (default ${Check.defaultGpus.memoryGiB}GiB)`)
+  ),
+  json,
+  flags: sglangFlags
+}
+
+const human = (style: Style, result: Check.CheckResult): string => {
+  const e = result.effective as unknown as Record<string, unknown>
+  const interesting = [
+    "tp_size",
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "mamba_scheduler_strategy",
+    "max_running_requests",
+    "mem_fraction_static",
+    "attention_backend",
+    "page_size"
+  ].filter((field) => e[field] !== null && e[field] !== undefined)
+  return [
+    `${green(style, "✓")} ${bold(style, `SGLang ${result.version} accepts these flags`)}`,
+    ...(result.adjustments.length > 0 ? ["  SGLang will adjust:", ...result.adjustments.map((a) => `    · ${a}`)] : []),
+    "  effective:",
+    ...interesting.map((field) => `    ${field} = ${String(e[field])}`)
+  ].join("\n")
+}
+
+export const check = Command.make("check", options, (parsed) =>
+  Effect.gen(function* () {
+    const style = yield* TerminalStyle
+    const host = Option.getOrUndefined(parsed.host)
+    const context = { host, argv: parsed.flags, command: "check" as const }
+    yield* handle(
+      parsed.json,
+      context,
+      Effect.gen(function* () {
+        if (Option.isSome(parsed.host) === Option.isSome(parsed.modelConfig)) {
+          return yield* new CheckUsageError({ message: "give either --host <alias> or --model-config <config.json>" })
+        }
+        let result: Check.CheckResult
+        if (host !== undefined) {
+          result = yield* Check.host({ host, argv: parsed.flags })
+        } else {
+          const memory = Option.map(parsed.gpuMemory, parseGiB)
+          if (Option.isSome(memory) && memory.value === undefined) {
+            return yield* new CheckUsageError({ message: "--gpu-memory expects e.g. 48GiB or 49152MiB" })
+          }
+          const gpus: Check.GpuFacts = {
+            ...(Option.isSome(parsed.gpus) ? { count: parsed.gpus.value } : {}),
+            ...(Option.isSome(parsed.computeCapability) ? { computeCapability: parsed.computeCapability.value } : {}),
+            ...(Option.isSome(memory) && memory.value !== undefined ? { memoryGiB: memory.value } : {})
+          }
+          result = yield* Check.localConfig({ argv: parsed.flags, configPath: Option.getOrThrow(parsed.modelConfig), gpus })
+        }
+        if (parsed.json) yield* printJson({ _tag: "Checked", ...result })
+        else yield* Console.log(human(style, result))
+      })
+    )
+  })
+).pipe(Command.withDescription("Check SGLang flags against SGLang's rules without launching (offline or against a host)"))

@@ -1,0 +1,37 @@
+/** `mlops logs --host H --name N [-f] [-n 100]`: a deployment's log, the tail or followed. */
+import { Command, Options } from "@effect/cli"
+import * as Logs from "@mlops/sglang/Logs"
+import { Console, Effect, Stream } from "effect"
+import { handle, host, json, printJson } from "./shared.js"
+
+const options = {
+  host,
+  name: Options.text("name").pipe(Options.withDescription("Deployment name")),
+  follow: Options.boolean("follow").pipe(Options.withAlias("f"), Options.withDescription("Keep printing new lines")),
+  lines: Options.integer("lines").pipe(
+    Options.withAlias("n"),
+    Options.withDefault(100),
+    Options.withDescription("How many of the last lines")
+  ),
+  json
+}
+
+export const logs = Command.make("logs", options, (parsed) =>
+  handle(
+    parsed.json,
+    { host: parsed.host },
+    parsed.follow
+      ? Logs.follow(parsed.host, parsed.name, { lines: parsed.lines }).pipe(
+          Stream.runForEach((line) =>
+            parsed.json ? printJson({ _tag: "LogLine", text: line.text, offset: line.offset }) : Console.log(line.text)
+          )
+        )
+      : Effect.gen(function* () {
+          const lines = yield* Logs.tail(parsed.host, parsed.name, { lines: parsed.lines })
+          if (parsed.json) {
+            return yield* printJson({ _tag: "Log", host: parsed.host, name: parsed.name, lines: lines.map((l) => l.text) })
+          }
+          for (const line of lines) yield* Console.log(line.text)
+        })
+  )
+).pipe(Command.withDescription("Print the last lines of a deployment's log, or follow it (-f)"))

@@ -1,0 +1,151 @@
+/**
+ * The launch as a person sees it. Plain mode: one line per step. Live mode (a TTY): the same
+ * permanent lines (adjustments, warnings, attempts) scroll above a block of phases with their
+ * elapsed times, which is rewritten in place as the launch moves on.
+ */
+import type * as Launch from "@mlops/sglang/Launch"
+import { bold, cyan, dim, duration, green, red, rewind, type Style, yellow } from "./style.js"
+
+type Progress = Launch.LaunchProgress
+
+interface PhaseRow {
+  readonly phase: string
+  readonly startedMs: number
+}
+
+/** What the live block shows. */
+export interface ViewState {
+  readonly startMs: number
+  readonly phases: ReadonlyArray<PhaseRow>
+  readonly status: string
+  /** Lines the block occupies on screen (for rewinding). */
+  readonly blockLines: number
+}
+
+export const initial = (startMs: number): ViewState => ({ startMs, phases: [], status: "connecting", blockLines: 0 })
+
+/** Plain mode: the permanent lines plus one line per phase reached. */
+export const plain = (style: Style, event: Progress): ReadonlyArray<string> =>
+  event._tag === "Log" && event.event._tag === "PhaseStarted"
+    ? [`  ${cyan(style, "·")} ${event.event.phase} ${dim(style, `+${duration(event.elapsedMs)}`)}`]
+    : lines(style, event)
+
+/** The permanent lines an event adds (plain and live mode). */
+export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
+  switch (event._tag) {
+    case "Connected":
+      return [`${green(style, "✓")} connected to ${bold(style, event.host)} as deployment ${bold(style, event.name)} ${dim(style, duration(event.elapsedMs))}`]
+    case "Preflight": {
+      const f = event.facts
+      const gpus = f.gpus.length > 0 ? `${f.gpus.length}× ${f.gpus[0]!.name}${f.gpus[0]!.computeCapability ? ` (sm ${f.gpus[0]!.computeCapability})` : ""}` : "no GPUs"
+      return [
+        `${green(style, "✓")} preflight: SGLang ${f.sglangVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path} ${dim(style, duration(event.elapsedMs))}`
+      ]
+    }
+    case "Resolved":
+      return [
+        `${green(style, "✓")} flags checked against SGLang's rules${event.adjustments.length > 0 ? `; SGLang will adjust:` : ""}`,
+        ...event.adjustments.map((a) => `    ${dim(style, "·")} ${a}`)
+      ]
+    case "RemoteChecked":
+      return [`${green(style, "✓")} the host's SGLang accepts the flags ${dim(style, duration(event.elapsedMs))}`]
+    case "AlreadyRunning":
+      return [`${green(style, "✓")} already running with the same flags (pid ${event.deployment.pid})`]
+    case "Replacing":
+      return [`${yellow(style, "↻")} replacing ${event.name} (pid ${event.pid}): ${event.outcome}`]
+    case "Spawned":
+      return [
+        `${cyan(style, "▶")} started pid ${event.pid}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}: ${dim(style, event.commandLine)}`,
+        `    log: ${event.logPath}`
+      ]
+    case "Log": {
+      const e = event.event
+      switch (e._tag) {
+        case "Warning":
+          return [`    ${yellow(style, "!")} ${e.process === "launcher" ? "" : `[${e.process}] `}${e.text}`]
+        case "Capacity":
+          return [
+            `    capacity: ${e.maxTotalNumTokens} tokens, max_running_requests ${e.maxRunningRequests}, context ${e.contextLen}, ${e.availableGpuMemGB} GB free`
+          ]
+        case "Listening":
+          return [`    listening on ${e.url} (warming up)`]
+        default:
+          return []
+      }
+    }
+    case "HealthChecked":
+      return [`    ${event.status === 200 ? green(style, "✓") : red(style, "✗")} ${event.endpoint} ${event.status}`]
+    case "AttemptFailed": {
+      const failure = event.failure as { readonly _tag: string; readonly message: string }
+      return [
+        `${red(style, "✗")} attempt ${event.attempt} failed: ${failure.message} ${dim(style, `[${failure._tag}]`)}`,
+        ...(event.nextArgv ? [`${yellow(style, "↻")} relaunching with the fix: ${event.nextArgv.join(" ")}`] : [])
+      ]
+    }
+    case "Launched": {
+      const d = event.deployment
+      const spec = d.args as Record<string, unknown> | null
+      const facts =
+        spec === null
+          ? []
+          : [
+              `    speculative: ${String(spec.speculative_algorithm ?? "off")}${spec.speculative_algorithm ? ` steps/topk/draft ${String(spec.speculative_num_steps)}/${String(spec.speculative_eagle_topk)}/${String(spec.speculative_num_draft_tokens)}` : ""}, max_running_requests ${String(spec.max_running_requests)}`
+            ]
+      return [
+        `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (pid ${d.pid}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
+        `    url: ${d.url}`,
+        ...facts,
+        `    try: curl -s ${d.url}/v1/models`
+      ]
+    }
+    default:
+      return []
+  }
+}
+
+/** Phase/status changes an event makes to the live block. */
+export const update = (state: ViewState, event: Progress, nowMs: number): ViewState => {
+  switch (event._tag) {
+    case "Preflight":
+      return { ...state, status: "checking flags" }
+    case "Spawned":
+      return { ...state, phases: [], status: "starting" }
+    case "Log":
+      if (event.event._tag === "PhaseStarted") {
+        return { ...state, phases: [...state.phases, { phase: event.event.phase, startedMs: nowMs }], status: event.event.phase }
+      }
+      return state
+    case "HealthChecked":
+      return { ...state, status: `health ${event.endpoint}` }
+    case "Launched":
+      return { ...state, status: "ready" }
+    default:
+      return state
+  }
+}
+
+/** The live block: one line per phase reached, the current one with a running clock. */
+export const block = (style: Style, state: ViewState, nowMs: number): ReadonlyArray<string> => {
+  const rows = state.phases.map((row, i) => {
+    const next = state.phases[i + 1]
+    const done = next !== undefined || state.status === "ready"
+    const took = (next?.startedMs ?? nowMs) - row.startedMs
+    return `    ${done ? green(style, "✓") : cyan(style, "…")} ${row.phase.padEnd(18)} ${dim(style, duration(took))}`
+  })
+  return [...rows, `  ${dim(style, `${state.status} · ${duration(nowMs - state.startMs)} elapsed`)}`]
+}
+
+/** Text to print for an event in live mode: rewind the old block, permanent lines, new block. */
+export const live = (
+  style: Style,
+  state: ViewState,
+  event: Progress | undefined,
+  nowMs: number
+): { readonly text: string; readonly state: ViewState } => {
+  const permanent = event === undefined ? [] : lines(style, event)
+  const next = event === undefined ? state : update(state, event, nowMs)
+  const finished = event?._tag === "Launched"
+  const newBlock = finished ? [] : block(style, next, nowMs)
+  const text = rewind(state.blockLines) + [...permanent, ...newBlock].join("\n")
+  return { text, state: { ...next, blockLines: newBlock.length } }
+}

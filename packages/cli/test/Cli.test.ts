@@ -1,0 +1,172 @@
+/**
+ * The real `mlops` command tree against the built-in simulated host `sim` (live clock: the
+ * simulated launch takes a few seconds), with a captured console.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { ExitCode } from "../src/ExitCodes.js"
+import { mlops, story, storyFixes } from "./support/run.js"
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures")
+const modelConfig = path.join(fixtures, "qwen3.6-27b.config.json")
+const a6000 = ["--gpus", "2", "--compute-capability", "8.6", "--gpu-memory", "48GiB"]
+
+const parseLines = (lines: ReadonlyArray<string>) =>
+  lines.filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as Record<string, unknown>)
+
+describe("mlops launch", () => {
+  it.live("the story's command: both problems, the fixed command, exit code 3", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("launch", "--host", "sim", "--", ...story)
+      assert.strictEqual(ran.code, ExitCode.RulesViolated)
+      const out = ran.text
+      assert.include(out, "2 problems")
+      assert.include(out, "not compatible with radix cache") // the mamba ValueError (R24)
+      assert.include(out, "bare AssertionError") // the speculative assertion (R12)
+      const fixedLine = out.split("\n").find((line) => line.trim().startsWith("mlops launch --host sim --"))
+      assert.isDefined(fixedLine)
+      for (const word of storyFixes) assert.include(fixedLine!, word)
+      assert.include(fixedLine!, "--model-path /root/models/Qwen3.6-27B")
+    })
+  )
+
+  it.live("the fixed command reaches ready", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("launch", "--host", "sim", "--", ...story, ...storyFixes)
+      assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
+      assert.include(ran.text, "is ready")
+      assert.include(ran.text, "max_running_requests 48")
+      assert.include(ran.text, "steps/topk/draft 1/1/2")
+    })
+  )
+
+  it.live("--json: NDJSON events with _tag, the last one the result", () =>
+    Effect.gen(function* () {
+      const ok = yield* mlops("launch", "--host", "sim", "--json", "--", ...story, ...storyFixes)
+      assert.strictEqual(ok.code, ExitCode.Ok, ok.text)
+      const events = parseLines(ok.stdout)
+      assert.isAbove(events.length, 3)
+      for (const event of events) assert.isString(event._tag)
+      assert.strictEqual(events[0]!._tag, "Connected")
+      assert.strictEqual(events[events.length - 1]!._tag, "Launched")
+
+      const bad = yield* mlops("launch", "--host", "sim", "--json", "--", ...story)
+      assert.strictEqual(bad.code, ExitCode.RulesViolated)
+      const lines = parseLines(bad.stdout)
+      const result = lines[lines.length - 1]!
+      assert.strictEqual(result._tag, "LaunchRulesViolated")
+      assert.isArray(result.violations)
+      assert.strictEqual((result.violations as Array<unknown>).length, 2)
+      assert.include(String(result.fixedCommand), "--mamba-scheduler-strategy extra_buffer")
+    })
+  )
+
+  it.live("an unknown host is a connection-class failure (exit 6) naming the known hosts", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("launch", "--host", "nope", "--json", "--", ...story)
+      assert.strictEqual(ran.code, ExitCode.Connection)
+      const result = parseLines(ran.stdout).at(-1)!
+      assert.strictEqual(result._tag, "HostNotFound")
+      assert.include(JSON.stringify(result.known), "lab-box")
+    })
+  )
+
+  it.live("SGLang flags before `--` are an mlops usage error (exit 2)", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("launch", "--host", "sim", "--model-path", "/root/models/Qwen3.6-27B")
+      assert.strictEqual(ran.code, ExitCode.Usage)
+    })
+  )
+})
+
+describe("`--` passthrough", () => {
+  it.live("words after `--` reach SGLang's parser untouched, even mlops' own option names", () =>
+    Effect.gen(function* () {
+      // `--json` after `--` is an SGLang flag (unknown to SGLang), not mlops' --json
+      const ran = yield* mlops("check", "--model-config", modelConfig, "--", "--model-path", "/m", "--json")
+      assert.strictEqual(ran.code, ExitCode.Usage)
+      assert.include(ran.text, "--json")
+      assert.notInclude(ran.stdout.join("\n"), "{")
+
+      // `=` forms, aliases and `--help` as a value all arrive as written
+      const ok = yield* mlops(
+        "check",
+        "--model-config",
+        modelConfig,
+        ...a6000,
+        "--json",
+        "--",
+        "--model-path",
+        "/m",
+        "--tensor-parallel-size=2",
+        "--served-model-name",
+        "--help"
+      )
+      assert.strictEqual(ok.code, ExitCode.Ok, ok.text)
+      const result = parseLines(ok.stdout)[0]!
+      const effective = result.effective as Record<string, unknown>
+      assert.strictEqual(effective.tp_size, 2)
+      assert.strictEqual(effective.served_model_name, "--help")
+    })
+  )
+})
+
+describe("mlops check --model-config (offline)", () => {
+  it.live("the story on 2× A6000: both violations and the fix; the fixed flags resolve", () =>
+    Effect.gen(function* () {
+      const bad = yield* mlops("check", "--model-config", modelConfig, ...a6000, "--", ...story)
+      assert.strictEqual(bad.code, ExitCode.RulesViolated)
+      assert.include(bad.text, "[R24]")
+      assert.include(bad.text, "[R12]")
+      assert.include(bad.text, "mlops check --")
+
+      const good = yield* mlops("check", "--model-config", modelConfig, ...a6000, "--json", "--", ...story, ...storyFixes)
+      assert.strictEqual(good.code, ExitCode.Ok, good.text)
+      const effective = parseLines(good.stdout)[0]!.effective as Record<string, unknown>
+      assert.strictEqual(effective.speculative_algorithm, "EAGLE")
+      assert.strictEqual(effective.speculative_num_draft_tokens, 2)
+      assert.strictEqual(effective.max_running_requests, 48)
+    })
+  )
+
+  it.live("--host and --model-config together is a usage error", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("check", "--host", "sim", "--model-config", modelConfig, "--", ...story)
+      assert.strictEqual(ran.code, ExitCode.Usage)
+    })
+  )
+})
+
+describe("mlops diagnose", () => {
+  it.live("a fixture OOM log: the failure, its evidence and fix; exit code of its class", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("diagnose", path.join(fixtures, "oom-tp1.log"))
+      assert.strictEqual(ran.code, ExitCode.LaunchFailed)
+      assert.include(ran.text, "[OOM]")
+      assert.include(ran.text, "CUDA out of memory")
+      assert.include(ran.text, "--mem-fraction-static")
+
+      const json = yield* mlops("diagnose", "--json", path.join(fixtures, "oom-tp1.log"))
+      const diagnosis = parseLines(json.stdout)[0]!
+      assert.strictEqual(diagnosis._tag, "Diagnosis")
+      assert.strictEqual((diagnosis.failure as Record<string, unknown>)._tag, "OOM")
+    })
+  )
+})
+
+describe("mlops hosts", () => {
+  it.live("lists sim next to the ssh_config aliases", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("hosts", "--json")
+      assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
+      const aliases = (parseLines(ran.stdout)[0]!.hosts as Array<{ alias: string }>).map((h) => h.alias)
+      assert.include(aliases, "sim")
+      assert.include(aliases, "lab-box")
+
+      const human = yield* mlops("hosts")
+      assert.match(human.stdout.join("\n"), /^sim\s+root@sim\.local/m)
+    })
+  )
+})

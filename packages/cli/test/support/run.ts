@@ -1,0 +1,80 @@
+/**
+ * Runs the real `mlops` command tree in-process with a captured console: what it printed
+ * (stdout and stderr lines) and the exit code `bin.ts` would use. The live side reads a
+ * throwaway ssh_config and MLOPS_HOME, never the user's.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { ConfigProvider, Console, Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { main } from "../../src/Cli.js"
+
+export interface Ran {
+  readonly code: number
+  readonly stdout: ReadonlyArray<string>
+  readonly stderr: ReadonlyArray<string>
+  /** stdout then stderr, as one text. */
+  readonly text: string
+}
+
+const isolated = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-cli-test-"))
+fs.writeFileSync(path.join(isolated, "ssh_config"), "Host lab-box\n  HostName 127.0.0.1\n  Port 2222\n")
+
+/** Environment of every run: an empty-ish ssh_config and MLOPS_HOME in a temp dir. */
+export const env: Record<string, string> = {
+  MLOPS_SSH_CONFIG: path.join(isolated, "ssh_config"),
+  MLOPS_HOME: path.join(isolated, "home")
+}
+
+const text = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")
+
+/** `mlops <args...>`. */
+export const mlops = (...args: ReadonlyArray<string>): Effect.Effect<Ran> =>
+  Effect.gen(function* () {
+    const stdout: Array<string> = []
+    const stderr: Array<string> = []
+    const base = yield* Effect.console
+    const captured: Console.Console = {
+      ...base,
+      log: (...a) => Effect.sync(() => void stdout.push(...text(a).split("\n"))),
+      info: (...a) => Effect.sync(() => void stdout.push(...text(a).split("\n"))),
+      error: (...a) => Effect.sync(() => void stderr.push(...text(a).split("\n"))),
+      warn: (...a) => Effect.sync(() => void stderr.push(...text(a).split("\n"))),
+      unsafe: {
+        ...base.unsafe,
+        log: (...a) => void stdout.push(...text(a).split("\n")),
+        info: (...a) => void stdout.push(...text(a).split("\n")),
+        error: (...a) => void stderr.push(...text(a).split("\n")),
+        warn: (...a) => void stderr.push(...text(a).split("\n"))
+      }
+    }
+    const code = yield* main(["node", "mlops", ...args]).pipe(
+      Console.withConsole(captured),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.provide(NodeContext.layer)
+    )
+    return { code, stdout, stderr, text: [...stdout, ...stderr].join("\n") }
+  })
+
+/** The story's first command (rules.md §9) on the simulated host. */
+export const story: ReadonlyArray<string> = [
+  "--model-path",
+  "/root/models/Qwen3.6-27B",
+  "--speculative-algorithm",
+  "NEXTN",
+  "--speculative-num-draft-tokens",
+  "1",
+  "--tp",
+  "2"
+]
+
+/** Its two fixes. */
+export const storyFixes: ReadonlyArray<string> = [
+  "--mamba-scheduler-strategy",
+  "extra_buffer",
+  "--speculative-num-steps",
+  "1",
+  "--speculative-eagle-topk",
+  "1"
+]

@@ -1,0 +1,159 @@
+/**
+ * HTTP to a port that only listens on the remote host's loopback (an SGLang server), through
+ * the connection's `forward`. Works with any `Connection`, the fake host's included.
+ *
+ * @since 0.1.0
+ */
+
+import * as http from "node:http"
+import * as net from "node:net"
+import { Duration, Effect, ExecutionStrategy, Exit, Runtime, Schema, Scope } from "effect"
+import type { Connection } from "./Connection.js"
+import type { ConnectError, ForwardFailed } from "./Errors.js"
+import { ForwardFailed as ForwardFailedError } from "./Errors.js"
+
+/** An HTTP request through a tunnel got no complete answer in time. @category errors */
+export class TunnelTimeout extends Schema.TaggedError<TunnelTimeout>()("TunnelTimeout", {
+  host: Schema.String,
+  port: Schema.Number,
+  path: Schema.String,
+  timeoutMs: Schema.Number
+}) {
+  override get message() {
+    return `no answer from ${this.host}:${this.port}${this.path} within ${this.timeoutMs} ms`
+  }
+}
+
+/** @category models */
+export interface TunnelRequest {
+  readonly port: number
+  readonly method: string
+  readonly path: string
+  readonly body?: string | Uint8Array
+  readonly headers?: Readonly<Record<string, string>>
+  /** Default 30 seconds. */
+  readonly timeout?: Duration.DurationInput
+}
+
+/** @category models */
+export interface TunnelResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/**
+ * One HTTP/1.1 request over a fresh forward (`Connection: close`), the whole body read.
+ *
+ * @category requests
+ */
+export const request = (
+  connection: Connection,
+  options: TunnelRequest
+): Effect.Effect<TunnelResponse, ForwardFailed | ConnectError | TunnelTimeout> => {
+  const timeout = Duration.decode(options.timeout ?? "30 seconds")
+  const host = connection.host.alias
+  return Effect.scoped(
+    Effect.gen(function* () {
+      const duplex = yield* connection.forward(options.port)
+      return yield* Effect.async<TunnelResponse, ForwardFailed>((resume) => {
+        const fail = (error: Error) =>
+          resume(Effect.fail(new ForwardFailedError({ host, port: options.port, reason: error.message })))
+        const req = http.request(
+          {
+            method: options.method,
+            path: options.path,
+            host: "127.0.0.1",
+            port: options.port,
+            headers: { connection: "close", ...options.headers },
+            agent: false,
+            createConnection: () => duplex as net.Socket
+          },
+          (res) => {
+            const chunks: Array<Buffer> = []
+            res.on("data", (chunk: Buffer) => chunks.push(chunk))
+            res.on("error", fail)
+            res.on("end", () => {
+              const headers: Record<string, string> = {}
+              for (const [name, value] of Object.entries(res.headers)) {
+                if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
+              }
+              resume(
+                Effect.succeed({
+                  status: res.statusCode ?? 0,
+                  headers,
+                  body: new TextDecoder().decode(Buffer.concat(chunks))
+                })
+              )
+            })
+          }
+        )
+        req.on("error", fail)
+        req.end(options.body === undefined ? undefined : Buffer.from(options.body))
+        return Effect.sync(() => req.destroy())
+      })
+    })
+  ).pipe(
+    Effect.timeoutFail({
+      duration: timeout,
+      onTimeout: () =>
+        new TunnelTimeout({
+          host,
+          port: options.port,
+          path: options.path,
+          timeoutMs: Duration.toMillis(timeout)
+        })
+    }),
+    Effect.withSpan("Tunnel.request", { attributes: { host, port: options.port, path: options.path } })
+  )
+}
+
+/** @category models */
+export interface Listener {
+  /** `http://127.0.0.1:<local port>` */
+  readonly url: string
+  readonly localPort: number
+}
+
+/**
+ * A local listener on `127.0.0.1:<ephemeral>` whose every accepted socket is piped through a
+ * new forward to `port` on the host. Closed (with its open tunnels) with the scope.
+ *
+ * @category listeners
+ */
+export const listen = (connection: Connection, port: number): Effect.Effect<Listener, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.runtime<never>()
+    const scope = yield* Effect.scope
+    const sockets = new Set<net.Socket>()
+    const server = yield* Effect.acquireRelease(
+      Effect.async<net.Server>((resume) => {
+        const server = net.createServer((socket) => {
+          sockets.add(socket)
+          socket.once("close", () => sockets.delete(socket))
+          socket.on("error", () => {})
+          socket.pause()
+          Runtime.runCallback(runtime)(
+            Effect.gen(function* () {
+              const socketScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+              socket.once("close", () => Runtime.runFork(runtime)(Scope.close(socketScope, Exit.void)))
+              const remote = yield* connection.forward(port).pipe(Scope.extend(socketScope))
+              remote.on("error", () => socket.destroy())
+              remote.on("close", () => socket.destroy())
+              socket.pipe(remote).pipe(socket)
+              socket.resume()
+            }),
+            { onExit: (exit) => Exit.isFailure(exit) && socket.destroy() }
+          )
+        })
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          for (const socket of sockets) socket.destroy()
+        })
+    )
+    const address = server.address() as net.AddressInfo
+    return { url: `http://127.0.0.1:${address.port}`, localPort: address.port }
+  })

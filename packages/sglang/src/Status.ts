@@ -1,0 +1,145 @@
+/**
+ * `status`: what runs where, read from the hosts themselves (the deployment directories), so
+ * it works from any machine: pid, alive, phase (from `ready.json` or the log tail through the
+ * classifier), health (`/health` through the tunnel), uptime, GPU memory of its processes,
+ * and for a dead server the classified reason.
+ *
+ * @since 0.1.0
+ */
+import type { Connection } from "@mlops/core/Connection"
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import { Hosts } from "@mlops/core/Hosts"
+import * as LogTail from "@mlops/core/LogTail"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import * as Tunnel from "@mlops/core/Tunnel"
+import { Clock, Effect } from "effect"
+import * as Classifier from "./Classifier.js"
+import * as Deployment from "./Deployment.js"
+import type { LaunchFailure } from "./Failures.js"
+import type { Phase } from "./LaunchEvent.js"
+import { gpuMemoryOf, groupPids } from "./Stop.js"
+
+/** @category models */
+export interface DeploymentStatus {
+  readonly host: string
+  readonly name: string
+  readonly pid: number | undefined
+  readonly port: number | undefined
+  readonly alive: boolean
+  /** `code N` / `signal NAME` once it ended. */
+  readonly exit: string | undefined
+  readonly phase: Phase
+  /** `/health` answered 200 (undefined when not alive or not asked). */
+  readonly healthy: boolean | undefined
+  readonly uptimeMs: number | undefined
+  /** MiB held on GPUs by the group's processes (undefined when nvidia-smi could not tell). */
+  readonly gpuMemoryMiB: number | undefined
+  readonly sglangVersion: string | null
+  readonly argv: ReadonlyArray<string>
+  /** For a dead server: why, from its log. */
+  readonly failure: LaunchFailure | undefined
+}
+
+/** A host whose status could not be read. @category models */
+export interface HostUnreachable {
+  readonly host: string
+  readonly error: string
+}
+
+const TAIL_LINES = 300
+
+const one = (conn: Connection, state: Deployment.State) =>
+  Effect.gen(function* () {
+    const host = conn.host.alias
+    const alive = state.pgid === undefined ? false : yield* RemoteProcess.isAlive(conn, { pgid: state.pgid })
+    const lines = yield* LogTail.tail(host, state.logPath, { lines: TAIL_LINES }).pipe(
+      Effect.orElseSucceed(() => [] as ReadonlyArray<LogTail.LogLine>)
+    )
+    const classifier = Classifier.make()
+    for (const line of lines) classifier.feed(line.text)
+    const exit = state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)
+    const failure = alive
+      ? undefined
+      : classifier.finish(
+          exit === undefined
+            ? undefined
+            : {
+                ...(exit.exitCode === null ? {} : { exitCode: exit.exitCode }),
+                ...(exit.signal === null ? {} : { signal: exit.signal })
+              }
+        )
+    const phase: Phase = state.ready !== undefined && alive ? "ready" : classifier.phase()
+    const port = state.meta?.port
+    const healthy =
+      alive && port !== undefined
+        ? yield* Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "5 seconds" }).pipe(
+            Effect.map((r) => r.status === 200),
+            Effect.orElseSucceed(() => false)
+          )
+        : undefined
+    const now = yield* Clock.currentTimeMillis
+    const gpuMemoryMiB =
+      alive && state.pid !== undefined && state.pgid !== undefined
+        ? yield* groupPids(conn, { pid: state.pid, pgid: state.pgid }).pipe(
+            Effect.flatMap((pids) => gpuMemoryOf(conn, pids)),
+            Effect.map((held) => held.usedMiB),
+            Effect.orElseSucceed(() => undefined)
+          )
+        : undefined
+    return {
+      host,
+      name: state.name,
+      pid: state.pid,
+      port,
+      alive,
+      exit: state.exit,
+      phase,
+      healthy,
+      uptimeMs: alive && state.meta !== undefined ? now - state.meta.createdAt : undefined,
+      gpuMemoryMiB,
+      sglangVersion: state.meta?.sglangVersion ?? null,
+      argv: state.argv?.argv ?? [],
+      failure
+    } satisfies DeploymentStatus
+  })
+
+/**
+ * The deployments on one host (or just `name`).
+ *
+ * @category programs
+ */
+export const ofHost = Effect.fn("Status.ofHost")(function* (host: string, options: { readonly name?: string } = {}) {
+  const pool = yield* ConnectionPool
+  const conn = yield* pool.get(host)
+  const states =
+    options.name === undefined
+      ? yield* Deployment.list(conn)
+      : [yield* Deployment.read(conn, options.name)].filter((s): s is Deployment.State => s !== undefined)
+  return yield* Effect.forEach(states, (state) => one(conn, state), { concurrency: 4 })
+})
+
+/**
+ * The deployments on every known host (or the given ones); a host that cannot be reached is
+ * reported, not fatal.
+ *
+ * @category programs
+ */
+export const ofHosts = Effect.fn("Status.ofHosts")(function* (hosts?: ReadonlyArray<string>) {
+  const aliases = hosts ?? (yield* Effect.flatMap(Hosts, (h) => h.list)).map((config) => config.alias)
+  const results = yield* Effect.forEach(
+    aliases,
+    (host) =>
+      ofHost(host).pipe(
+        Effect.either,
+        Effect.map((either) => ({ host, either }))
+      ),
+    { concurrency: 8 }
+  )
+  const deployments: Array<DeploymentStatus> = []
+  const unreachable: Array<HostUnreachable> = []
+  for (const { host, either } of results) {
+    if (either._tag === "Right") deployments.push(...either.right)
+    else unreachable.push({ host, error: either.left.message })
+  }
+  return { deployments, unreachable }
+})

@@ -1,0 +1,281 @@
+/**
+ * The launch program: connect, preflight, idempotence, spawn, follow, readiness, auto-fix.
+ * Written as one Effect that reports progress into a mailbox; `launchStream` exposes the
+ * mailbox as the `Stream` callers consume.
+ *
+ * @internal
+ */
+import type { Connection } from "@mlops/core/Connection"
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as Probes from "@mlops/core/Probes"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import * as Tunnel from "@mlops/core/Tunnel"
+import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
+import * as Argv from "../../Argv.js"
+import * as Catalogue from "../../Catalogue.js"
+import * as Deployment from "../../Deployment.js"
+import type { LaunchFailure } from "../../Failures.js"
+import type { LaunchRulesViolated } from "../../Resolve.js"
+import type { ServerArgs } from "../../ServerArgs.js"
+import { applyFix, violationFix } from "./autofix.js"
+import * as Monitor from "./monitor.js"
+import * as Preflight from "./preflight.js"
+import * as Readiness from "./readiness.js"
+import { DeploymentExists, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
+
+const DEFAULT_PORT = 30000
+
+/** `--port N` / `--port=N` read from an argv that may not decode. */
+const portOf = (argv: ReadonlyArray<string>): number => {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!
+    const value = word.startsWith("--port=") ? word.slice(7) : word === "--port" ? argv[i + 1] : undefined
+    const n = Number(value)
+    if (value !== undefined && Number.isInteger(n) && n > 0) return n
+  }
+  return DEFAULT_PORT
+}
+
+const modelPathOf = (argv: ReadonlyArray<string>): string => {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!
+    if (word.startsWith("--model-path=") || word.startsWith("--model=")) return word.slice(word.indexOf("=") + 1)
+    if ((word === "--model-path" || word === "--model") && argv[i + 1] !== undefined) return argv[i + 1]!
+  }
+  return "model"
+}
+
+/** The default deployment name: the model directory's name, lower-cased, made a valid name. */
+export const defaultName = (argv: ReadonlyArray<string>): string => {
+  const base = modelPathOf(argv).replace(/\/+$/, "").split("/").pop() ?? "model"
+  const name = base.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "")
+  return name === "" ? "sglang" : name.slice(0, 64)
+}
+
+const sameArgs = (state: Deployment.State, argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
+  state.argv !== undefined &&
+  (JSON.stringify(state.argv.requestedArgv) === JSON.stringify(argv) ||
+    JSON.stringify(state.argv.argv) === JSON.stringify(argv)) &&
+  JSON.stringify(Object.entries(state.meta?.env ?? {}).sort()) === JSON.stringify(Object.entries(env).sort())
+
+const healthy = (conn: Connection, port: number) =>
+  Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "10 seconds" }).pipe(
+    Effect.map((r) => r.status === 200),
+    Effect.orElseSucceed(() => false)
+  )
+
+const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const t0 = yield* Clock.currentTimeMillis
+    const since = Effect.map(Clock.currentTimeMillis, (now) => now - t0)
+    const pool = yield* ConnectionPool
+    const conn = yield* pool.get(request.host)
+    const host = conn.host.alias
+    const env = request.env ?? {}
+    const name = request.name ?? defaultName(request.argv)
+    if (!Deployment.isValidName(name)) {
+      return yield* Effect.dieMessage(`invalid deployment name ${JSON.stringify(name)}: use letters, digits, . _ -`)
+    }
+    const python = request.python ?? conn.host.python ?? "~/ml-env"
+    const interpreter = Probes.interpreterOf(python)
+    const port = portOf(request.argv)
+    yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
+
+    // 8) an existing deployment of this name: same args + healthy → return it
+    const existing = yield* Deployment.read(conn, name)
+    const existingAlive =
+      existing?.pgid !== undefined ? yield* RemoteProcess.isAlive(conn, { pgid: existing.pgid }) : false
+    if (existing !== undefined && existingAlive) {
+      const same = sameArgs(existing, request.argv, env)
+      const port0 = existing.meta?.port ?? port
+      if (same && (yield* healthy(conn, port0))) {
+        const deployment = Deployment.fromState(host, existing)
+        if (deployment !== undefined) {
+          yield* emit({ _tag: "AlreadyRunning", deployment })
+          return deployment
+        }
+      }
+      if (request.replace !== true) {
+        return yield* new DeploymentExists({
+          host,
+          name,
+          pid: existing.pid ?? existing.pgid ?? 0,
+          reason: same ? "it runs with these args but is not healthy (yet)" : "it runs with different args",
+          runningArgv: existing.argv?.argv ?? [],
+          fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
+        })
+      }
+      const proc = yield* RemoteProcess.attach(conn, existing.runDir)
+      const outcome = yield* RemoteProcess.stop(conn, proc)
+      yield* emit({ _tag: "Replacing", name, pid: proc.pid, outcome })
+    }
+
+    let argv = request.argv
+    let effective: ServerArgs | null = null
+    let adjustments: ReadonlyArray<string> = []
+    let sglangVersion: string | null = null
+    let catalogue = Catalogue.latest
+    let fixesLeft = Math.max(0, request.autoFix ?? 0)
+
+    // 2-3) preflight + resolve (violations can be auto-fixed without spending an attempt)
+    const preflight = Effect.gen(function* () {
+      for (;;) {
+        const result = yield* Effect.either(
+          Preflight.run(conn, { python, argv, env, port, modelPath: modelPathOf(argv), ownPids: [] })
+        )
+        if (Either.isRight(result)) return result.right
+        const error = result.left
+        if (error._tag === "LaunchRulesViolated" && fixesLeft > 0) {
+          const next = error.fixedArgv ?? fixViolations(error, argv, catalogue)
+          if (next !== undefined) {
+            fixesLeft--
+            yield* emit({ _tag: "AttemptFailed", attempt: 0, failure: error, nextArgv: next })
+            argv = next
+            continue
+          }
+        }
+        return yield* error
+      }
+    })
+    if (request.preflight !== false) {
+      const result = yield* preflight
+      catalogue = result.catalogue
+      effective = result.resolved.effective
+      adjustments = result.resolved.logLines
+      sglangVersion = result.facts.sglangVersion
+      yield* emit({ _tag: "Preflight", facts: result.facts, elapsedMs: yield* since })
+      yield* emit({
+        _tag: "Resolved",
+        effective: result.resolved.effective,
+        adjustments,
+        commandLine: Argv.formatCommandLine(argv)
+      })
+      if (request.remoteCheck === true) {
+        yield* Preflight.remoteCheck(conn, interpreter, argv, env)
+        yield* emit({ _tag: "RemoteChecked", elapsedMs: yield* since })
+      }
+    }
+
+    // 4-7) spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
+    for (let attempt = 1; ; attempt++) {
+      const createdAt = yield* Clock.currentTimeMillis
+      const runDir = yield* Deployment.writeLaunchFiles(conn, name, {
+        argv: { argv, requestedArgv: request.argv },
+        resolved: { effective: effective as Record<string, unknown> | null, adjustments },
+        meta: {
+          name,
+          port,
+          sglangVersion,
+          python,
+          env,
+          createdAt,
+          mlopsVersion: Deployment.mlopsVersion,
+          attempt
+        }
+      })
+      const logPath = `${runDir}/log`
+      const fromOffset = (yield* conn.files.stat(logPath))?.size ?? 0
+      const command = RemoteCommand.make([interpreter, "-m", "sglang.launch_server", ...argv], { env })
+      const proc = yield* RemoteProcess.spawnDetached(conn, command, { runDir, logPath })
+      yield* emit({
+        _tag: "Spawned",
+        attempt,
+        pid: proc.pid,
+        pgid: proc.pgid,
+        runDir,
+        logPath,
+        commandLine: Argv.formatCommandLine(argv, { program: [interpreter, "-m", "sglang.launch_server"] })
+      })
+      const outcome = yield* Monitor.follow(conn, proc, {
+        name,
+        fromOffset,
+        startedAt: createdAt,
+        stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
+        overallTimeout: Duration.decode(request.overallTimeout ?? "30 minutes"),
+        emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs })
+      }).pipe(
+        Effect.onInterrupt(() =>
+          request.stopOnInterrupt === true ? Effect.ignore(RemoteProcess.stop(conn, proc)) : Effect.void
+        )
+      )
+      if (outcome._tag === "Ready") {
+        yield* Readiness.check(conn, {
+          name,
+          port,
+          startedAt: createdAt,
+          report: (endpoint, status, elapsedMs) => emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+        }).pipe(Effect.tapError(() => Effect.ignore(RemoteProcess.stop(conn, proc))))
+        const readyAt = yield* Clock.currentTimeMillis
+        yield* Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases })
+        const deployment: Deployment.Deployment = {
+          host,
+          name,
+          pid: proc.pid,
+          pgid: proc.pgid,
+          port,
+          url: `http://127.0.0.1:${port}`,
+          sglangVersion,
+          args: effective,
+          argv,
+          env,
+          phases: outcome.phases,
+          startedAt: createdAt,
+          readyAt,
+          runDir,
+          logPath
+        }
+        return deployment
+      }
+      // the group may still be alive (stall): stop it; the log stays for diagnose/logs
+      yield* Effect.ignore(RemoteProcess.stop(conn, proc, { grace: "5 seconds" }))
+      const next = fixesLeft > 0 ? applyFix(argv, outcome.failure.fix, catalogue) : undefined
+      yield* emit({ _tag: "AttemptFailed", attempt, failure: outcome.failure, nextArgv: next })
+      if (next === undefined) return yield* outcome.failure
+      fixesLeft--
+      argv = next
+    }
+  })
+
+const fixViolations = (
+  error: LaunchRulesViolated,
+  argv: ReadonlyArray<string>,
+  catalogue: Catalogue.Catalogue
+): ReadonlyArray<string> | undefined => {
+  let next: ReadonlyArray<string> | undefined = argv
+  for (const violation of error.violations) {
+    const patched: ReadonlyArray<string> | undefined = applyFix(next, violationFix(violation, catalogue), catalogue)
+    if (patched !== undefined) next = patched
+  }
+  return next === argv ? undefined : next
+}
+
+/** The launch as a stream of progress events ending with `Launched`. */
+export const launchStream = (request: LaunchRequest): Stream.Stream<LaunchProgress, LaunchError, ConnectionPool> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const mailbox = yield* Mailbox.make<LaunchProgress, LaunchError>()
+      const emit = (p: LaunchProgress) => Effect.asVoid(mailbox.offer(p))
+      const program = Effect.gen(function* () {
+        const deployment = yield* run(request, emit)
+        if (request.tunnel !== true) {
+          yield* emit({ _tag: "Launched", deployment })
+          return
+        }
+        // keep the tunnel open until the consumer stops reading
+        const pool = yield* ConnectionPool
+        const conn = yield* pool.get(request.host)
+        const listener = yield* Tunnel.listen(conn, deployment.port)
+        yield* emit({ _tag: "Launched", deployment: { ...deployment, url: listener.url } })
+        return yield* Effect.never
+      }).pipe(Effect.scoped)
+      yield* program.pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => mailbox.done(exit)),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(mailbox)
+    })
+  )
+
+export type { LaunchFailure }

@@ -1,0 +1,181 @@
+import { assert, describe, it } from "@effect/vitest"
+import { FakeHost } from "@mlops/core"
+import { Chunk, Effect, Fiber, Stream } from "effect"
+import * as Launch from "../src/Launch.js"
+import * as Simulator from "../src/Simulator.js"
+import { advance, drive, fixedArgv, storyArgv } from "./support/sim.js"
+
+const env = { SGLANG_ENABLE_SPEC_V2: "1" }
+
+const events = (request: Launch.LaunchRequest) =>
+  drive(Stream.runCollect(Launch.launch(request)).pipe(Effect.map(Chunk.toReadonlyArray)))
+
+const simProcesses = Effect.flatMap(FakeHost.host("sim"), (h) => h.processes)
+
+describe("Launch", () => {
+  it.effect("the story's first command: both problems in SGLang's order and the fixed command", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env })))
+      assert.strictEqual(error._tag, "LaunchRulesViolated")
+      if (error._tag !== "LaunchRulesViolated") return
+      assert.deepStrictEqual(
+        error.violations.map((v) => v.fields.includes("mamba_scheduler_strategy") || v.ruleId.startsWith("R24")),
+        [true, false]
+      )
+      assert.strictEqual(error.violations[1]!.errorType, "AssertionError")
+      assert.include(error.message, "--mamba-scheduler-strategy extra_buffer")
+      assert.include(error.message, "--speculative-num-steps")
+      // nothing was started on the host
+      assert.lengthOf(yield* simProcesses, 0)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("the fixed command reaches ready: EAGLE 1/1/2, 48 requests, phases in order", () =>
+    Effect.gen(function* () {
+      const all = yield* events({ host: "sim", argv: fixedArgv, env })
+      const last = all.at(-1)!
+      assert.strictEqual(last._tag, "Launched")
+      if (last._tag !== "Launched") return
+      const d = last.deployment
+      assert.strictEqual(d.args?.speculative_algorithm, "EAGLE")
+      assert.deepStrictEqual(
+        [d.args?.speculative_num_steps, d.args?.speculative_eagle_topk, d.args?.speculative_num_draft_tokens],
+        [1, 1, 2]
+      )
+      assert.strictEqual(d.args?.max_running_requests, 48)
+      assert.strictEqual(d.sglangVersion, "0.5.11")
+      const phases = d.phases.map((p) => p.phase)
+      assert.includeMembers(phases, ["weights-loading", "kv-cache", "cuda-graph", "draft-weights", "ready"])
+      const times = d.phases.map((p) => p.atMs)
+      assert.deepStrictEqual(times, [...times].sort((a, b) => a - b))
+      assert.isTrue(all.some((e) => e._tag === "HealthChecked" && e.endpoint === "GET /health" && e.status === 200))
+      assert.isTrue(all.some((e) => e._tag === "HealthChecked" && e.endpoint === "POST /generate" && e.status === 200))
+      // the server keeps running after the launch returns
+      assert.lengthOf(yield* simProcesses, 1)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("preflight off: the story fails at runtime with MissingSchedulerStrategy, then AssertionFailure", () =>
+    Effect.gen(function* () {
+      const first = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false })))
+      assert.strictEqual(first._tag, "MissingSchedulerStrategy")
+      const withFix = [...storyArgv, "--mamba-scheduler-strategy", "extra_buffer"]
+      const second = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: withFix, env, preflight: false })))
+      assert.strictEqual(second._tag, "AssertionFailure")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("autoFix 2 with preflight off: two failed attempts, then ready", () =>
+    Effect.gen(function* () {
+      const all = yield* events({ host: "sim", argv: storyArgv, env, preflight: false, autoFix: 2 })
+      const failed = all.filter((e) => e._tag === "AttemptFailed")
+      assert.deepStrictEqual(
+        failed.map((e) => (e._tag === "AttemptFailed" ? e.failure._tag : "")),
+        ["MissingSchedulerStrategy", "AssertionFailure"]
+      )
+      assert.lengthOf(all.filter((e) => e._tag === "Spawned"), 3)
+      const last = all.at(-1)!
+      assert.strictEqual(last._tag, "Launched")
+      if (last._tag === "Launched") assert.include(last.deployment.argv, "extra_buffer")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("OOM: typed failure, the process group is stopped, the log is kept", () =>
+    Effect.gen(function* () {
+      const argv = ["--model-path", Simulator.modelPath, "--tp", "1"]
+      const error = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv, name: "oom" })))
+      assert.strictEqual(error._tag, "OOM")
+      assert.lengthOf(yield* simProcesses, 0)
+      const handle = yield* FakeHost.host("sim")
+      const log = yield* handle.fs.readText("/root/.mlops/deployments/oom/log")
+      assert.include(log ?? "", "CUDA out of memory")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("port in use: a typed error naming the holder", () =>
+    Effect.gen(function* () {
+      const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "a" }))
+      const error = yield* Effect.flip(
+        drive(Launch.launchDeployment({ host: "sim", argv: ["--model-path", Simulator.modelPath, "--tp", "2"], name: "b" }))
+      )
+      assert.strictEqual(error._tag, "PortUnavailable")
+      if (error._tag === "PortUnavailable") {
+        assert.strictEqual(error.pid, first.pid)
+        assert.strictEqual(error.port, 30000)
+        assert.include(error.message, `pid ${first.pid}`)
+      }
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("idempotent: the same launch again returns the running deployment", () =>
+    Effect.gen(function* () {
+      const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env }))
+      const again = yield* events({ host: "sim", argv: fixedArgv, env })
+      assert.deepStrictEqual(
+        again.map((e) => e._tag),
+        ["Connected", "AlreadyRunning", "Launched"]
+      )
+      const last = again.at(-1)!
+      if (last._tag === "Launched") assert.strictEqual(last.deployment.pid, first.pid)
+      assert.lengthOf(yield* simProcesses, 1)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("different args under the same name: DeploymentExists, unless replace", () =>
+    Effect.gen(function* () {
+      const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "q" }))
+      const other = [...fixedArgv, "--mem-fraction-static", "0.8"]
+      const error = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: other, env, name: "q" })))
+      assert.strictEqual(error._tag, "DeploymentExists")
+      const replaced = yield* drive(Launch.launchDeployment({ host: "sim", argv: other, env, name: "q", replace: true }))
+      assert.notStrictEqual(replaced.pid, first.pid)
+      const running = yield* simProcesses
+      assert.deepStrictEqual(
+        running.map((p) => p.pid),
+        [replaced.pid]
+      )
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("interrupting the launch leaves the server running", () =>
+    Effect.gen(function* () {
+      const fiber = yield* Effect.fork(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env }))
+      yield* advance(1500)
+      assert.lengthOf(yield* simProcesses, 1)
+      yield* Fiber.interrupt(fiber)
+      yield* advance(5000)
+      assert.lengthOf(yield* simProcesses, 1)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("stopOnInterrupt stops the server when the launch is interrupted", () =>
+    Effect.gen(function* () {
+      const fiber = yield* Effect.fork(
+        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, stopOnInterrupt: true })
+      )
+      yield* advance(1500)
+      assert.lengthOf(yield* simProcesses, 1)
+      yield* Effect.fork(Fiber.interrupt(fiber))
+      yield* advance(15000)
+      assert.lengthOf(yield* simProcesses, 0)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("no progress for stallTimeout: StartupStalled, and the hung server is stopped", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        drive(
+          Launch.launchDeployment({
+            host: "sim",
+            argv: fixedArgv,
+            env: { ...env, MLOPS_SIM_HANG: "cuda-graph" },
+            stallTimeout: "20 seconds"
+          }),
+          { step: "500 millis" }
+        )
+      )
+      assert.strictEqual(error._tag, "StartupStalled")
+      assert.lengthOf(yield* simProcesses, 0)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+})

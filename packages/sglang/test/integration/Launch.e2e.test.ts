@@ -1,0 +1,233 @@
+/**
+ * End to end over a real sshd on 127.0.0.1 with the live ssh2 layer: a stand-in SGLang
+ * (test/integration/standin/, a Python package in a throwaway venv, plus a stand-in
+ * `nvidia-smi` first on the remote PATH) is launched, classified, and stopped exactly as a
+ * real one would be. The test host's Python env comes from hosts.json, like a user's.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Hosts from "@mlops/core/Hosts"
+import { Context, Effect, Exit, Layer, Stream } from "effect"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Sshd from "../../../core/test/support/Sshd.js"
+import * as Launch from "../../src/Launch.js"
+import * as Stop from "../../src/Stop.js"
+import * as Standin from "./standin/install.js"
+
+class E2E extends Context.Tag("test/E2E")<E2E, { readonly standin: Standin.Standin; readonly sshd: Sshd.Sshd }>() {}
+
+const alias = "testhost"
+
+const environment = Layer.scoped(
+  E2E,
+  Effect.gen(function* () {
+    const standin = yield* Standin.install
+    standin.writeHostsFile(alias)
+    const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
+    return { standin, sshd }
+  })
+)
+
+const pool = Layer.unwrapEffect(
+  Effect.map(E2E, ({ sshd, standin }) =>
+    ConnectionPool.layer().pipe(
+      Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
+    )
+  )
+)
+
+const TestLayer = pool.pipe(Layer.provideMerge(environment))
+
+const freePort = Effect.async<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** A listener in this process holding `port` for the scope (the "other process" on the host). */
+const holdPort = (port: number) =>
+  Effect.acquireRelease(
+    Effect.async<net.Server>((resume) => {
+      const server = net.createServer((socket) => socket.end())
+      server.listen(port, "127.0.0.1", () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+/** Processes of a stand-in server on `port` (launcher and schedulers all carry the port in argv). */
+const standinProcesses = (port: number): Array<string> => {
+  try {
+    return execFileSync("pgrep", ["-af", `sglang.*${port}`], { encoding: "utf8" })
+      .split("\n")
+      .filter((line) => line.trim() !== "" && !line.includes("pgrep"))
+  } catch {
+    return [] // pgrep exits 1 when nothing matches
+  }
+}
+
+const fixedStory = (modelPath: string, port: number) => [
+  "--model-path",
+  modelPath,
+  "--speculative-algorithm",
+  "NEXTN",
+  "--speculative-num-draft-tokens",
+  "1",
+  "--tp",
+  "2",
+  "--port",
+  String(port),
+  "--mamba-scheduler-strategy",
+  "extra_buffer",
+  "--speculative-num-steps",
+  "1",
+  "--speculative-eagle-topk",
+  "1"
+]
+
+/** A fresh deployment name whose on-host directory is removed afterwards. */
+const deploymentName = (label: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => `e2e-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`),
+    (name) => Effect.sync(() => fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true }))
+  )
+
+const env = (standin: Standin.Standin) => ({ STANDIN_PHASE_SECONDS: "0.02", STANDIN_STAMP_FILE: standin.stampFile })
+
+const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) throw new Error("expected the launch to fail, it succeeded")
+  const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+  if (failure === undefined) throw new Error(`expected a typed failure, got ${String(exit.cause)}`)
+  return failure
+}
+
+describe("Launch end to end (real sshd, stand-in SGLang)", () => {
+  layer(TestLayer, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
+    it.scoped("launches to ready, then stop leaves nothing running", () =>
+      Effect.gen(function* () {
+        const { standin } = yield* E2E
+        const port = yield* freePort
+        const name = yield* deploymentName("ok")
+        const events = yield* Launch.launch({
+          host: alias,
+          name,
+          argv: fixedStory(standin.modelPath, port),
+          env: env(standin)
+        }).pipe(Stream.runCollect)
+        const list = [...events]
+        const last = list[list.length - 1]
+        assert.strictEqual(last?._tag, "Launched")
+        if (last?._tag !== "Launched") return
+        const deployment = last.deployment
+        assert.strictEqual(deployment.port, port)
+        assert.strictEqual(deployment.args?.speculative_algorithm, "EAGLE")
+        assert.strictEqual(deployment.args?.speculative_num_draft_tokens, 2)
+        assert.strictEqual(deployment.args?.max_running_requests, 48)
+        const phases = deployment.phases.map((p) => p.phase)
+        assert.deepStrictEqual(
+          ["weights-loading", "kv-cache", "cuda-graph", "ready"].filter((p) => phases.includes(p)),
+          ["weights-loading", "kv-cache", "cuda-graph", "ready"]
+        )
+        assert.isTrue(list.some((e) => e._tag === "HealthChecked" && e.status === 200))
+        // launcher + 2 scheduler ranks run on the host
+        assert.strictEqual(standinProcesses(port).length, 3)
+
+        yield* Stop.stop(alias, name)
+        assert.deepStrictEqual(standinProcesses(port), [])
+        const gpuApps = execFileSync(path.join(standin.bin, "nvidia-smi"), [
+          "--query-compute-apps=pid,used_memory",
+          "--format=csv,noheader,nounits"
+        ]).toString()
+        assert.strictEqual(gpuApps.trim(), "")
+      })
+    )
+
+    it.scoped("a rank's CUDA OOM is classified with its fix and the process group is stopped", () =>
+      Effect.gen(function* () {
+        const { standin } = yield* E2E
+        const port = yield* freePort
+        const name = yield* deploymentName("oom")
+        const argv = [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.99"]
+        const exit = yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin), preflight: false }).pipe(
+          Effect.exit
+        )
+        const failure = failureOf(exit)
+        assert.strictEqual(failure._tag, "OOM")
+        if (failure._tag !== "OOM") return
+        assert.strictEqual(failure.process, "TP1")
+        assert.isDefined(failure.fix?.flags?.["--mem-fraction-static"])
+        assert.isTrue(failure.evidence.some((e) => e.text.includes("CUDA out of memory")))
+        assert.deepStrictEqual(standinProcesses(port), [])
+        // the log is kept on the host
+        const log = path.join(os.homedir(), ".mlops", "deployments", name, "log")
+        assert.isTrue(fs.readFileSync(log, "utf8").includes("Scheduler hit an exception"))
+      })
+    )
+
+    it.scoped("the story's two argument errors, met at runtime with preflight off, each with its fix", () =>
+      Effect.gen(function* () {
+        const { standin } = yield* E2E
+        const port = yield* freePort
+        const name = yield* deploymentName("story")
+        const story = ["--model-path", standin.modelPath, "--speculative-algorithm", "NEXTN"]
+        const rest = ["--speculative-num-draft-tokens", "1", "--tp", "2", "--port", String(port)]
+        const first = failureOf(
+          yield* Launch.launchDeployment({ host: alias, name, argv: [...story, ...rest], env: env(standin), preflight: false }).pipe(
+            Effect.exit
+          )
+        )
+        assert.strictEqual(first._tag, "MissingSchedulerStrategy")
+        if (first._tag !== "MissingSchedulerStrategy") return
+        assert.strictEqual(first.fix?.flags?.["--mamba-scheduler-strategy"], "extra_buffer")
+
+        const second = failureOf(
+          yield* Launch.launchDeployment({
+            host: alias,
+            name,
+            argv: [...story, ...rest, "--mamba-scheduler-strategy", "extra_buffer"],
+            env: env(standin),
+            preflight: false,
+            replace: true
+          }).pipe(Effect.exit)
+        )
+        assert.strictEqual(second._tag, "AssertionFailure")
+        if (second._tag !== "AssertionFailure") return
+        assert.include(second.source, "speculative_eagle_topk is None")
+        assert.isDefined(second.fix?.flags?.["--speculative-num-steps"])
+      })
+    )
+
+    it.scoped("a taken port: preflight names the holder; without preflight the bind error is classified", () =>
+      Effect.gen(function* () {
+        const { standin } = yield* E2E
+        const port = yield* freePort
+        yield* holdPort(port)
+        const name = yield* deploymentName("port")
+        const argv = fixedStory(standin.modelPath, port)
+
+        const preflight = failureOf(yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin) }).pipe(Effect.exit))
+        assert.strictEqual(preflight._tag, "PortUnavailable")
+        if (preflight._tag !== "PortUnavailable") return
+        assert.strictEqual(preflight.port, port)
+        assert.strictEqual(preflight.pid, process.pid)
+
+        const runtime = failureOf(
+          yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin), preflight: false }).pipe(Effect.exit)
+        )
+        assert.strictEqual(runtime._tag, "PortInUse")
+        if (runtime._tag !== "PortInUse") return
+        assert.strictEqual(runtime.port, port)
+        assert.deepStrictEqual(standinProcesses(port), [])
+      })
+    )
+  })
+})

@@ -1,0 +1,48 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as N from "../../src/rules/Ngram.js"
+import { adjust, input, violation } from "./input.js"
+
+const ngram = { speculative_algorithm: "NGRAM" } as const
+
+describe("rules/Ngram", () => {
+  it("R16: NGRAM defaults (topk from BFS breadth, 12 draft tokens) and its checks", () => {
+    assert.deepStrictEqual(adjust(N.ngramTopk.check(input(ngram))).set, { speculative_eagle_topk: 10 })
+    const draft = adjust(N.ngramDraftTokens.check(input(ngram)))
+    assert.deepStrictEqual(draft.set, { speculative_num_draft_tokens: 12 })
+    assert.include(draft.sglangMessage, "set to 12 by default for ngram")
+    assert.deepStrictEqual(adjust(N.ngramOverlap.check(input(ngram))).set, {
+      disable_overlap_schedule: true,
+      enable_mixed_chunk: false
+    })
+    assert.strictEqual(
+      violation(N.ngramDevice.check(input({ ...ngram, device: "cpu" }))).sglangMessage,
+      "Ngram speculative decoding only supports CUDA device."
+    )
+    assert.strictEqual(
+      violation(N.ngramDpAttention.check(input({ ...ngram, enable_dp_attention: true }))).sglangMessage,
+      "Currently ngram speculative decoding does not support dp attention."
+    )
+    const paged = violation(
+      N.ngramPages.check(
+        input({ ...ngram, speculative_eagle_topk: 10, page_size: 16, attention_backend: "fa3" })
+      )
+    )
+    assert.include(paged.sglangMessage, "speculative_eagle_topk(10) > 1 with page_size(16) > 1")
+  })
+
+  it("R16.corpus: an external corpus needs a budget within draft tokens - 1", () => {
+    const base = { ...ngram, speculative_ngram_external_corpus_path: "/c", speculative_num_draft_tokens: 12 }
+    assert.include(
+      violation(N.ngramCorpus.check(input({ ...base, speculative_ngram_external_sam_budget: 0 })))
+        .sglangMessage,
+      "must be positive"
+    )
+    const over = violation(N.ngramCorpus.check(input({ ...base, speculative_ngram_external_sam_budget: 20 })))
+    assert.strictEqual(
+      over.sglangMessage,
+      "speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1 (11)."
+    )
+    assert.isUndefined(N.ngramCorpus.check(input({ ...base, speculative_ngram_external_sam_budget: 5 })))
+  })
+})
+})

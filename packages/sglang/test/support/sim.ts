@@ -1,0 +1,56 @@
+/**
+ * Test helpers for programs on the simulated host: drive the TestClock while an effect runs
+ * (real loopback HTTP of the fake host needs event-loop turns between clock steps).
+ */
+import { type Duration, Effect, Exit, Fiber, Option, TestClock } from "effect"
+
+export const storyArgv = [
+  "--model-path",
+  "/root/models/Qwen3.6-27B",
+  "--speculative-algorithm",
+  "NEXTN",
+  "--speculative-num-draft-tokens",
+  "1",
+  "--tp",
+  "2"
+] as const
+
+export const fixedArgv = [
+  ...storyArgv,
+  "--mamba-scheduler-strategy",
+  "extra_buffer",
+  "--speculative-num-steps",
+  "1",
+  "--speculative-eagle-topk",
+  "1"
+] as const
+
+const turn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/** Run `effect`, advancing the TestClock by `step` per event-loop turn until it ends. */
+export const drive = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  options: { readonly step?: Duration.DurationInput; readonly maxSteps?: number } = {}
+): Effect.Effect<A, E, R> =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(effect)
+    for (let i = 0; i < (options.maxSteps ?? 20_000); i++) {
+      const done = yield* Fiber.poll(fiber)
+      if (Option.isSome(done)) return yield* done.value
+      yield* turn
+      yield* TestClock.adjust(options.step ?? "100 millis")
+    }
+    yield* Fiber.interrupt(fiber)
+    return yield* Effect.dieMessage("the effect did not finish in the simulated time allowed")
+  })
+
+/** Advance simulated time by `total` in steps, yielding to real I/O between them. */
+export const advance = (total: number, step = 100) =>
+  Effect.gen(function* () {
+    for (let t = 0; t < total; t += step) {
+      yield* turn
+      yield* TestClock.adjust(step)
+    }
+  })
+
+export const exitOf = <A, E>(exit: Exit.Exit<A, E>) => exit
