@@ -81,10 +81,10 @@ const generate = (path: string, size: number): number => {
     put(L.toText(L.successfulLaunch({ tpSize: 2, hybrid: true, mtp: true })))
     let minute = 0
     while (written < size) {
-      // one ~1 MiB block per simulated second, values varying so no two lines are equal
+      // one ~200 KB block per simulated second, values varying so no two lines are equal
       const t = start + 60_000 + minute * 1000
       const block: Array<string> = []
-      for (let i = 0; i < 5000; i++) {
+      for (let i = 0; i < 1000; i++) {
         block.push(
           L.line(
             t,

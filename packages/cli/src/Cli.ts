@@ -2,9 +2,12 @@
  * The `mlops` command tree. `run` parses and runs; `main` also renders unexpected failures and
  * returns the process exit code (see ExitCodes), so tests and `bin.ts` share one path.
  *
- * Everything after `--` is handed to the command untouched (@effect/cli treats the words after
- * the first `--` as positional arguments, even ones that look like options, `--help` included),
- * which is how `launch` and `check` take SGLang's flags exactly as SGLang takes them.
+ * Everything after the first `--` is SGLang's, untouched: `main` splits the command line there
+ * and hands the tail to `launch`/`check` through `SglangFlags`, so @effect/cli never sees it.
+ * (@effect/cli alone would pass the words after `--` through, but it also takes unknown
+ * `--options` before `--` as positional words, which would silently mix mlops typos into
+ * SGLang's flags; with the split, anything before `--` that is not an mlops option is a usage
+ * error.)
  *
  * @since 0.1.0
  */
@@ -15,7 +18,7 @@ import { diagnose } from "./commands/diagnose.js"
 import { hosts } from "./commands/hosts.js"
 import { launch } from "./commands/launch.js"
 import { logs } from "./commands/logs.js"
-import { CommandExit } from "./commands/shared.js"
+import { CommandExit, SglangFlags } from "./commands/shared.js"
 import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
 import { ExitCode } from "./ExitCodes.js"
@@ -30,8 +33,17 @@ export const command = Command.make("mlops").pipe(
   Command.withSubcommands([launch, check, diagnose, status, logs, stop, hosts])
 )
 
+/** `[...mlops words, "--", ...sglang words]` split at the first `--` (after the program name). @category running */
+export const splitAtDashDash = (
+  argv: ReadonlyArray<string>
+): { readonly mlops: ReadonlyArray<string>; readonly sglang: ReadonlyArray<string> } => {
+  const at = argv.indexOf("--", 2)
+  return at === -1 ? { mlops: argv, sglang: [] } : { mlops: argv.slice(0, at), sglang: argv.slice(at + 1) }
+}
+
 /**
- * Parse `argv` (a full `process.argv`: the first two entries are skipped) and run.
+ * Parse `argv` (a full `process.argv`: the first two entries are skipped) and run. SGLang's
+ * flags come from `SglangFlags` (see `main`).
  *
  * @category running
  */
@@ -44,7 +56,10 @@ export const run = Command.run(command.pipe(Command.provide(Layers.layer)), { na
  * @category running
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
-  run(argv).pipe(
+  Effect.suspend(() => {
+    const split = splitAtDashDash(argv)
+    return run(split.mlops).pipe(Effect.provideService(SglangFlags, split.sglang))
+  }).pipe(
     Effect.as(ExitCode.Ok as number),
     Effect.catchAll((failure) => {
       if (failure instanceof CommandExit) return Effect.succeed(failure.code)

@@ -90,7 +90,7 @@ describe("`--` passthrough", () => {
       assert.include(ran.text, "--json")
       assert.notInclude(ran.stdout.join("\n"), "{")
 
-      // `=` forms, aliases and `--help` as a value all arrive as written
+      // `=` forms, aliases and values with spaces, quotes and `$` arrive as written
       const ok = yield* mlops(
         "check",
         "--model-config",
@@ -102,13 +102,18 @@ describe("`--` passthrough", () => {
         "/m",
         "--tensor-parallel-size=2",
         "--served-model-name",
-        "--help"
+        "my model $HOME 'q'"
       )
       assert.strictEqual(ok.code, ExitCode.Ok, ok.text)
       const result = parseLines(ok.stdout)[0]!
       const effective = result.effective as Record<string, unknown>
       assert.strictEqual(effective.tp_size, 2)
-      assert.strictEqual(effective.served_model_name, "--help")
+      assert.strictEqual(effective.served_model_name, "my model $HOME 'q'")
+
+      // `--help` after `--` is SGLang's word: mlops prints no help of its own
+      const help = yield* mlops("check", "--model-config", modelConfig, "--", "--model-path", "/m", "--help")
+      assert.notInclude(help.text, "USAGE")
+      assert.notStrictEqual(help.code, ExitCode.Ok)
     })
   )
 })

@@ -25,7 +25,8 @@ export interface RunOptions extends ExecOptions {
 
 const STDERR_TAIL_LINES = 20
 
-const stderrTail = (stderr: string): string => stderr.trimEnd().split("\n").slice(-STDERR_TAIL_LINES).join("\n")
+const stderrTail = (stderr: string): string =>
+  stderr.trimEnd().split("\n").slice(-STDERR_TAIL_LINES).join("\n")
 
 const channelRetry = (retries: number) =>
   Schedule.exponential("100 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(retries)))
@@ -56,7 +57,11 @@ export const run = Effect.fn("Command.run")(function* (
 ) => Effect.Effect<ExecResult, RunError, ConnectionPool>
 
 /** The CommandFailed for a finished command that did not exit 0. @category errors */
-export const failure = (alias: string, command: RemoteCommand.RemoteCommand, result: ExecResult): CommandFailed =>
+export const failure = (
+  alias: string,
+  command: RemoteCommand.RemoteCommand,
+  result: ExecResult
+): CommandFailed =>
   new CommandFailed({
     host: alias,
     command: RemoteCommand.describe(command),
@@ -123,4 +128,6 @@ export const runAll = (
   commands: Iterable<RemoteCommand.RemoteCommand>,
   options: RunOptions & { readonly concurrency?: number } = {}
 ): Effect.Effect<ReadonlyArray<ExecResult>, RunError, ConnectionPool> =>
-  Effect.forEach(commands, (command) => run(alias, command, options), { concurrency: options.concurrency ?? 4 })
+  Effect.forEach(commands, (command) => run(alias, command, options), {
+    concurrency: options.concurrency ?? 4
+  })

@@ -53,11 +53,9 @@ export interface FollowOptions {
 }
 
 /** The default reconnect schedule. @category constants */
-export const defaultReconnect: Schedule.Schedule<unknown, FollowError> = Schedule.exponential("100 millis").pipe(
-  Schedule.jittered,
-  Schedule.union(Schedule.spaced("5 seconds")),
-  Schedule.upTo("2 minutes")
-)
+export const defaultReconnect: Schedule.Schedule<unknown, FollowError> = Schedule.exponential(
+  "100 millis"
+).pipe(Schedule.jittered, Schedule.union(Schedule.spaced("5 seconds")), Schedule.upTo("2 minutes"))
 
 const DYING_CONNECTION_GRACE = "1 second"
 
@@ -111,25 +109,30 @@ export function follow(
           )
         )
 
-      const pollOnce: Effect.Effect<ReadonlyArray<LogLine | LogRestarted>, FollowError> = Effect.gen(function* () {
-        const conn = yield* pool.get(alias)
-        const size = (yield* step(conn, conn.files.stat(path)))?.size ?? 0
-        if (size < state.readEnd) {
-          if (options.onTruncate !== "restart") {
-            return yield* new LogTruncated({ host: alias, path, offset: state.readEnd, size })
+      const pollOnce: Effect.Effect<ReadonlyArray<LogLine | LogRestarted>, FollowError> = Effect.gen(
+        function* () {
+          const conn = yield* pool.get(alias)
+          const size = (yield* step(conn, conn.files.stat(path)))?.size ?? 0
+          if (size < state.readEnd) {
+            if (options.onTruncate !== "restart") {
+              return yield* new LogTruncated({ host: alias, path, offset: state.readEnd, size })
+            }
+            const marker: LogRestarted = { _tag: "LogRestarted", offset: state.readEnd, size }
+            internal.restartAt(state, 0)
+            return [marker]
           }
-          const marker: LogRestarted = { _tag: "LogRestarted", offset: state.readEnd, size }
-          internal.restartAt(state, 0)
-          return [marker]
+          if (size === state.readEnd) return []
+          const length = Math.min(size - state.readEnd, maxReadBytes)
+          const bytes = yield* step(conn, conn.files.read(path, { offset: state.readEnd, length }))
+          return internal.consume(state, bytes)
         }
-        if (size === state.readEnd) return []
-        const length = Math.min(size - state.readEnd, maxReadBytes)
-        const bytes = yield* step(conn, conn.files.read(path, { offset: state.readEnd, length }))
-        return internal.consume(state, bytes)
-      }).pipe(
+      ).pipe(
         Effect.tapError((error) =>
           isTransient(error)
-            ? Effect.zipRight(pool.invalidate(alias), Effect.sync(() => internal.restartAt(state, state.offset)))
+            ? Effect.zipRight(
+                pool.invalidate(alias),
+                Effect.sync(() => internal.restartAt(state, state.offset))
+              )
             : Effect.void
         ),
         Effect.retry({ schedule: options.reconnect ?? defaultReconnect, while: isTransient })
@@ -138,7 +141,9 @@ export function follow(
       // Sleep only when a poll brought nothing new, so a backlog is read at full speed.
       return Stream.repeatEffectChunk(
         Effect.flatMap(pollOnce, (items) =>
-          items.length === 0 ? Effect.as(Effect.sleep(pollInterval), internal.emptyChunk()) : Effect.succeed(internal.toChunk(items))
+          items.length === 0
+            ? Effect.as(Effect.sleep(pollInterval), internal.emptyChunk())
+            : Effect.succeed(internal.toChunk(items))
         )
       )
     })
@@ -169,4 +174,8 @@ export const tail = Effect.fn("LogTail.tail")(function* (
   alias: string,
   path: string,
   options: { readonly lines: number; readonly chunkBytes?: number }
-) => Effect.Effect<ReadonlyArray<LogLine>, RemoteFileError | ConnectError | HostNotFound | ConfigFileError, ConnectionPool>
+) => Effect.Effect<
+  ReadonlyArray<LogLine>,
+  RemoteFileError | ConnectError | HostNotFound | ConfigFileError,
+  ConnectionPool
+>

@@ -61,9 +61,12 @@ const run = (conn: Connection, argv: readonly [string, ...Array<string>]) =>
   conn.exec(RemoteCommand.make(argv), { timeout: PROBE_TIMEOUT })
 
 const requireTool = (conn: Connection, probe: string, result: ExecResult, fix: string) =>
-  result.exitCode === 127 ? Effect.fail(failed(conn, probe, `${probe} not found on the host`, fix)) : Effect.void
+  result.exitCode === 127
+    ? Effect.fail(failed(conn, probe, `${probe} not found on the host`, fix))
+    : Effect.void
 
-const NVIDIA_FIX = "install the NVIDIA driver (it provides nvidia-smi) or add it to PATH for non-interactive shells"
+const NVIDIA_FIX =
+  "install the NVIDIA driver (it provides nvidia-smi) or add it to PATH for non-interactive shells"
 
 const fromEither = <A>(conn: Connection, probe: string, either: Either.Either<A, string>) =>
   Either.match(either, {
@@ -89,7 +92,12 @@ export const gpus = Effect.fn("Probes.gpus")(function* (conn: Connection) {
     result = yield* query(base)
   }
   if (result.exitCode !== 0) {
-    return yield* failed(conn, "nvidia-smi", `exit ${result.exitCode}: ${tail(result.stdout + result.stderr)}`, NVIDIA_FIX)
+    return yield* failed(
+      conn,
+      "nvidia-smi",
+      `exit ${result.exitCode}: ${tail(result.stdout + result.stderr)}`,
+      NVIDIA_FIX
+    )
   }
   return yield* fromEither(conn, "nvidia-smi", parsers.parseGpus(result.stdout, withCap))
 }) as (conn: Connection) => Effect.Effect<ReadonlyArray<Gpu>, CommandError | ProbeFailed>
@@ -103,7 +111,11 @@ export const gpuProcesses = Effect.fn("Probes.gpuProcesses")(function* (conn: Co
   ])
   yield* requireTool(conn, "nvidia-smi", result, NVIDIA_FIX)
   if (result.exitCode !== 0) {
-    return yield* failed(conn, "nvidia-smi", `exit ${result.exitCode}: ${tail(result.stdout + result.stderr)}`)
+    return yield* failed(
+      conn,
+      "nvidia-smi",
+      `exit ${result.exitCode}: ${tail(result.stdout + result.stderr)}`
+    )
   }
   return yield* fromEither(conn, "nvidia-smi", parsers.parseGpuProcesses(result.stdout))
 }) as (conn: Connection) => Effect.Effect<ReadonlyArray<GpuProcess>, CommandError | ProbeFailed>
@@ -121,7 +133,11 @@ export const interpreterOf = (pythonPath: string): string => {
  *
  * @category probes
  */
-export const python = Effect.fn("Probes.python")(function* (conn: Connection, pythonPath: string, pkg: string) {
+export const python = Effect.fn("Probes.python")(function* (
+  conn: Connection,
+  pythonPath: string,
+  pkg: string
+) {
   const interpreter = interpreterOf(pythonPath)
   const result = yield* run(conn, [interpreter, "-c", parsers.PYTHON_PROBE, pkg])
   if (result.exitCode === 127 || result.exitCode === 126) {
@@ -136,7 +152,11 @@ export const python = Effect.fn("Probes.python")(function* (conn: Connection, py
     return yield* failed(conn, "python", `${interpreter} exited ${result.exitCode}: ${tail(result.stderr)}`)
   }
   return yield* fromEither(conn, "python", parsers.parsePythonEnv(result.stdout))
-}) as (conn: Connection, pythonPath: string, pkg: string) => Effect.Effect<PythonEnv, CommandError | ProbeFailed>
+}) as (
+  conn: Connection,
+  pythonPath: string,
+  pkg: string
+) => Effect.Effect<PythonEnv, CommandError | ProbeFailed>
 
 /** Who listens on TCP `port` (`ss -ltnpH 'sport = :PORT'`); `undefined` when nobody. @category probes */
 export const portHolder = Effect.fn("Probes.portHolder")(function* (conn: Connection, port: number) {

@@ -18,7 +18,10 @@ export const readText = (conn: Connection, path: string): Effect.Effect<string, 
   Effect.map(conn.files.read(path), (bytes) => decoder().decode(bytes))
 
 /** Like `readText`, but `undefined` when the file does not exist. @category reading */
-export const readTextIfExists = (conn: Connection, path: string): Effect.Effect<string | undefined, FileError> =>
+export const readTextIfExists = (
+  conn: Connection,
+  path: string
+): Effect.Effect<string | undefined, FileError> =>
   readText(conn, path).pipe(
     Effect.catchIf(
       (e): e is RemoteFileError => e._tag === "RemoteFileError" && e.notFound,
@@ -63,9 +66,8 @@ export const writeJson = <A, I>(
   schema: Schema.Schema<A, I>,
   value: A
 ): Effect.Effect<void, FileError> =>
-  Effect.flatMap(
-    Effect.orDie(Schema.encode(schema)(value)),
-    (encoded) => conn.files.write(path, `${JSON.stringify(encoded, null, 2)}\n`)
+  Effect.flatMap(Effect.orDie(Schema.encode(schema)(value)), (encoded) =>
+    conn.files.write(path, `${JSON.stringify(encoded, null, 2)}\n`)
   )
 
 /** @category reading */

@@ -32,14 +32,21 @@ export const spawnDetached = (
   options: DetachedOptions
 ): Effect.Effect<DetachedProcess, CommandError | ProcessError> =>
   Effect.map(conn.spawnDetached(command, options), (info) => ({ ...info, host: conn.host.alias })).pipe(
-    Effect.withSpan("RemoteProcess.spawnDetached", { attributes: { host: conn.host.alias, runDir: options.runDir } })
+    Effect.withSpan("RemoteProcess.spawnDetached", {
+      attributes: { host: conn.host.alias, runDir: options.runDir }
+    })
   )
 
+// `kill -s SIG -- -PGID` is the one spelling that dash's builtin, bash's builtin and procps
+// kill all accept (dash rejects `kill -0 -- -PGID`; procps needs the `--`).
 const sendSignal = (conn: Connection, pgid: number, signal: string) =>
-  conn.exec(RemoteCommand.make(["kill", `-${signal}`, "--", `-${pgid}`]), { timeout: SIGNAL_TIMEOUT })
+  conn.exec(RemoteCommand.make(["kill", "-s", signal, "--", `-${pgid}`]), { timeout: SIGNAL_TIMEOUT })
 
-/** True while any process of the group lives (`kill -0 -- -PGID` exits 0). @category inspecting */
-export const isAlive = (conn: Connection, proc: { readonly pgid: number }): Effect.Effect<boolean, CommandError> =>
+/** True while any process of the group lives (`kill -s 0 -- -PGID` exits 0). @category inspecting */
+export const isAlive = (
+  conn: Connection,
+  proc: { readonly pgid: number }
+): Effect.Effect<boolean, CommandError> =>
   Effect.map(sendSignal(conn, proc.pgid, "0"), (result) => result.exitCode === 0)
 
 /** `code 3` / `signal TERM` (a bare number is read as an exit code). */
@@ -66,7 +73,9 @@ export const exitStatus = (
   conn: Connection,
   proc: { readonly runDir: string }
 ): Effect.Effect<ExitStatus | undefined, RemoteFileError | ConnectError> =>
-  Effect.map(readOptional(conn, `${proc.runDir}/exit`), (text) => (text === undefined ? undefined : parseExitFile(text)))
+  Effect.map(readOptional(conn, `${proc.runDir}/exit`), (text) =>
+    text === undefined ? undefined : parseExitFile(text)
+  )
 
 /** @category models */
 export interface WaitOptions {
@@ -77,8 +86,8 @@ export interface WaitOptions {
 }
 
 /**
- * Wait until the process group is gone; returns the recorded exit status (or `undefined`
- * when none was written, e.g. the group was SIGKILLed).
+ * Wait until every process of the group is gone; returns the recorded exit status (or
+ * `undefined` when none was written, e.g. the group was SIGKILLed).
  *
  * @category inspecting
  */
@@ -87,12 +96,11 @@ export const wait = (
   proc: DetachedProcess,
   options: WaitOptions = {}
 ): Effect.Effect<ExitStatus | undefined, ProcessStepError> => {
+  // The group, not just the main process: the supervisor writes `exit` and then leaves, and
+  // children the command left behind still hold resources (GPU memory, the port).
   const check = Effect.gen(function* () {
-    const status = yield* exitStatus(conn, proc)
-    if (status !== undefined) return { done: true, status } as const
-    if (yield* isAlive(conn, proc)) return { done: false, status: undefined } as const
-    // Gone between the two reads: the exit file may have just been written.
-    return { done: true, status: yield* exitStatus(conn, proc) } as const
+    if (yield* isAlive(conn, proc)) return { done: false, status: undefined }
+    return { done: true, status: yield* exitStatus(conn, proc) }
   })
   const polled = check.pipe(
     Effect.repeat(
@@ -124,7 +132,12 @@ export interface StopOptions {
   readonly poll?: Duration.DurationInput
 }
 
-const goneWithin = (conn: Connection, proc: DetachedProcess, within: Duration.Duration, poll: Duration.DurationInput) =>
+const goneWithin = (
+  conn: Connection,
+  proc: DetachedProcess,
+  within: Duration.Duration,
+  poll: Duration.DurationInput
+) =>
   isAlive(conn, proc).pipe(
     Effect.repeat({ schedule: Schedule.spaced(poll), until: (alive) => !alive }),
     Effect.as(true),
@@ -159,7 +172,11 @@ export const stop = Effect.fn("RemoteProcess.stop")(function* (
     runDir: proc.runDir,
     reason: `process group ${proc.pgid} still alive 10 s after SIGKILL`
   })
-}) as (conn: Connection, proc: DetachedProcess, options?: StopOptions) => Effect.Effect<StopOutcome, ProcessStepError>
+}) as (
+  conn: Connection,
+  proc: DetachedProcess,
+  options?: StopOptions
+) => Effect.Effect<StopOutcome, ProcessStepError>
 
 /**
  * Read a run directory back into a `DetachedProcess` (for status/stop from another machine).
@@ -190,7 +207,8 @@ export const attach = Effect.fn("RemoteProcess.attach")(function* (
     })
   const pid = yield* number("pid")
   const pgid = yield* number("pgid")
-  const logPath = options.logPath === undefined ? `${dir}/log` : yield* conn.files.resolvePath(options.logPath)
+  const logPath =
+    options.logPath === undefined ? `${dir}/log` : yield* conn.files.resolvePath(options.logPath)
   return { host: conn.host.alias, pid, pgid, runDir: dir, logPath } satisfies DetachedProcess
 }) as (
   conn: Connection,

@@ -42,7 +42,8 @@ describe("Command", () => {
       const result = yield* Command.run("gpu", cmd(["fail"]))
       assert.strictEqual(result.exitCode, 3)
       assert.strictEqual(result.stdout, "partial output\n")
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("runOrFail fails with CommandFailed carrying the stderr tail", () =>
     Effect.gen(function* () {
@@ -53,7 +54,8 @@ describe("Command", () => {
       const lines = error.stderr.split("\n")
       assert.deepStrictEqual([lines.length, lines[0], lines.at(-1)], [20, "err 11", "err 30"])
       assert.strictEqual((yield* Command.runOrFail("gpu", cmd(["true"]))).exitCode, 0)
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("refused channels are retried with backoff, then typed when they keep failing", () =>
     Effect.gen(function* () {
@@ -63,11 +65,14 @@ describe("Command", () => {
       yield* TestClock.adjust("2 seconds")
       assert.strictEqual((yield* Fiber.join(retried)).stdout, "ok\n")
       yield* host.refuseChannels(10)
-      const refused = yield* Effect.fork(Effect.flip(Command.run("gpu", cmd(["true"]), { channelRetries: 2 })))
+      const refused = yield* Effect.fork(
+        Effect.flip(Command.run("gpu", cmd(["true"]), { channelRetries: 2 }))
+      )
       yield* TestClock.adjust("5 seconds")
       assert.strictEqual((yield* Fiber.join(refused))._tag, "ChannelOpenFailed")
       assert.strictEqual((yield* host.journal).length, 1, "refused channels ran nothing")
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("a lost connection is not retried", () =>
     Effect.gen(function* () {
@@ -77,7 +82,8 @@ describe("Command", () => {
       yield* TestClock.adjust("11 seconds")
       assert.strictEqual((yield* Fiber.join(running))._tag, "ConnectionLost")
       assert.strictEqual((yield* host.journal).length, 1)
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("lines streams stdout lines as they come; a failing command fails the stream", () =>
     Effect.gen(function* () {
@@ -86,15 +92,20 @@ describe("Command", () => {
       assert.deepStrictEqual(Chunk.toReadonlyArray(yield* Fiber.join(fiber)), ["n1", "n2", "n3"])
       const error = yield* Effect.flip(Stream.runDrain(Command.lines("gpu", cmd(["fail"]))))
       assert.isTrue(error._tag === "CommandFailed" && error.stderr.endsWith("err 30"))
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("runAll keeps input order and bounds concurrency", () =>
     Effect.gen(function* () {
       const host = yield* FakeHost.host("gpu")
       const fiber = yield* Effect.fork(
-        Command.runAll("gpu", [cmd(["count", "2"]), cmd(["count", "1"]), cmd(["count", "3"]), cmd(["echo", "d"])], {
-          concurrency: 2
-        })
+        Command.runAll(
+          "gpu",
+          [cmd(["count", "2"]), cmd(["count", "1"]), cmd(["count", "3"]), cmd(["echo", "d"])],
+          {
+            concurrency: 2
+          }
+        )
       )
       yield* TestClock.adjust("1 millis")
       assert.strictEqual((yield* host.processes).length, 2, "at most 2 at a time")
@@ -104,11 +115,13 @@ describe("Command", () => {
         results.map((r) => r.stdout),
         ["n1\nn2\n", "n1\n", "n1\nn2\nn3\n", "d\n"]
       )
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("an unknown host is HostNotFound", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Command.run("nope", cmd(["true"])))
       assert.strictEqual(error._tag, "HostNotFound")
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 })

@@ -1,7 +1,7 @@
-import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Layer, Stream, TestClock } from "effect"
 import * as Http from "node:http"
 import type { Duplex } from "node:stream"
+import { assert, describe, it } from "@effect/vitest"
+import { Chunk, Effect, Exit, Fiber, Layer, Stream, TestClock } from "effect"
 import type { Connection } from "../src/Connection.js"
 import { ConnectionPool } from "../src/ConnectionPool.js"
 import * as FakeHost from "../src/FakeHost.js"
@@ -36,7 +36,10 @@ describe("FakeHost", () => {
           const cat = yield* conn.exec(cmd(["cat", "hello.txt"]))
           assert.strictEqual(cat.stdout, "hi\n")
           const custom = yield* conn.exec(cmd(["/opt/bin/greet", "x"], { env: { WHO: "w" } }))
-          assert.deepStrictEqual([custom.exitCode, custom.stdout, custom.stderr], [3, "hello w x\n", "warn\n"])
+          assert.deepStrictEqual(
+            [custom.exitCode, custom.stdout, custom.stderr],
+            [3, "hello w x\n", "warn\n"]
+          )
         }),
       [
         {
@@ -128,10 +131,19 @@ describe("FakeHost", () => {
           const info = yield* conn.spawnDetached(cmd(["parent"]), { runDir: "~/run" })
           yield* TestClock.adjust("1 millis")
           assert.strictEqual((yield* host.processes).length, 2)
-          assert.strictEqual((yield* conn.exec(cmd(["kill", "-0", "--", `-${info.pgid}`]))).exitCode, 0)
-          assert.strictEqual((yield* conn.exec(cmd(["kill", "-KILL", "--", `-${info.pgid}`]))).exitCode, 0)
+          assert.strictEqual((yield* conn.exec(cmd(["kill", "-s", "0", "--", `-${info.pgid}`]))).exitCode, 0)
+          // like dash: `--` after the -SIG form is rejected, so only `-s SIG --` is portable
+          const dashStyle = yield* conn.exec(cmd(["kill", "-0", "--", `-${info.pgid}`]))
+          assert.deepStrictEqual(
+            [dashStyle.exitCode, dashStyle.stderr],
+            [2, "sh: 1: kill: Illegal number: -\n"]
+          )
+          assert.strictEqual(
+            (yield* conn.exec(cmd(["kill", "-s", "KILL", "--", `-${info.pgid}`]))).exitCode,
+            0
+          )
           assert.deepStrictEqual(yield* host.processes, [])
-          const gone = yield* conn.exec(cmd(["kill", "-0", "--", `-${info.pgid}`]))
+          const gone = yield* conn.exec(cmd(["kill", "-s", "0", "--", `-${info.pgid}`]))
           assert.deepStrictEqual([gone.exitCode, gone.stderr], [1, "sh: 1: kill: No such process\n"])
           assert.strictEqual(yield* host.fs.readText("~/run/exit"), "signal KILL\n")
         }),
@@ -277,7 +289,9 @@ describe("FakeHost", () => {
         const part = yield* conn.files.read("~/a/b.txt", { offset: 2, length: 3 })
         assert.strictEqual(new TextDecoder().decode(part), "cde")
         const missing = yield* Effect.either(conn.files.read("~/nope"))
-        assert.isTrue(missing._tag === "Left" && missing.left._tag === "RemoteFileError" && missing.left.notFound)
+        assert.isTrue(
+          missing._tag === "Left" && missing.left._tag === "RemoteFileError" && missing.left.notFound
+        )
         assert.isUndefined(yield* conn.files.stat("~/nope"))
         assert.strictEqual(yield* conn.files.resolvePath("~/x/../y"), "/root/y")
       })
@@ -329,7 +343,9 @@ describe("FakeHost forward", () => {
       const req = Http.request({ path, createConnection: () => socket as never }, (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() })))
+        res.on("end", () =>
+          resume(Effect.succeed({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+        )
       })
       req.end()
     })
@@ -359,7 +375,9 @@ describe("FakeHost forward", () => {
               match: "serve",
               run: (ctx) =>
                 Effect.zipRight(
-                  ctx.listen(30000, (req) => Effect.succeed({ status: 200, body: JSON.stringify({ path: req.path }) })),
+                  ctx.listen(30000, (req) =>
+                    Effect.succeed({ status: 200, body: JSON.stringify({ path: req.path }) })
+                  ),
                   Effect.never
                 )
             },

@@ -57,7 +57,8 @@ describe("LogTail.follow", () => {
       )
       assertContiguous(lines)
       assert.isAtLeast(yield* host.connects, 5)
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 
   it.effect("a partial line is held until its newline; invalid UTF-8 and CRLF are decoded lossily", () =>
     Effect.gen(function* () {
@@ -78,7 +79,8 @@ describe("LogTail.follow", () => {
           [5, 16]
         ]
       )
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 
   it.effect("fromOffset resumes after a line already seen", () =>
     Effect.gen(function* () {
@@ -86,7 +88,8 @@ describe("LogTail.follow", () => {
       yield* host.fs.write(LOG, "a\nbb\nccc\n")
       const lines = yield* Stream.runCollect(Stream.take(LogTail.follow("gpu", LOG, { fromOffset: 2 }), 2))
       assert.deepStrictEqual(texts(Chunk.toReadonlyArray(lines)), ["bb", "ccc"])
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 
   it.effect("a file that shrinks fails with LogTruncated", () =>
     Effect.gen(function* () {
@@ -101,7 +104,8 @@ describe("LogTail.follow", () => {
       const error = yield* Effect.flip(Fiber.join(fiber))
       assert.strictEqual(error._tag, "LogTruncated")
       assert.isTrue(error._tag === "LogTruncated" && error.offset === 8 && error.size === 2)
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 
   it.effect("onTruncate: restart emits a marker and follows the new content from 0", () =>
     Effect.gen(function* () {
@@ -118,21 +122,27 @@ describe("LogTail.follow", () => {
         items.map((i) => (i._tag === "LogLine" ? `${i.offset}:${i.text}` : `restart@${i.offset}->${i.size}`)),
         ["0:old 1", "6:old 2", "restart@12->4", "0:new"]
       )
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 
   it.effect("a host that stays down fails once the reconnect schedule is exhausted", () =>
     Effect.gen(function* () {
       const host = yield* FakeHost.host("gpu")
       yield* host.setDown(true)
       const fiber = yield* Effect.fork(
-        Stream.runDrain(LogTail.follow("gpu", LOG, { reconnect: Schedule.spaced("1 second").pipe(Schedule.upTo("5 seconds")) }))
+        Stream.runDrain(
+          LogTail.follow("gpu", LOG, {
+            reconnect: Schedule.spaced("1 second").pipe(Schedule.upTo("5 seconds"))
+          })
+        )
       )
       yield* advance(4_000, 100)
       assert.isNull(fiber.unsafePoll(), "still retrying within the cap")
       yield* advance(3_000, 100)
       const error = yield* Effect.flip(Fiber.join(fiber))
       assert.strictEqual(error._tag, "ConnectionRefused")
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 
   it.effect("a changed host key is not retried: HostKeyMismatch", () =>
     Effect.gen(function* () {
@@ -141,7 +151,8 @@ describe("LogTail.follow", () => {
       const error = yield* Effect.flip(Stream.runDrain(LogTail.follow("gpu", LOG)))
       assert.strictEqual(error._tag, "HostKeyMismatch")
       assert.strictEqual(yield* host.connects, 0)
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 })
 
 describe("LogTail.tail", () => {
@@ -156,5 +167,6 @@ describe("LogTail.tail", () => {
       assertContiguous(last, body.length - "l8\nl9\nl10\n".length)
       assert.deepStrictEqual(texts(yield* LogTail.tail("gpu", LOG, { lines: 50, chunkBytes: 7 })).length, 10)
       assert.deepStrictEqual(yield* LogTail.tail("gpu", "~/missing", { lines: 5 }), [])
-    }).pipe(Effect.provide(fake())))
+    }).pipe(Effect.provide(fake()))
+  )
 })

@@ -54,17 +54,21 @@ describe("RemoteProcess", () => {
       yield* TestClock.adjust("4 seconds")
       assert.deepStrictEqual(yield* Fiber.join(waiting), { exitCode: 7, signal: null })
       assert.isFalse(yield* RemoteProcess.isAlive(conn, proc))
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("wait gives up with ProcessError after its timeout", () =>
     Effect.gen(function* () {
       const { conn } = yield* setup
       const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["sleep", "100"]), { runDir: "/tmp/w" })
-      const waiting = yield* Effect.fork(Effect.flip(RemoteProcess.wait(conn, proc, { timeout: "5 seconds" })))
+      const waiting = yield* Effect.fork(
+        Effect.flip(RemoteProcess.wait(conn, proc, { timeout: "5 seconds" }))
+      )
       yield* TestClock.adjust("6 seconds")
       const error = yield* Fiber.join(waiting)
       assert.strictEqual(error._tag, "ProcessError")
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("a detached process survives a dropped connection; attach finds it from the run directory", () =>
     Effect.gen(function* () {
@@ -77,7 +81,8 @@ describe("RemoteProcess", () => {
       assert.isTrue(yield* RemoteProcess.isAlive(again, attached))
       const missing = yield* Effect.flip(RemoteProcess.attach(again, "~/d/none"))
       assert.strictEqual(missing._tag, "ProcessError")
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("stop escalates TERM → KILL when TERM is ignored, and kills the whole group", () =>
     Effect.gen(function* () {
@@ -94,9 +99,12 @@ describe("RemoteProcess", () => {
       assert.strictEqual(yield* host.fs.readText("~/d/x/stopped"), "killed\n")
       assert.strictEqual(yield* host.fs.readText("~/d/x/log"), "TERM ignored\n")
       assert.deepStrictEqual(yield* RemoteProcess.exitStatus(conn, proc), { exitCode: null, signal: "KILL" })
-      const signals = (yield* host.journal).map((e) => e.command.argv.slice(0, 2).join(" ")).filter((c) => c !== "kill -0")
-      assert.deepStrictEqual(signals, ["stubborn", "kill -TERM", "kill -KILL"])
-    }).pipe(Effect.provide(layer())))
+      const signals = (yield* host.journal)
+        .map((e) => e.command.argv.slice(0, 3).join(" "))
+        .filter((c) => c !== "kill -s 0")
+      assert.deepStrictEqual(signals, ["stubborn", "kill -s TERM", "kill -s KILL"])
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("stop returns terminated when the program exits on TERM within the grace period", () =>
     Effect.gen(function* () {
@@ -107,8 +115,9 @@ describe("RemoteProcess", () => {
       yield* TestClock.adjust("3 seconds")
       assert.strictEqual(yield* Fiber.join(stopping), "terminated")
       assert.deepStrictEqual(yield* RemoteProcess.exitStatus(conn, proc), { exitCode: 0, signal: null })
-      assert.isFalse((yield* host.journal).some((e) => e.command.argv[1] === "-KILL"))
-    }).pipe(Effect.provide(layer())))
+      assert.isFalse((yield* host.journal).some((e) => e.command.argv[2] === "KILL"))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it.effect("stop of a process that already ended says exited-before", () =>
     Effect.gen(function* () {
@@ -116,7 +125,8 @@ describe("RemoteProcess", () => {
       const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["true"]), { runDir: "~/d/t" })
       yield* TestClock.adjust("1 millis")
       assert.strictEqual(yield* RemoteProcess.stop(conn, proc), "exited-before")
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer()))
+  )
 
   it("parseExitFile reads code, signal and bare numbers", () => {
     assert.deepStrictEqual(RemoteProcess.parseExitFile("code 3\n"), { exitCode: 3, signal: null })

@@ -14,6 +14,7 @@ import * as ModelInit from "./rules/ModelInit.js"
 import * as Ngram from "./rules/Ngram.js"
 import * as Parallelism from "./rules/Parallelism.js"
 import * as Speculative from "./rules/Speculative.js"
+import * as SpeculativeDraft from "./rules/SpeculativeDraft.js"
 import * as SpeculativeTriple from "./rules/SpeculativeTriple.js"
 
 /** All rules of all versions, sorted by SGLang's order. @category rules */
@@ -25,6 +26,7 @@ export const all: ReadonlyArray<Rule.Rule> = [
   ...Attention.rules,
   ...Parallelism.rules,
   ...Speculative.rules,
+  ...SpeculativeDraft.rules,
   ...SpeculativeTriple.rules,
   ...Dflash.rules,
   ...Ngram.rules,

@@ -11,7 +11,7 @@ import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
 import * as LogTail from "@mlops/core/LogTail"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import * as Tunnel from "@mlops/core/Tunnel"
+import * as Http from "./internal/http.js"
 import { Clock, Effect } from "effect"
 import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
@@ -72,7 +72,7 @@ const one = (conn: Connection, state: Deployment.State) =>
     const port = state.meta?.port
     const healthy =
       alive && port !== undefined
-        ? yield* Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "5 seconds" }).pipe(
+        ? yield* Http.request(conn, { port, method: "GET", path: "/health", timeout: "5 seconds" }).pipe(
             Effect.map((r) => r.status === 200),
             Effect.orElseSucceed(() => false)
           )

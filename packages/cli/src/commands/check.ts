@@ -8,8 +8,7 @@ import { Command, Options } from "@effect/cli"
 import * as Check from "@mlops/sglang/Check"
 import { Console, Data, Effect, Option } from "effect"
 import { bold, green, type Style, TerminalStyle } from "../render/style.js"
-import { sglangFlags } from "./launch.js"
-import { handle, json, printJson } from "./shared.js"
+import { handle, json, printJson, SglangFlags } from "./shared.js"
 
 /** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
 export class CheckUsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
@@ -38,8 +37,7 @@ const options = {
     Options.optional,
     Options.withDescription(`Memory of one GPU, e.g. 48GiB (default ${Check.defaultGpus.memoryGiB}GiB)`)
   ),
-  json,
-  flags: sglangFlags
+  json
 }
 
 const human = (style: Style, result: Check.CheckResult): string => {
@@ -64,8 +62,9 @@ const human = (style: Style, result: Check.CheckResult): string => {
   ].join("\n")
 }
 
-export const check = Command.make("check", options, (parsed) =>
+export const check = Command.make("check", options, (options) =>
   Effect.gen(function* () {
+    const parsed = { ...options, flags: yield* SglangFlags }
     const style = yield* TerminalStyle
     const host = Option.getOrUndefined(parsed.host)
     const context = { host, argv: parsed.flags, command: "check" as const }
@@ -96,4 +95,6 @@ export const check = Command.make("check", options, (parsed) =>
       })
     )
   })
-).pipe(Command.withDescription("Check SGLang flags against SGLang's rules without launching (offline or against a host)"))
+).pipe(Command.withDescription(
+    "Check SGLang flags (after `--`) against SGLang's rules without launching: offline with --model-config, or against --host"
+  ))

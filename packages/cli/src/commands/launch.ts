@@ -3,20 +3,15 @@
  * untouched. Human output follows the launch phase by phase; `--json` prints one NDJSON line
  * per event, the last one being the result (`Launched`) or the failure (with `_tag` and fix).
  */
-import { Args, Command, Options } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import * as Launch from "@mlops/sglang/Launch"
 import { Clock, Console, Data, Effect, Option, Ref, Stream } from "effect"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
-import { handle, host, json, printJson } from "./shared.js"
+import { handle, host, json, printJson, SglangFlags } from "./shared.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
-
-export const sglangFlags = Args.text({ name: "sglang-flags" }).pipe(
-  Args.repeated,
-  Args.withDescription("SGLang flags after `--`, exactly as `python -m sglang.launch_server` takes them")
-)
 
 const options = {
   host,
@@ -36,8 +31,7 @@ const options = {
   stopOnInterrupt: Options.boolean("stop-on-interrupt").pipe(
     Options.withDescription("Stop the server on Ctrl-C (default: it keeps running)")
   ),
-  tunnel: Options.boolean("tunnel").pipe(Options.withDescription("Keep a local tunnel to the server open until Ctrl-C")),
-  flags: sglangFlags
+  tunnel: Options.boolean("tunnel").pipe(Options.withDescription("Keep a local tunnel to the server open until Ctrl-C"))
 }
 
 /** A malformed `--env` entry, or no SGLang flags. */
@@ -110,8 +104,9 @@ const printEvents = <R>(
   })
 }
 
-export const launch = Command.make("launch", options, (parsed) =>
+export const launch = Command.make("launch", options, (options) =>
   Effect.gen(function* () {
+    const parsed = { ...options, flags: yield* SglangFlags }
     const style = yield* TerminalStyle
     const context = { host: parsed.host, argv: parsed.flags, command: "launch" as const }
     yield* handle(
@@ -136,6 +131,6 @@ export const launch = Command.make("launch", options, (parsed) =>
   })
 ).pipe(
   Command.withDescription(
-    "Start an SGLang server on a host and follow it to ready. Put SGLang's flags after `--`: mlops launch --host sim -- --model-path /root/models/Qwen3.6-27B --tp 2"
+    "Start an SGLang server on a host and follow it to ready. SGLang's flags go after `--`, exactly as SGLang takes them: mlops launch --host sim -- --model-path /root/models/Qwen3.6-27B --tp 2"
   )
 )

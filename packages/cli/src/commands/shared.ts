@@ -3,7 +3,7 @@
  * failure into its rendering plus the exit code of its class.
  */
 import { Options } from "@effect/cli"
-import { Console, Data, Effect } from "effect"
+import { Console, Context, Data, Effect } from "effect"
 import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
 import * as Json from "../render/json.js"
@@ -14,6 +14,11 @@ export const json = Options.boolean("json").pipe(
 )
 
 export const host = Options.text("host").pipe(Options.withDescription("Host alias (ssh_config, hosts.json, or `sim`)"))
+
+/** The words after the first `--` of the command line: SGLang's flags, exactly as given. */
+export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/SglangFlags", {
+  defaultValue: (): ReadonlyArray<string> => []
+}) {}
 
 /** The command is over; exit with `code` (its output is already printed). */
 export class CommandExit extends Data.TaggedError("CommandExit")<{ readonly code: number }> {}

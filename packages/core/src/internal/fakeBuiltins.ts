@@ -13,35 +13,50 @@ const program = (match: string, run: (ctx: ProgramContext) => Effect.Effect<numb
   run
 })
 
-/** `kill [-SIG | -s SIG | -0] [--] (pid | -pgid)...`, exit 1 with "No such process" when a target is missing. */
+/**
+ * `kill [-s SIG | -SIG] [--] (pid | -pgid)...` as dash (Debian's /bin/sh) has it: a group
+ * (negative) target needs `--`, and dash rejects `--` after the `-SIG` form, so only
+ * `kill -s SIG -- -PGID` is portable. Exit 1 with "No such process" when a target is missing.
+ */
 const kill = program("kill", (ctx) =>
   Effect.gen(function* () {
-    let signal = "TERM"
-    const targets: Array<string> = []
     const args = ctx.argv.slice(1)
-    let options = true
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i]!
-      if (options && arg === "--") options = false
-      else if (options && arg === "-s") signal = args[++i] ?? "TERM"
-      else if (options && /^-[A-Za-z0-9]+$/.test(arg)) signal = arg.slice(1)
-      else targets.push(arg)
+    let signal = "TERM"
+    let rest = args
+    if (args[0] === "-s") {
+      signal = args[1] ?? ""
+      rest = args.slice(2)
+    } else if (args[0] !== undefined && args[0] !== "--" && /^-[A-Za-z0-9]+$/.test(args[0])) {
+      signal = args[0].slice(1)
+      rest = args.slice(1)
+      if (rest[0] === "--") {
+        yield* ctx.stderr.line("sh: 1: kill: Illegal number: -")
+        return 2
+      }
     }
-    if (targets.length === 0) {
-      yield* ctx.stderr.line("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ...")
+    const afterDashes = rest[0] === "--"
+    const targets = afterDashes ? rest.slice(1) : rest
+    if (targets.length === 0 || signal === "") {
+      yield* ctx.stderr.line(
+        "kill: usage: kill [-s sigspec | -signum | -sigspec] [pid | job]... or kill -l [exitstatus]"
+      )
       return 2
     }
     let status = 0
     for (const target of targets) {
       const n = Number(target)
+      if (target.startsWith("-") && !afterDashes) {
+        yield* ctx.stderr.line(`sh: 1: kill: Illegal option ${target.slice(0, 2)}`)
+        return 2
+      }
       if (!Number.isInteger(n) || n === 0) {
-        yield* ctx.stderr.line(`sh: 1: kill: illegal number: ${target}`)
+        yield* ctx.stderr.line(`sh: 1: kill: Illegal number: ${target}`)
         status = 1
         continue
       }
       const reached = yield* ctx.kill(n < 0 ? { pgid: -n } : { pid: n }, normalizeSignal(signal))
       if (reached === 0) {
-        yield* ctx.stderr.line(`sh: 1: kill: No such process`)
+        yield* ctx.stderr.line("sh: 1: kill: No such process")
         status = 1
       }
     }

@@ -97,7 +97,9 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
   const alive = Effect.suspend(() => (state.dropped === undefined ? Effect.void : Effect.fail(state.dropped)))
   const fileStep = Effect.suspend(() => {
     const latency = host.fileLatency()
-    return Duration.toMillis(latency) === 0 ? alive : Effect.zipRight(Effect.zipRight(alive, Effect.sleep(latency)), alive)
+    return Duration.toMillis(latency) === 0
+      ? alive
+      : Effect.zipRight(Effect.zipRight(alive, Effect.sleep(latency)), alive)
   })
   const record = (kind: JournalEntry["kind"], command: RemoteCommand) =>
     Effect.clockWith((clock) =>

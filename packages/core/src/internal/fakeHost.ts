@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Clock, Context, Deferred, Duration, Effect, Layer, Scope } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, type Scope } from "effect"
 import type { Connection } from "../Connection.js"
 import { ConnectionPool } from "../ConnectionPool.js"
 import { ConnectionLost, ConnectionRefused, HostKeyMismatch, HostNotFound } from "../Errors.js"

@@ -139,7 +139,8 @@ export class ProcessTable {
   /** Start `command` as a new process. */
   start(command: RemoteCommand, options: StartOptions): Effect.Effect<ChildProcess & { pgid: number }> {
     return Effect.gen(this, function* () {
-      if (this.closed) return yield* Effect.dieMessage(`fake host ${this.alias}: used after its layer was closed`)
+      if (this.closed)
+        return yield* Effect.dieMessage(`fake host ${this.alias}: used after its layer was closed`)
       const now = yield* Clock.currentTimeMillis
       const pid = this.nextPid++
       const pgid = options.pgid ?? pid

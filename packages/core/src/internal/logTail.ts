@@ -16,7 +16,11 @@ export interface FollowState {
   pending: Uint8Array
 }
 
-export const makeState = (offset: number): FollowState => ({ offset, readEnd: offset, pending: new Uint8Array() })
+export const makeState = (offset: number): FollowState => ({
+  offset,
+  readEnd: offset,
+  pending: new Uint8Array()
+})
 
 export const restartAt = (state: FollowState, offset: number): void => {
   state.offset = offset
@@ -43,7 +47,12 @@ export const consume = (state: FollowState, bytes: Uint8Array): Array<LogLine> =
   for (let i = 0; i < buffer.length; i++) {
     if (buffer[i] !== NEWLINE) continue
     const offset = state.offset + start
-    lines.push({ _tag: "LogLine", text: decodeLine(buffer.subarray(start, i)), offset, nextOffset: state.offset + i + 1 })
+    lines.push({
+      _tag: "LogLine",
+      text: decodeLine(buffer.subarray(start, i)),
+      offset,
+      nextOffset: state.offset + i + 1
+    })
     start = i + 1
   }
   state.offset += start

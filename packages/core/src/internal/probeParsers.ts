@@ -22,7 +22,10 @@ const int = (cell: string | undefined): number | undefined => {
 }
 
 /** `index, name, memory.total, memory.used, uuid[, compute_cap]` rows (csv,noheader,nounits). */
-export const parseGpus = (output: string, withComputeCap: boolean): Either.Either<ReadonlyArray<Gpu>, string> => {
+export const parseGpus = (
+  output: string,
+  withComputeCap: boolean
+): Either.Either<ReadonlyArray<Gpu>, string> => {
   const gpus: Array<Gpu> = []
   const width = withComputeCap ? 6 : 5
   for (const row of rows(output)) {
@@ -56,9 +59,14 @@ export const parseGpuProcesses = (output: string): Either.Either<ReadonlyArray<G
     if (/^no running/i.test(row.join(","))) continue
     const [pid, uuid, used] = row
     const parsedPid = int(pid)
-    if (row.length !== 3 || parsedPid === undefined) return Either.left(`unreadable process row: ${row.join(", ")}`)
+    if (row.length !== 3 || parsedPid === undefined)
+      return Either.left(`unreadable process row: ${row.join(", ")}`)
     const usedMemoryMiB = int(used)
-    processes.push({ pid: parsedPid, gpuUuid: uuid!, ...(usedMemoryMiB === undefined ? {} : { usedMemoryMiB }) })
+    processes.push({
+      pid: parsedPid,
+      gpuUuid: uuid!,
+      ...(usedMemoryMiB === undefined ? {} : { usedMemoryMiB })
+    })
   }
   return Either.right(processes)
 }

@@ -44,10 +44,12 @@ exec 4<&-
 (
   cat <&3 >/dev/null 2>&1 &
   c=$!
+  exec 3<&-
   trap 'kill $c; exit 0' TERM
   wait $c
   kill -s TERM -- -$p 2>/dev/null || exit 0
-  sleep 1
+  i=0
+  while kill -s 0 -- -$p 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done
   kill -s KILL -- -$p 2>/dev/null
 ) >/dev/null 2>&1 &
 w=$!

@@ -26,7 +26,9 @@ const testHosts = Layer.effect(
   }))
 )
 
-const livePool = Layer.scoped(ConnectionPool.ConnectionPool, ConnectionPool.make()).pipe(Layer.provide(testHosts))
+const livePool = Layer.scoped(ConnectionPool.ConnectionPool, ConnectionPool.make()).pipe(
+  Layer.provide(testHosts)
+)
 
 layer(Sshd.layer(), { excludeTestServices: true, timeout: "60 seconds" })("live LogTail", (it) => {
   it.scoped(
@@ -52,9 +54,13 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "60 seconds" })("live 
             }),
           { discard: true }
         )
-        const cutter = Effect.forEach([300, 900, 1_500], (ms) => Effect.zipRight(Effect.sleep(ms / 3), sshd.killSessionProcesses), {
-          discard: true
-        })
+        const cutter = Effect.forEach(
+          [300, 900, 1_500],
+          (ms) => Effect.zipRight(Effect.sleep(ms / 3), sshd.killSessionProcesses),
+          {
+            discard: true
+          }
+        )
         const follow = LogTail.follow(alias, file, {
           pollInterval: "20 millis",
           reconnect: Schedule.exponential("50 millis").pipe(Schedule.jittered, Schedule.upTo("20 seconds"))
@@ -66,7 +72,9 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "60 seconds" })("live 
         const lines = Chunk.toReadonlyArray(yield* Fiber.join(collecting).pipe(Effect.timeout("40 seconds")))
         assert.deepStrictEqual(
           lines.map((l) => l.text),
-          Array.from({ length: count }, (_, i) => (i + 1) % 7 === 0 ? `line ${i + 1} (split)` : `line ${i + 1}`)
+          Array.from({ length: count }, (_, i) =>
+            (i + 1) % 7 === 0 ? `line ${i + 1} (split)` : `line ${i + 1}`
+          )
         )
         let offset = 0
         for (const line of lines) {

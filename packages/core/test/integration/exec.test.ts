@@ -7,6 +7,13 @@ import { make as cmd } from "../../src/RemoteCommand.js"
 import { pgrep, selfExcluding, unique } from "../support/local.js"
 import * as Sshd from "../support/Sshd.js"
 
+/** No local process matches `marker` any more (the group is killed asynchronously: poll briefly). */
+const gone = (marker: string) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 60 && pgrep(selfExcluding(marker)).length > 0; i++) yield* Effect.sleep("50 millis")
+    return pgrep(selfExcluding(marker))
+  })
+
 const PRINT_ARGV = "import sys, json; print(json.dumps(sys.argv[1:]))"
 
 layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live exec", (it) => {
@@ -79,7 +86,7 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live 
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit))
         assert.strictEqual(exit.cause._tag === "Fail" && exit.cause.error._tag, "CommandTimeout")
-      assert.deepStrictEqual(pgrep(selfExcluding(marker)), [])
+      assert.deepStrictEqual(yield* gone(marker), [])
       // and the connection is still usable
       assert.strictEqual((yield* conn.exec(cmd(["true"]))).exitCode, 0)
     })
@@ -182,7 +189,7 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live 
       assert.deepStrictEqual(Chunk.toReadonlyArray(first), [
         { _tag: "Output", stream: "stdout", line: "started" }
       ])
-      assert.deepStrictEqual(pgrep(selfExcluding(marker)), [])
+      assert.deepStrictEqual(yield* gone(marker), [])
     })
   )
 })

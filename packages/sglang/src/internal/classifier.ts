@@ -18,18 +18,16 @@ import {
   httpBind,
   recordOwner,
   shardProgress,
-  signalName,
   watchdogStall,
   withExit
 } from "./lineSignatures.js"
 import { cleanLine, headerProcess, headerTime, messageStart } from "./logLine.js"
 import { type Phase, phaseIndex } from "./phase.js"
 import { parseServerArgs } from "./serverArgsRepr.js"
-import { type Candidate, CONSEQUENCE, classifyTraceback } from "./signatures.js"
+import { type Candidate, classifyTraceback } from "./signatures.js"
+import { TracebackBuilder } from "./traceback.js"
 
 export type { ExitStatus } from "./lineSignatures.js"
-
-import { TracebackBuilder } from "./traceback.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
 const TAIL = 40
@@ -83,21 +81,15 @@ export class Classifier {
       (exit.signal !== undefined || (exit.exitCode !== undefined && exit.exitCode !== 0))
     const best = this.best?.failure
     if (!failed) return best
-    if (best && best._tag === "ProcessExited") return withExit(best, exit)
-    if (best && this.best!.tier > CONSEQUENCE) return best
-    const signal =
-      exit.signal ??
-      (exit.exitCode !== undefined && exit.exitCode > 128 ? signalName(exit.exitCode - 128) : undefined)
-    const base = this.best?.failure
-    return new F.ProcessExited({
-      evidence: base ? [...base.evidence, ...this.lastLines(8)] : this.lastLines(12),
-      process: base?.process ?? "launcher",
+    if (best?._tag === "ProcessExited") return withExit(best, exit)
+    if (best) return best
+    const silent = new F.ProcessExited({
+      evidence: this.lastLines(12),
+      process: "launcher",
       phase: this.phase,
-      reason: base ? base.reason : "the process ended without a recognisable error in the log",
-      ...(exit.exitCode === undefined ? {} : { exitCode: exit.exitCode }),
-      ...(signal === undefined ? {} : { signal }),
-      ...(base?.fix ? { fix: base.fix } : {})
+      reason: "the process ended without a recognisable error in the log"
     })
+    return withExit(silent, exit)
   }
 
   /** A StartupStalled failure for a launch that printed nothing new for `silentForMs`. */

@@ -72,7 +72,11 @@ export const assertion = (tb: Traceback, base: Base, message: string): F.Asserti
       if (!flags.includes(f)) flags.push(f)
   if (/is not divisible by/.test(message) && !flags.includes("--tp-size")) flags.push("--tp-size")
   if (speculative && !flags.includes("--speculative-num-steps")) flags.push("--speculative-num-steps")
-  const what = message.trim() === "" ? `bare assert: ${source || "(source not shown)"}` : firstLine(message)
+  const what = speculative
+    ? `bare assert \`${source || "assert (...)"}\`: --speculative-eagle-topk or --speculative-num-draft-tokens was given without --speculative-num-steps; SGLang wants all three or none`
+    : message.trim() === ""
+      ? `bare assert: ${source || "(source not shown)"}`
+      : firstLine(message)
   return new F.AssertionFailure({
     ...base,
     reason: `AssertionError (${what})`,

@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as HybridModels from "../../src/rules/HybridModels.js"
-import { adjust, b200x8, input, llama, qwen36, qwenNext, violation } from "./input.js"
+import { adjust, b200x8, input, llama, qwen36, violation } from "./input.js"
 
 describe("rules/HybridModels", () => {
   it("R20.sm100-attention: Qwen hybrids on SM100 get triton, or trtllm_mha when topk is given with speculation", () => {
     const spec = { speculative_algorithm: "NEXTN", mamba_scheduler_strategy: "extra_buffer" } as const
-    const auto = adjust(HybridModels.sm100HybridAttention.check(input(spec, { traits: qwen36, gpus: b200x8 })))
+    const auto = adjust(
+      HybridModels.sm100HybridAttention.check(input(spec, { traits: qwen36, gpus: b200x8 }))
+    )
     assert.deepStrictEqual(auto.set, { attention_backend: "triton" })
     const withTopk = adjust(
       HybridModels.sm100HybridAttention.check(
@@ -18,7 +20,9 @@ describe("rules/HybridModels", () => {
 
   it("R20.radix: KimiLinear runs without radix cache", () => {
     const out = adjust(
-      HybridModels.radixUnsupported.check(input({}, { traits: { ...llama, architecture: "KimiLinearForCausalLM" } }))
+      HybridModels.radixUnsupported.check(
+        input({}, { traits: { ...llama, architecture: "KimiLinearForCausalLM" } })
+      )
     )
     assert.strictEqual(
       out.sglangMessage,
@@ -57,5 +61,4 @@ describe("rules/HybridModels", () => {
       )
     )
   })
-})
 })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Mamba from "../../src/rules/Mamba.js"
-import { adjust, b200x8, input, llama, qwen36, qwenNext, violation } from "./input.js"
+import { adjust, input, llama, qwen36, qwenNext, violation } from "./input.js"
 
 describe("rules/Mamba", () => {
   it("R19: auto resolves to no_buffer silently; explicit strategies stay", () => {

@@ -45,4 +45,3 @@ describe("rules/Ngram", () => {
     assert.isUndefined(N.ngramCorpus.check(input({ ...base, speculative_ngram_external_sam_budget: 5 })))
   })
 })
-})

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Speculative from "../../src/rules/Speculative.js"
-import { adjust, deepseek, input, llama, qwen36, violation, warning } from "./input.js"
+import { adjust, input, violation, warning } from "./input.js"
 
 describe("rules/Speculative", () => {
   it("R1: NEXTN becomes EAGLE silently", () => {
@@ -8,26 +8,6 @@ describe("rules/Speculative", () => {
     assert.deepStrictEqual(out.set, { speculative_algorithm: "EAGLE" })
     assert.strictEqual(out.sglangMessage, undefined)
     assert.isUndefined(Speculative.nextnIsEagle.check(input({ speculative_algorithm: "EAGLE" })))
-  })
-
-  it("R2: a draft path without revision gets main", () => {
-    const out = adjust(Speculative.draftRevision.check(input({ speculative_draft_model_path: "/d" })))
-    assert.deepStrictEqual(out.set, { speculative_draft_model_revision: "main" })
-  })
-
-  it("R3: flashinfer_trtllm for the draft MoE is an AssertionError; unset copies the target's, trtllm -> auto", () => {
-    const v = violation(
-      Speculative.draftMoeRunnerTrtllm.check(
-        input({ speculative_algorithm: "EAGLE", speculative_moe_runner_backend: "flashinfer_trtllm" })
-      )
-    )
-    assert.include(v.sglangMessage, "doesn't support flashinfer_trtllm")
-    const copy = adjust(
-      Speculative.draftMoeRunnerDefault.check(
-        input({ speculative_algorithm: "EAGLE", moe_runner_backend: "flashinfer_trtllm" })
-      )
-    )
-    assert.deepStrictEqual(copy.set, { speculative_moe_runner_backend: "auto" })
   })
 
   it("R4: skip-dp-mlp-sync only with EAGLE", () => {
@@ -99,22 +79,6 @@ describe("rules/Speculative", () => {
     )
   })
 
-  it("R11: DeepSeek's draft path defaults to the model path; a given path only warns; Qwen keeps None", () => {
-    const out = adjust(
-      Speculative.mtpDraftPath.check(input({ speculative_algorithm: "EAGLE" }, { traits: deepseek }))
-    )
-    assert.strictEqual(out.set.speculative_draft_model_path, "/root/models/m")
-    const w = warning(
-      Speculative.mtpDraftPath.check(
-        input({ speculative_algorithm: "EAGLE", speculative_draft_model_path: "/d" }, { traits: deepseek })
-      )
-    )
-    assert.strictEqual(w.sglangMessage, "DeepSeek MTP does not require setting speculative_draft_model_path.")
-    assert.isUndefined(
-      Speculative.mtpDraftPath.check(input({ speculative_algorithm: "EAGLE" }, { traits: qwen36 }))
-    )
-  })
-
   it("R17: adaptive speculation falls back when topk is not 1", () => {
     const out = adjust(
       Speculative.adaptiveUnsupported.check(
@@ -146,5 +110,4 @@ describe("rules/Speculative", () => {
       "--disaggregation-decode-enable-radix-cache is incompatible with speculative decoding (--speculative-algorithm EAGLE)"
     )
   })
-})
 })

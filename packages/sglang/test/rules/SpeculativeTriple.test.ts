@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SpeculativeTriple from "../../src/rules/SpeculativeTriple.js"
-import { adjust, deepseek, input, llama, qwen36, violation, warning } from "./input.js"
+import { adjust, input, llama, qwen36, violation } from "./input.js"
 
 describe("rules/SpeculativeTriple", () => {
   it("R12: draft tokens alone is the bare assertion; the fix completes the triple", () => {

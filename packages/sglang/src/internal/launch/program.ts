@@ -12,6 +12,7 @@ import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
+import * as Http from "../http.js"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
 import * as Deployment from "../../Deployment.js"
@@ -60,7 +61,7 @@ const sameArgs = (state: Deployment.State, argv: ReadonlyArray<string>, env: Rea
   JSON.stringify(Object.entries(state.meta?.env ?? {}).sort()) === JSON.stringify(Object.entries(env).sort())
 
 const healthy = (conn: Connection, port: number) =>
-  Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "10 seconds" }).pipe(
+  Http.request(conn, { port, method: "GET", path: "/health", timeout: "10 seconds" }).pipe(
     Effect.map((r) => r.status === 200),
     Effect.orElseSucceed(() => false)
   )

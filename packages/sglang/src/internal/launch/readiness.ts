@@ -6,7 +6,7 @@
  * @internal
  */
 import type { Connection } from "@mlops/core/Connection"
-import * as Tunnel from "@mlops/core/Tunnel"
+import * as Http from "../http.js"
 import { Clock, Effect, Schedule } from "effect"
 import { NotHealthy } from "./types.js"
 
@@ -22,7 +22,7 @@ export const check = Effect.fn("Launch.readiness")(function* (
   const host = conn.host.alias
   const call = (method: string, path: string, body?: string) =>
     Effect.gen(function* () {
-      const response = yield* Tunnel.request(conn, {
+      const response = yield* Http.request(conn, {
         port: o.port,
         method,
         path,

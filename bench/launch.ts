@@ -1,0 +1,237 @@
+/**
+ * Launch benches over the test sshd (127.0.0.1) with the stand-in SGLang
+ * (packages/sglang/test/integration/standin/), each against a baseline measured in this run:
+ *
+ * (a) failure detection: from the moment a rank writes its crash traceback on the host (the
+ *     stand-in stamps the wall clock right after) to the typed `OOM` in the caller; median of
+ *     BENCH_RUNS (10) runs, vs the usual `nohup ... & while sleep 30; do kill -0 $pid || break; done`
+ *     poll (BENCH_BASELINE_RUNS, default 1: each takes ~30 s);
+ * (b) launch overhead: the whole launch (connect, preflight, spawn, follow, health checks) minus
+ *     the stand-in server's own start→ready time, median of 5; target < 1.5 s;
+ * (c) argument check: the story's command checked offline in-process (decode + resolve),
+ *     median of 200; target < 50 ms.
+ *
+ *   npx tsx bench/launch.ts      (or `npm run bench`, which runs every bench)
+ */
+import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Hosts from "@mlops/core/Hosts"
+import { Effect, Exit, Layer } from "effect"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Sshd from "../packages/core/test/support/Sshd.js"
+import * as Check from "../packages/sglang/src/Check.js"
+import { qwen36_27b } from "../packages/sglang/src/internal/fixtures/models.js"
+import * as Launch from "../packages/sglang/src/Launch.js"
+import * as Stop from "../packages/sglang/src/Stop.js"
+import * as Standin from "../packages/sglang/test/integration/standin/install.js"
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 10)
+const BASELINE_RUNS = Number(process.env.BENCH_BASELINE_RUNS ?? 1)
+const alias = "testhost"
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 0)} ms`
+
+const freePort = Effect.async<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const story = (modelPath: string) => [
+  "--model-path",
+  modelPath,
+  "--speculative-algorithm",
+  "NEXTN",
+  "--speculative-num-draft-tokens",
+  "1",
+  "--tp",
+  "2"
+]
+const fixes = ["--mamba-scheduler-strategy", "extra_buffer", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1"]
+
+const names: Array<string> = []
+const newName = (label: string) => {
+  const name = `bench-${label}-${process.pid}-${names.length}`
+  names.push(name)
+  return name
+}
+
+const stampsSince = (standin: Standin.Standin, event: string, sinceMs: number) =>
+  standin.stamps().filter((s) => s.event === event && s.ms >= sinceMs)
+
+/** (a) our detection latency, one run. */
+const detectOnce = (standin: Standin.Standin) =>
+  Effect.gen(function* () {
+    const port = yield* freePort
+    const started = Date.now()
+    const exit = yield* Launch.launchDeployment({
+      host: alias,
+      name: newName("oom"),
+      argv: [...story(standin.modelPath), ...fixes, "--port", String(port), "--mem-fraction-static", "0.99"],
+      env: { STANDIN_PHASE_SECONDS: "0.02", STANDIN_STAMP_FILE: standin.stampFile },
+      preflight: false
+    }).pipe(Effect.exit)
+    const detected = Date.now()
+    if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail" || exit.cause.error._tag !== "OOM") {
+      return yield* Effect.dieMessage(`expected an OOM, got ${Exit.isSuccess(exit) ? "a ready server" : String(exit.cause)}`)
+    }
+    const crash = stampsSince(standin, "crash", started)[0]
+    if (crash === undefined) return yield* Effect.dieMessage("the stand-in wrote no crash stamp")
+    return detected - crash.ms
+  })
+
+/** (a) baseline: a shell script that starts the server with nohup and polls it every 30 s. */
+const pollOnce = (standin: Standin.Standin, sshd: Sshd.Sshd) =>
+  Effect.gen(function* () {
+    const port = yield* freePort
+    const dir = fs.mkdtempSync(path.join(standin.dir, "poll-"))
+    const started = Date.now()
+    const argv = [...story(standin.modelPath), ...fixes, "--port", String(port), "--mem-fraction-static", "0.99"]
+    const script = [
+      `export STANDIN_PHASE_SECONDS=0.02 STANDIN_STAMP_FILE=${standin.stampFile}`,
+      `nohup ${standin.venv}/bin/python -m sglang.launch_server ${argv.join(" ")} > ${dir}/log 2>&1 < /dev/null &`,
+      "pid=$!",
+      "while sleep 30; do kill -0 $pid 2>/dev/null || break; done",
+      "date +%s%3N"
+    ].join("\n")
+    const result = yield* Sshd.ssh(sshd, script)
+    const detected = Number(result.stdout.trim())
+    const crash = stampsSince(standin, "crash", started)[0]
+    if (crash === undefined || !Number.isFinite(detected)) {
+      return yield* Effect.dieMessage(`baseline run failed: ${result.stderr}`)
+    }
+    return detected - crash.ms
+  })
+
+/** (b) one launch to ready: total minus the server's own start→ready; then stopped. */
+const overheadOnce = (standin: Standin.Standin) =>
+  Effect.gen(function* () {
+    const port = yield* freePort
+    const name = newName("ok")
+    const started = Date.now()
+    yield* Launch.launchDeployment({
+      host: alias,
+      name,
+      argv: [...story(standin.modelPath), ...fixes, "--port", String(port)],
+      env: { STANDIN_PHASE_SECONDS: "0.05", STANDIN_STAMP_FILE: standin.stampFile }
+    })
+    const total = Date.now() - started
+    const start = stampsSince(standin, "start", started)[0]
+    const ready = stampsSince(standin, "ready", started)[0]
+    yield* Stop.stop(alias, name)
+    if (start === undefined || ready === undefined) return yield* Effect.dieMessage("no start/ready stamps")
+    return { total, server: ready.ms - start.ms, overhead: total - (ready.ms - start.ms) }
+  })
+
+/** (c) baseline: learning the story's two problems at runtime, one failed launch each (preflight off). */
+const runtimeDiscoveryOnce = (standin: Standin.Standin) =>
+  Effect.gen(function* () {
+    const port = yield* freePort
+    const started = Date.now()
+    const env = { STANDIN_PHASE_SECONDS: "0.02" }
+    const argv = [...story(standin.modelPath), "--port", String(port)]
+    const first = yield* Launch.launchDeployment({ host: alias, name: newName("story1"), argv, env, preflight: false }).pipe(
+      Effect.flip
+    )
+    const second = yield* Launch.launchDeployment({
+      host: alias,
+      name: newName("story2"),
+      argv: [...argv, "--mamba-scheduler-strategy", "extra_buffer"],
+      env,
+      preflight: false
+    }).pipe(Effect.flip)
+    if (first._tag !== "MissingSchedulerStrategy" || second._tag !== "AssertionFailure") {
+      return yield* Effect.dieMessage(`expected the story's two runtime failures, got ${first._tag}, ${second._tag}`)
+    }
+    return Date.now() - started
+  })
+
+/** (c) the story's command checked offline, in-process. */
+const checkOnce = Effect.gen(function* () {
+  const started = performance.now()
+  const exit = yield* Check.offline({
+    argv: story("/root/models/Qwen3.6-27B"),
+    modelConfig: qwen36_27b,
+    gpus: { count: 2, computeCapability: "8.6", memoryGiB: 48 }
+  }).pipe(Effect.exit)
+  const took = performance.now() - started
+  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail" || exit.cause.error._tag !== "LaunchRulesViolated") {
+    return yield* Effect.dieMessage("expected LaunchRulesViolated for the story's command")
+  }
+  return took
+})
+
+const program = Effect.gen(function* () {
+  // (c) first: needs no sshd
+  for (let i = 0; i < 20; i++) yield* checkOnce // warm up the JIT and the catalogue
+  const checks: Array<number> = []
+  for (let i = 0; i < 200; i++) checks.push(yield* checkOnce)
+  const checkMedian = median(checks)
+
+  const standin = yield* Standin.install
+  standin.writeHostsFile(alias)
+  const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
+  const live = ConnectionPool.layer().pipe(
+    Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
+  )
+
+  const { detections, overheads, discoveries } = yield* Effect.gen(function* () {
+    const detections: Array<number> = []
+    for (let i = 0; i < RUNS; i++) detections.push(yield* detectOnce(standin))
+    const overheads: Array<{ total: number; server: number; overhead: number }> = []
+    for (let i = 0; i < 5; i++) overheads.push(yield* overheadOnce(standin))
+    const discoveries: Array<number> = []
+    for (let i = 0; i < 3; i++) discoveries.push(yield* runtimeDiscoveryOnce(standin))
+    return { detections, overheads, discoveries }
+  }).pipe(Effect.provide(live))
+
+  const polls: Array<number> = []
+  for (let i = 0; i < BASELINE_RUNS; i++) polls.push(yield* pollOnce(standin, sshd))
+
+  const detectMedian = median(detections)
+  const pollMedian = median(polls)
+  const overheadMedian = median(overheads.map((o) => o.overhead))
+  console.log("(a) failure detection: crash line written on the host -> typed error in the caller")
+  console.log(`    mlops (live log follow + exit watch): median ${ms(detectMedian)} over ${detections.length} runs`)
+  console.log(`    baseline nohup + 'sleep 30' poll:     median ${ms(pollMedian)} over ${polls.length} run(s)`)
+  console.log(`    ratio baseline/mlops: ${(pollMedian / detectMedian).toFixed(0)}x faster`)
+  console.log("(b) launch overhead: total launch time minus the server's own start->ready time")
+  console.log(
+    `    median total ${ms(median(overheads.map((o) => o.total)))}, server ${ms(median(overheads.map((o) => o.server)))}, overhead ${ms(overheadMedian)} (target < 1500 ms: ${overheadMedian < 1500 ? "met" : "MISSED"})`
+  )
+  console.log("(c) argument check: the story's command, offline, in-process")
+  console.log(
+    `    median ${ms(checkMedian)} over ${checks.length} runs (target < 50 ms: ${checkMedian < 50 ? "met" : "MISSED"})`
+  )
+  const discoveryMedian = median(discoveries)
+  console.log(
+    `    baseline: both problems met at runtime (two failed launches of the stand-in, mlops detection): median ${ms(discoveryMedian)}; ratio ${(discoveryMedian / checkMedian).toFixed(0)}x`
+  )
+}).pipe(
+  Effect.scoped,
+  Effect.ensuring(
+    Effect.sync(() => {
+      for (const name of names) {
+        fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true })
+      }
+    })
+  )
+)
+
+Effect.runPromise(program).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
