@@ -13,13 +13,14 @@
  *
  *   npx tsx bench/launch.ts      (or `npm run bench`, which runs every bench)
  */
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
-import { Effect, Exit, Layer } from "effect"
+
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Hosts from "@mlops/core/Hosts"
+import { Effect, Exit, Layer } from "effect"
 import * as Sshd from "../packages/core/test/support/Sshd.js"
 import * as Check from "../packages/sglang/src/Check.js"
 import { qwen36_27b } from "../packages/sglang/src/internal/fixtures/models.js"
@@ -57,7 +58,14 @@ const story = (modelPath: string) => [
   "--tp",
   "2"
 ]
-const fixes = ["--mamba-scheduler-strategy", "extra_buffer", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1"]
+const fixes = [
+  "--mamba-scheduler-strategy",
+  "extra_buffer",
+  "--speculative-num-steps",
+  "1",
+  "--speculative-eagle-topk",
+  "1"
+]
 
 const names: Array<string> = []
 const newName = (label: string) => {
@@ -83,7 +91,9 @@ const detectOnce = (standin: Standin.Standin) =>
     }).pipe(Effect.exit)
     const detected = Date.now()
     if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail" || exit.cause.error._tag !== "OOM") {
-      return yield* Effect.dieMessage(`expected an OOM, got ${Exit.isSuccess(exit) ? "a ready server" : String(exit.cause)}`)
+      return yield* Effect.dieMessage(
+        `expected an OOM, got ${Exit.isSuccess(exit) ? "a ready server" : String(exit.cause)}`
+      )
     }
     const crash = stampsSince(standin, "crash", started)[0]
     if (crash === undefined) return yield* Effect.dieMessage("the stand-in wrote no crash stamp")
@@ -96,7 +106,14 @@ const pollOnce = (standin: Standin.Standin, sshd: Sshd.Sshd) =>
     const port = yield* freePort
     const dir = fs.mkdtempSync(path.join(standin.dir, "poll-"))
     const started = Date.now()
-    const argv = [...story(standin.modelPath), ...fixes, "--port", String(port), "--mem-fraction-static", "0.99"]
+    const argv = [
+      ...story(standin.modelPath),
+      ...fixes,
+      "--port",
+      String(port),
+      "--mem-fraction-static",
+      "0.99"
+    ]
     const script = [
       `export STANDIN_PHASE_SECONDS=0.02 STANDIN_STAMP_FILE=${standin.stampFile}`,
       `nohup ${standin.venv}/bin/python -m sglang.launch_server ${argv.join(" ")} > ${dir}/log 2>&1 < /dev/null &`,
@@ -140,9 +157,13 @@ const runtimeDiscoveryOnce = (standin: Standin.Standin) =>
     const started = Date.now()
     const env = { STANDIN_PHASE_SECONDS: "0.02" }
     const argv = [...story(standin.modelPath), "--port", String(port)]
-    const first = yield* Launch.launchDeployment({ host: alias, name: newName("story1"), argv, env, preflight: false }).pipe(
-      Effect.flip
-    )
+    const first = yield* Launch.launchDeployment({
+      host: alias,
+      name: newName("story1"),
+      argv,
+      env,
+      preflight: false
+    }).pipe(Effect.flip)
     const second = yield* Launch.launchDeployment({
       host: alias,
       name: newName("story2"),
@@ -151,7 +172,9 @@ const runtimeDiscoveryOnce = (standin: Standin.Standin) =>
       preflight: false
     }).pipe(Effect.flip)
     if (first._tag !== "MissingSchedulerStrategy" || second._tag !== "AssertionFailure") {
-      return yield* Effect.dieMessage(`expected the story's two runtime failures, got ${first._tag}, ${second._tag}`)
+      return yield* Effect.dieMessage(
+        `expected the story's two runtime failures, got ${first._tag}, ${second._tag}`
+      )
     }
     return Date.now() - started
   })
@@ -202,8 +225,12 @@ const program = Effect.gen(function* () {
   const pollMedian = median(polls)
   const overheadMedian = median(overheads.map((o) => o.overhead))
   console.log("(a) failure detection: crash line written on the host -> typed error in the caller")
-  console.log(`    mlops (live log follow + exit watch): median ${ms(detectMedian)} over ${detections.length} runs`)
-  console.log(`    baseline nohup + 'sleep 30' poll:     median ${ms(pollMedian)} over ${polls.length} run(s)`)
+  console.log(
+    `    mlops (live log follow + exit watch): median ${ms(detectMedian)} over ${detections.length} runs`
+  )
+  console.log(
+    `    baseline nohup + 'sleep 30' poll:     median ${ms(pollMedian)} over ${polls.length} run(s)`
+  )
   console.log(`    ratio baseline/mlops: ${(pollMedian / detectMedian).toFixed(0)}x faster`)
   console.log("(b) launch overhead: total launch time minus the server's own start->ready time")
   console.log(

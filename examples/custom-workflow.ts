@@ -8,10 +8,11 @@
  * `main(alias)` needs only a `ConnectionPool`, so the same code runs on a real host with
  * `ConnectionPool.layer()` + `Hosts.layerConfig()` instead of `Simulator.layer`.
  */
+
+import { pathToFileURL } from "node:url"
 import { Command, ConnectionPool, LogTail, Probes, RemoteCommand, RemoteFiles } from "@mlops/core"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Console, Effect, Fiber, Stream } from "effect"
-import { pathToFileURL } from "node:url"
 
 export interface WorkflowResult {
   readonly gpuCount: number
@@ -33,7 +34,9 @@ export const main = (alias: string) =>
 
     // 1. probe the GPUs and pick the one with the most free memory
     const gpus = yield* Probes.gpus(conn)
-    const best = gpus.reduce((a, b) => (b.memoryTotalMiB - b.memoryUsedMiB > a.memoryTotalMiB - a.memoryUsedMiB ? b : a))
+    const best = gpus.reduce((a, b) =>
+      b.memoryTotalMiB - b.memoryUsedMiB > a.memoryTotalMiB - a.memoryUsedMiB ? b : a
+    )
     const freeMiB = best.memoryTotalMiB - best.memoryUsedMiB
 
     // 2. write a job file on the host

@@ -5,12 +5,13 @@
  *
  *   npx tsx examples/fleet.ts
  */
+
+import { pathToFileURL } from "node:url"
 import { FakeHost } from "@mlops/core"
 import { renderFix } from "@mlops/sglang/Failures"
 import * as Launch from "@mlops/sglang/Launch"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Console, Effect, Either } from "effect"
-import { pathToFileURL } from "node:url"
 
 export const fleet = ["gpu-a", "gpu-b", "gpu-c"] as const
 

@@ -8,11 +8,12 @@
  *
  *   npx tsx examples/launch-qwen.ts
  */
+
+import { pathToFileURL } from "node:url"
 import type { Fix } from "@mlops/sglang/Failures"
 import * as Launch from "@mlops/sglang/Launch"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Console, Effect } from "effect"
-import { pathToFileURL } from "node:url"
 
 export const storyArgv: ReadonlyArray<string> = [
   "--model-path",
@@ -27,7 +28,9 @@ export const storyArgv: ReadonlyArray<string> = [
 
 const withFix = (argv: ReadonlyArray<string>, fix: Fix | undefined): ReadonlyArray<string> => [
   ...argv,
-  ...Object.entries(fix?.flags ?? {}).flatMap(([flag, value]) => (value === null ? [flag] : [flag, String(value)]))
+  ...Object.entries(fix?.flags ?? {}).flatMap(([flag, value]) =>
+    value === null ? [flag] : [flag, String(value)]
+  )
 ]
 
 export interface StoryResult {

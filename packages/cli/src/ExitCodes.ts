@@ -45,6 +45,7 @@ const byTag: Record<string, ExitCode> = {
   UnexpectedArgument: ExitCode.Usage,
   UnencodableValue: ExitCode.Usage,
   UsageError: ExitCode.Usage,
+  DeploymentNotFound: ExitCode.Usage,
   // SGLang's rules (Resolve)
   LaunchRulesViolated: ExitCode.RulesViolated,
   // the host is not ready (preflight, or the same causes met in the log)
@@ -56,6 +57,7 @@ const byTag: Record<string, ExitCode> = {
   InvalidModelConfig: ExitCode.Preflight,
   ProbeFailed: ExitCode.Preflight,
   DependencyError: ExitCode.Preflight,
+  UnsupportedSglangVersion: ExitCode.Preflight,
   // classified from the log
   ArgparseError: ExitCode.LaunchFailed,
   AssertionFailure: ExitCode.LaunchFailed,
@@ -84,7 +86,8 @@ const byTag: Record<string, ExitCode> = {
   // time
   StartupStalled: ExitCode.Timeout,
   LaunchTimedOut: ExitCode.Timeout,
-  CommandTimeout: ExitCode.Timeout
+  CommandTimeout: ExitCode.Timeout,
+  TunnelTimeout: ExitCode.Timeout
 }
 
 /** The tags with a class of their own (for the README table and tests). @category utils */
@@ -94,7 +97,12 @@ export const knownTags: ReadonlyArray<string> = Object.keys(byTag)
 export const fromFailure = (failure: unknown): ExitCode => {
   // @effect/cli's own parse errors share tag names with ours (`InvalidValue`, `InvalidArgument`)
   if (ValidationError.isValidationError(failure)) return ExitCode.Usage
-  if (typeof failure === "object" && failure !== null && "_tag" in failure && typeof failure._tag === "string") {
+  if (
+    typeof failure === "object" &&
+    failure !== null &&
+    "_tag" in failure &&
+    typeof failure._tag === "string"
+  ) {
     return byTag[failure._tag] ?? ExitCode.Unexpected
   }
   return ExitCode.Unexpected

@@ -12,8 +12,9 @@
  *
  * @since 0.1.0
  */
-import { ConfigFileError } from "@mlops/core/Errors"
+
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import { ConfigFileError } from "@mlops/core/Errors"
 import * as Hosts from "@mlops/core/Hosts"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Context, Effect, Layer } from "effect"
@@ -40,10 +41,7 @@ export const live: Layer.Layer<Services, ConfigFileError> = ConnectionPool.layer
 export const sim: Layer.Layer<Services> = Simulator.layer
 
 /** Route `sim` to `simulated`, every other alias to `real`; both built lazily. @category constructors */
-export const makeRouted = (
-  simulated: Layer.Layer<Services>,
-  real: Layer.Layer<Services, ConfigFileError>
-) =>
+export const makeRouted = (simulated: Layer.Layer<Services>, real: Layer.Layer<Services, ConfigFileError>) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const simContext = yield* Effect.cached(Layer.buildWithScope(simulated, scope))
@@ -51,7 +49,9 @@ export const makeRouted = (
     const side = (alias: string) => (alias === simAlias ? simContext : realContext)
     const pool = ConnectionPool.ConnectionPool.of({
       get: (alias) =>
-        side(alias).pipe(Effect.flatMap((context) => Context.get(context, ConnectionPool.ConnectionPool).get(alias))),
+        side(alias).pipe(
+          Effect.flatMap((context) => Context.get(context, ConnectionPool.ConnectionPool).get(alias))
+        ),
       invalidate: (alias) =>
         side(alias).pipe(
           Effect.flatMap((context) => Context.get(context, ConnectionPool.ConnectionPool).invalidate(alias)),
@@ -59,10 +59,15 @@ export const makeRouted = (
         )
     })
     const hosts = Hosts.Hosts.of({
-      resolve: (alias) => side(alias).pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).resolve(alias))),
+      resolve: (alias) =>
+        side(alias).pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).resolve(alias))),
       list: Effect.gen(function* () {
-        const simulatedHosts = yield* simContext.pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list))
-        const realHosts = yield* realContext.pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list))
+        const simulatedHosts = yield* simContext.pipe(
+          Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list)
+        )
+        const realHosts = yield* realContext.pipe(
+          Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list)
+        )
         return [...simulatedHosts, ...realHosts.filter((host) => host.alias !== simAlias)]
       })
     })

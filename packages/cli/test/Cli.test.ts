@@ -2,10 +2,11 @@
  * The real `mlops` command tree against the built-in simulated host `sim` (live clock: the
  * simulated launch takes a few seconds), with a captured console.
  */
-import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { ExitCode } from "../src/ExitCodes.js"
 import { mlops, story, storyFixes } from "./support/run.js"
 
@@ -127,7 +128,16 @@ describe("mlops check --model-config (offline)", () => {
       assert.include(bad.text, "[R12]")
       assert.include(bad.text, "mlops check --")
 
-      const good = yield* mlops("check", "--model-config", modelConfig, ...a6000, "--json", "--", ...story, ...storyFixes)
+      const good = yield* mlops(
+        "check",
+        "--model-config",
+        modelConfig,
+        ...a6000,
+        "--json",
+        "--",
+        ...story,
+        ...storyFixes
+      )
       assert.strictEqual(good.code, ExitCode.Ok, good.text)
       const effective = parseLines(good.stdout)[0]!.effective as Record<string, unknown>
       assert.strictEqual(effective.speculative_algorithm, "EAGLE")

@@ -8,7 +8,7 @@ const LOG = "~/run/log"
 const fake = () => FakeHost.layer([{ alias: "gpu", files: { [LOG]: "" } }])
 
 /** Move the TestClock forward in small steps so every sleeping fiber gets its turn. */
-const advance = (totalMs: number, stepMs = 10) =>
+const advance = (totalMs: number, stepMs = 25) =>
   Effect.forEach(Array.from({ length: Math.ceil(totalMs / stepMs) }), () => TestClock.adjust(stepMs), {
     discard: true
   })

@@ -105,7 +105,7 @@ describe("Simulator", () => {
 
   it.effect("too small a static pool: the KV pool's 'Not enough memory'", () =>
     Effect.gen(function* () {
-      yield* spawn("kv", [...fixedArgv, "--mem-fraction-static", "0.55"])
+      yield* spawn("kv", [...fixedArgv, "--mem-fraction-static", "0.5"])
       yield* advance(6000)
       assert.include(yield* readLog("kv"), "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.")
     }).pipe(Effect.provide(Simulator.layer))

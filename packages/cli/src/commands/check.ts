@@ -23,12 +23,18 @@ export const parseGiB = (text: string): number | undefined => {
 }
 
 const options = {
-  host: Options.text("host").pipe(Options.optional, Options.withDescription("Probe this host for GPUs, SGLang version, model")),
+  host: Options.text("host").pipe(
+    Options.optional,
+    Options.withDescription("Probe this host for GPUs, SGLang version, model")
+  ),
   modelConfig: Options.file("model-config").pipe(
     Options.optional,
     Options.withDescription("A local config.json of the model (offline check)")
   ),
-  gpus: Options.integer("gpus").pipe(Options.optional, Options.withDescription(`GPU count (default ${Check.defaultGpus.count})`)),
+  gpus: Options.integer("gpus").pipe(
+    Options.optional,
+    Options.withDescription(`GPU count (default ${Check.defaultGpus.count})`)
+  ),
   computeCapability: Options.text("compute-capability").pipe(
     Options.optional,
     Options.withDescription(`e.g. 8.6 (default ${Check.defaultGpus.computeCapability})`)
@@ -56,7 +62,9 @@ const human = (style: Style, result: Check.CheckResult): string => {
   ].filter((field) => e[field] !== null && e[field] !== undefined)
   return [
     `${green(style, "✓")} ${bold(style, `SGLang ${result.version} accepts these flags`)}`,
-    ...(result.adjustments.length > 0 ? ["  SGLang will adjust:", ...result.adjustments.map((a) => `    · ${a}`)] : []),
+    ...(result.adjustments.length > 0
+      ? ["  SGLang will adjust:", ...result.adjustments.map((a) => `    · ${a}`)]
+      : []),
     "  effective:",
     ...interesting.map((field) => `    ${field} = ${String(e[field])}`)
   ].join("\n")
@@ -73,7 +81,9 @@ export const check = Command.make("check", options, (options) =>
       context,
       Effect.gen(function* () {
         if (Option.isSome(parsed.host) === Option.isSome(parsed.modelConfig)) {
-          return yield* new CheckUsageError({ message: "give either --host <alias> or --model-config <config.json>" })
+          return yield* new CheckUsageError({
+            message: "give either --host <alias> or --model-config <config.json>"
+          })
         }
         let result: Check.CheckResult
         if (host !== undefined) {
@@ -85,16 +95,24 @@ export const check = Command.make("check", options, (options) =>
           }
           const gpus: Check.GpuFacts = {
             ...(Option.isSome(parsed.gpus) ? { count: parsed.gpus.value } : {}),
-            ...(Option.isSome(parsed.computeCapability) ? { computeCapability: parsed.computeCapability.value } : {}),
+            ...(Option.isSome(parsed.computeCapability)
+              ? { computeCapability: parsed.computeCapability.value }
+              : {}),
             ...(Option.isSome(memory) && memory.value !== undefined ? { memoryGiB: memory.value } : {})
           }
-          result = yield* Check.localConfig({ argv: parsed.flags, configPath: Option.getOrThrow(parsed.modelConfig), gpus })
+          result = yield* Check.localConfig({
+            argv: parsed.flags,
+            configPath: Option.getOrThrow(parsed.modelConfig),
+            gpus
+          })
         }
         if (parsed.json) yield* printJson({ _tag: "Checked", ...result })
         else yield* Console.log(human(style, result))
       })
     )
   })
-).pipe(Command.withDescription(
+).pipe(
+  Command.withDescription(
     "Check SGLang flags (after `--`) against SGLang's rules without launching: offline with --model-config, or against --host"
-  ))
+  )
+)

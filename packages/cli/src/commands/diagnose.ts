@@ -4,10 +4,10 @@ import type { FileSystem } from "@effect/platform"
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Diagnose from "@mlops/sglang/Diagnose"
 import { Console, Effect, Option } from "effect"
+import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
 import { bold, green, TerminalStyle } from "../render/style.js"
 import { CommandExit, handle, json, printJson } from "./shared.js"
-import * as ExitCodes from "../ExitCodes.js"
 
 const options = {
   host: Options.text("host").pipe(Options.optional, Options.withDescription("Read FILE on this host")),
@@ -48,4 +48,6 @@ export const diagnose = Command.make("diagnose", options, (parsed) =>
     // a log that shows a failure is a finding, not an error of this command; but scripts want to know
     if (failure !== undefined) return yield* new CommandExit({ code: ExitCodes.fromFailure(failure) })
   })
-).pipe(Command.withDescription("Classify an SGLang log: the failure with evidence and fix, or the phase reached"))
+).pipe(
+  Command.withDescription("Classify an SGLang log: the failure with evidence and fix, or the phase reached")
+)

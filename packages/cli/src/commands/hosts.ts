@@ -24,7 +24,12 @@ export const hosts = Command.make("hosts", { json }, ({ json: asJson }) =>
           }))
         })
       }
-      const rows = list.map((h) => [h.alias, `${h.user}@${h.hostname}:${h.port}`, h.python ?? "~/ml-env", h.source])
+      const rows = list.map((h) => [
+        h.alias,
+        `${h.user}@${h.hostname}:${h.port}`,
+        h.python ?? "~/ml-env",
+        h.source
+      ])
       yield* Console.log(table(["ALIAS", "ADDRESS", "PYTHON", "SOURCE"], rows))
     })
   )

@@ -15,8 +15,14 @@ export const autoFixAttempts = 3
 
 const options = {
   host,
-  name: Options.text("name").pipe(Options.optional, Options.withDescription("Deployment name (default: from the model)")),
-  env: Options.text("env").pipe(Options.repeated, Options.withDescription("K=V environment for SGLang (repeatable)")),
+  name: Options.text("name").pipe(
+    Options.optional,
+    Options.withDescription("Deployment name (default: from the model)")
+  ),
+  env: Options.text("env").pipe(
+    Options.repeated,
+    Options.withDescription("K=V environment for SGLang (repeatable)")
+  ),
   json,
   autoFix: Options.boolean("auto-fix").pipe(
     Options.withDescription(`Apply a classified failure's fix and relaunch (up to ${autoFixAttempts} times)`)
@@ -31,7 +37,9 @@ const options = {
   stopOnInterrupt: Options.boolean("stop-on-interrupt").pipe(
     Options.withDescription("Stop the server on Ctrl-C (default: it keeps running)")
   ),
-  tunnel: Options.boolean("tunnel").pipe(Options.withDescription("Keep a local tunnel to the server open until Ctrl-C"))
+  tunnel: Options.boolean("tunnel").pipe(
+    Options.withDescription("Keep a local tunnel to the server open until Ctrl-C")
+  )
 }
 
 /** A malformed `--env` entry, or no SGLang flags. */
@@ -43,7 +51,8 @@ export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<s
     const env: Record<string, string> = {}
     for (const entry of entries) {
       const at = entry.indexOf("=")
-      if (at <= 0) return Effect.fail(new UsageError({ message: `--env expects K=V, got ${JSON.stringify(entry)}` }))
+      if (at <= 0)
+        return Effect.fail(new UsageError({ message: `--env expects K=V, got ${JSON.stringify(entry)}` }))
       env[entry.slice(0, at)] = entry.slice(at + 1)
     }
     return Effect.succeed(env)

@@ -7,7 +7,10 @@ import { handle, host, json, printJson } from "./shared.js"
 const options = {
   host,
   name: Options.text("name").pipe(Options.withDescription("Deployment name")),
-  follow: Options.boolean("follow").pipe(Options.withAlias("f"), Options.withDescription("Keep printing new lines")),
+  follow: Options.boolean("follow").pipe(
+    Options.withAlias("f"),
+    Options.withDescription("Keep printing new lines")
+  ),
   lines: Options.integer("lines").pipe(
     Options.withAlias("n"),
     Options.withDefault(100),
@@ -23,13 +26,20 @@ export const logs = Command.make("logs", options, (parsed) =>
     parsed.follow
       ? Logs.follow(parsed.host, parsed.name, { lines: parsed.lines }).pipe(
           Stream.runForEach((line) =>
-            parsed.json ? printJson({ _tag: "LogLine", text: line.text, offset: line.offset }) : Console.log(line.text)
+            parsed.json
+              ? printJson({ _tag: "LogLine", text: line.text, offset: line.offset })
+              : Console.log(line.text)
           )
         )
       : Effect.gen(function* () {
           const lines = yield* Logs.tail(parsed.host, parsed.name, { lines: parsed.lines })
           if (parsed.json) {
-            return yield* printJson({ _tag: "Log", host: parsed.host, name: parsed.name, lines: lines.map((l) => l.text) })
+            return yield* printJson({
+              _tag: "Log",
+              host: parsed.host,
+              name: parsed.name,
+              lines: lines.map((l) => l.text)
+            })
           }
           for (const line of lines) yield* Console.log(line.text)
         })

@@ -13,7 +13,9 @@ export const json = Options.boolean("json").pipe(
   Options.withDescription("Print JSON (one object; `launch`: NDJSON events, then the result)")
 )
 
-export const host = Options.text("host").pipe(Options.withDescription("Host alias (ssh_config, hosts.json, or `sim`)"))
+export const host = Options.text("host").pipe(
+  Options.withDescription("Host alias (ssh_config, hosts.json, or `sim`)")
+)
 
 /** The words after the first `--` of the command line: SGLang's flags, exactly as given. */
 export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/SglangFlags", {

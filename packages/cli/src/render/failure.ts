@@ -30,7 +30,8 @@ export interface FailureView {
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
-const quote = (word: string): string => (/^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
+const quote = (word: string): string =>
+  /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 
 /** The flag part of `--flag` or `--flag=value`. */
 const flagOf = (word: string): string => (word.startsWith("--") ? word.split("=", 1)[0]! : word)
@@ -60,7 +61,9 @@ export const applyFix = (argv: ReadonlyArray<string>, fix: Failures.Fix): Array<
 
 /** `mlops <command> --host H -- <flags>`. */
 export const commandLine = (command: string, host: string | undefined, argv: ReadonlyArray<string>): string =>
-  ["mlops", command, ...(host === undefined ? [] : ["--host", quote(host)]), "--", ...argv.map(quote)].join(" ")
+  ["mlops", command, ...(host === undefined ? [] : ["--host", quote(host)]), "--", ...argv.map(quote)].join(
+    " "
+  )
 
 const evidenceOf = (u: Record<string, unknown>): FailureView["evidence"] =>
   Array.isArray(u.evidence)
@@ -91,14 +94,17 @@ const detailLines = (failure: unknown, record: Record<string, unknown>): Array<s
 /** Understand any failure value well enough to explain it. */
 export const view = (failure: unknown, context: FailureContext = {}): FailureView => {
   const record = isRecord(failure) ? failure : {}
-  const tag = typeof record._tag === "string" ? record._tag : failure instanceof Error ? failure.name : "Error"
+  const tag =
+    typeof record._tag === "string" ? record._tag : failure instanceof Error ? failure.name : "Error"
   const headline = failure instanceof Error ? failure.message.split("\n")[0]! : String(failure)
   const details = detailLines(failure, record)
   const fix = fixOf(record)
   const command = context.command ?? "launch"
   const fixedArgv = Array.isArray(record.fixedArgv)
     ? (record.fixedArgv as ReadonlyArray<string>)
-    : fix !== undefined && (fix.flags !== undefined || fix.removeFlags !== undefined) && context.argv !== undefined
+    : fix !== undefined &&
+        (fix.flags !== undefined || fix.removeFlags !== undefined) &&
+        context.argv !== undefined
       ? applyFix(context.argv, fix)
       : undefined
   const fixText =
@@ -121,7 +127,9 @@ export const human = (style: Style, failure: unknown, context: FailureContext = 
   if (v.evidence.length > 0) {
     lines.push("  evidence:")
     for (const e of v.evidence.slice(0, 12)) {
-      lines.push(`    ${dim(style, e.line === undefined ? "|" : `${String(e.line).padStart(5)} |`)} ${e.text}`)
+      lines.push(
+        `    ${dim(style, e.line === undefined ? "|" : `${String(e.line).padStart(5)} |`)} ${e.text}`
+      )
     }
   }
   if (v.fix && v.details.length === 0) lines.push(`  fix: ${v.fix}`)

@@ -22,7 +22,12 @@ export interface ViewState {
   readonly blockLines: number
 }
 
-export const initial = (startMs: number): ViewState => ({ startMs, phases: [], status: "connecting", blockLines: 0 })
+export const initial = (startMs: number): ViewState => ({
+  startMs,
+  phases: [],
+  status: "connecting",
+  blockLines: 0
+})
 
 /** Plain mode: the permanent lines plus one line per phase reached. */
 export const plain = (style: Style, event: Progress): ReadonlyArray<string> =>
@@ -34,10 +39,15 @@ export const plain = (style: Style, event: Progress): ReadonlyArray<string> =>
 export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
   switch (event._tag) {
     case "Connected":
-      return [`${green(style, "✓")} connected to ${bold(style, event.host)} as deployment ${bold(style, event.name)} ${dim(style, duration(event.elapsedMs))}`]
+      return [
+        `${green(style, "✓")} connected to ${bold(style, event.host)} as deployment ${bold(style, event.name)} ${dim(style, duration(event.elapsedMs))}`
+      ]
     case "Preflight": {
       const f = event.facts
-      const gpus = f.gpus.length > 0 ? `${f.gpus.length}× ${f.gpus[0]!.name}${f.gpus[0]!.computeCapability ? ` (sm ${f.gpus[0]!.computeCapability})` : ""}` : "no GPUs"
+      const gpus =
+        f.gpus.length > 0
+          ? `${f.gpus.length}× ${f.gpus[0]!.name}${f.gpus[0]!.computeCapability ? ` (sm ${f.gpus[0]!.computeCapability})` : ""}`
+          : "no GPUs"
       return [
         `${green(style, "✓")} preflight: SGLang ${f.sglangVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path} ${dim(style, duration(event.elapsedMs))}`
       ]
@@ -48,7 +58,9 @@ export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
         ...event.adjustments.map((a) => `    ${dim(style, "·")} ${a}`)
       ]
     case "RemoteChecked":
-      return [`${green(style, "✓")} the host's SGLang accepts the flags ${dim(style, duration(event.elapsedMs))}`]
+      return [
+        `${green(style, "✓")} the host's SGLang accepts the flags ${dim(style, duration(event.elapsedMs))}`
+      ]
     case "AlreadyRunning":
       return [`${green(style, "✓")} already running with the same flags (pid ${event.deployment.pid})`]
     case "Replacing":
@@ -74,12 +86,16 @@ export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
       }
     }
     case "HealthChecked":
-      return [`    ${event.status === 200 ? green(style, "✓") : red(style, "✗")} ${event.endpoint} ${event.status}`]
+      return [
+        `    ${event.status === 200 ? green(style, "✓") : red(style, "✗")} ${event.endpoint} ${event.status}`
+      ]
     case "AttemptFailed": {
       const failure = event.failure as { readonly _tag: string; readonly message: string }
       return [
         `${red(style, "✗")} attempt ${event.attempt} failed: ${failure.message} ${dim(style, `[${failure._tag}]`)}`,
-        ...(event.nextArgv ? [`${yellow(style, "↻")} relaunching with the fix: ${event.nextArgv.join(" ")}`] : [])
+        ...(event.nextArgv
+          ? [`${yellow(style, "↻")} relaunching with the fix: ${event.nextArgv.join(" ")}`]
+          : [])
       ]
     }
     case "Launched": {
@@ -112,7 +128,11 @@ export const update = (state: ViewState, event: Progress, nowMs: number): ViewSt
       return { ...state, phases: [], status: "starting" }
     case "Log":
       if (event.event._tag === "PhaseStarted") {
-        return { ...state, phases: [...state.phases, { phase: event.event.phase, startedMs: nowMs }], status: event.event.phase }
+        return {
+          ...state,
+          phases: [...state.phases, { phase: event.event.phase, startedMs: nowMs }],
+          status: event.event.phase
+        }
       }
       return state
     case "HealthChecked":

@@ -3,11 +3,12 @@
  * (stdout and stderr lines) and the exit code `bin.ts` would use. The live side reads a
  * throwaway ssh_config and MLOPS_HOME, never the user's.
  */
-import { NodeContext } from "@effect/platform-node"
-import { ConfigProvider, Console, Effect } from "effect"
+
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { ConfigProvider, Console, Effect } from "effect"
 import { main } from "../../src/Cli.js"
 
 export interface Ran {
@@ -27,7 +28,8 @@ export const env: Record<string, string> = {
   MLOPS_HOME: path.join(isolated, "home")
 }
 
-const text = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")
+const text = (args: ReadonlyArray<unknown>) =>
+  args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")
 
 /** `mlops <args...>`. */
 export const mlops = (...args: ReadonlyArray<string>): Effect.Effect<Ran> =>

@@ -4,21 +4,25 @@
  * `nvidia-smi` first on the remote PATH) is launched, classified, and stopped exactly as a
  * real one would be. The test host's Python env comes from hosts.json, like a user's.
  */
-import { assert, describe, layer } from "@effect/vitest"
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
-import { Context, Effect, Exit, Layer, Stream } from "effect"
+
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { assert, describe, layer } from "@effect/vitest"
+import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Hosts from "@mlops/core/Hosts"
+import { Context, Effect, Exit, Layer, Stream } from "effect"
 import * as Sshd from "../../../core/test/support/Sshd.js"
 import * as Launch from "../../src/Launch.js"
 import * as Stop from "../../src/Stop.js"
 import * as Standin from "./standin/install.js"
 
-class E2E extends Context.Tag("test/E2E")<E2E, { readonly standin: Standin.Standin; readonly sshd: Sshd.Sshd }>() {}
+class E2E extends Context.Tag("test/E2E")<
+  E2E,
+  { readonly standin: Standin.Standin; readonly sshd: Sshd.Sshd }
+>() {}
 
 const alias = "testhost"
 
@@ -98,10 +102,16 @@ const fixedStory = (modelPath: string, port: number) => [
 const deploymentName = (label: string) =>
   Effect.acquireRelease(
     Effect.sync(() => `e2e-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`),
-    (name) => Effect.sync(() => fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true }))
+    (name) =>
+      Effect.sync(() =>
+        fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true })
+      )
   )
 
-const env = (standin: Standin.Standin) => ({ STANDIN_PHASE_SECONDS: "0.02", STANDIN_STAMP_FILE: standin.stampFile })
+const env = (standin: Standin.Standin) => ({
+  STANDIN_PHASE_SECONDS: "0.02",
+  STANDIN_STAMP_FILE: standin.stampFile
+})
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) throw new Error("expected the launch to fail, it succeeded")
@@ -139,7 +149,9 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         )
         assert.isTrue(list.some((e) => e._tag === "HealthChecked" && e.status === 200))
         // launcher + 2 scheduler ranks run on the host (besides mlops' detached-process wrapper)
-        const pythons = standinProcesses(port).filter((line) => /python[0-9.]*$/.test(line.split(" ")[1] ?? ""))
+        const pythons = standinProcesses(port).filter((line) =>
+          /python[0-9.]*$/.test(line.split(" ")[1] ?? "")
+        )
         assert.strictEqual(pythons.length, 3, standinProcesses(port).join("\n"))
 
         yield* Stop.stop(alias, name)
@@ -158,9 +170,13 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         const port = yield* freePort
         const name = yield* deploymentName("oom")
         const argv = [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.99"]
-        const exit = yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin), preflight: false }).pipe(
-          Effect.exit
-        )
+        const exit = yield* Launch.launchDeployment({
+          host: alias,
+          name,
+          argv,
+          env: env(standin),
+          preflight: false
+        }).pipe(Effect.exit)
         const failure = failureOf(exit)
         assert.strictEqual(failure._tag, "OOM")
         if (failure._tag !== "OOM") return
@@ -182,9 +198,13 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         const story = ["--model-path", standin.modelPath, "--speculative-algorithm", "NEXTN"]
         const rest = ["--speculative-num-draft-tokens", "1", "--tp", "2", "--port", String(port)]
         const first = failureOf(
-          yield* Launch.launchDeployment({ host: alias, name, argv: [...story, ...rest], env: env(standin), preflight: false }).pipe(
-            Effect.exit
-          )
+          yield* Launch.launchDeployment({
+            host: alias,
+            name,
+            argv: [...story, ...rest],
+            env: env(standin),
+            preflight: false
+          }).pipe(Effect.exit)
         )
         assert.strictEqual(first._tag, "MissingSchedulerStrategy")
         if (first._tag !== "MissingSchedulerStrategy") return
@@ -207,28 +227,38 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
       })
     )
 
-    it.scoped("a taken port: preflight names the holder; without preflight the bind error is classified", () =>
-      Effect.gen(function* () {
-        const { standin } = yield* E2E
-        const port = yield* freePort
-        yield* holdPort(port)
-        const name = yield* deploymentName("port")
-        const argv = fixedStory(standin.modelPath, port)
+    it.scoped(
+      "a taken port: preflight names the holder; without preflight the bind error is classified",
+      () =>
+        Effect.gen(function* () {
+          const { standin } = yield* E2E
+          const port = yield* freePort
+          yield* holdPort(port)
+          const name = yield* deploymentName("port")
+          const argv = fixedStory(standin.modelPath, port)
 
-        const preflight = failureOf(yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin) }).pipe(Effect.exit))
-        assert.strictEqual(preflight._tag, "PortUnavailable")
-        if (preflight._tag !== "PortUnavailable") return
-        assert.strictEqual(preflight.port, port)
-        assert.strictEqual(preflight.pid, process.pid)
+          const preflight = failureOf(
+            yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin) }).pipe(Effect.exit)
+          )
+          assert.strictEqual(preflight._tag, "PortUnavailable")
+          if (preflight._tag !== "PortUnavailable") return
+          assert.strictEqual(preflight.port, port)
+          assert.strictEqual(preflight.pid, process.pid)
 
-        const runtime = failureOf(
-          yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin), preflight: false }).pipe(Effect.exit)
-        )
-        assert.strictEqual(runtime._tag, "PortInUse")
-        if (runtime._tag !== "PortInUse") return
-        assert.strictEqual(runtime.port, port)
-        assert.deepStrictEqual(standinProcesses(port), [])
-      })
+          const runtime = failureOf(
+            yield* Launch.launchDeployment({
+              host: alias,
+              name,
+              argv,
+              env: env(standin),
+              preflight: false
+            }).pipe(Effect.exit)
+          )
+          assert.strictEqual(runtime._tag, "PortInUse")
+          if (runtime._tag !== "PortInUse") return
+          assert.strictEqual(runtime.port, port)
+          assert.deepStrictEqual(standinProcesses(port), [])
+        })
     )
   })
 })

@@ -5,12 +5,13 @@
  * `nvidia-smi` into the venv's bin, a Qwen3.6-27B-like model directory, and an mlops home whose
  * hosts.json points the test host at the venv.
  */
-import { Data, Effect, type Scope } from "effect"
+
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Data, Effect, type Scope } from "effect"
 import { qwen36_27b } from "../../../src/internal/fixtures/models.js"
 
 export class StandinError extends Data.TaggedError("StandinError")<{ readonly reason: string }> {
@@ -43,7 +44,10 @@ const sourceDir = path.dirname(fileURLToPath(import.meta.url))
 const run = (file: string, args: ReadonlyArray<string>) =>
   Effect.async<void, StandinError>((resume) => {
     execFile(file, [...args], { timeout: 60_000 }, (error, _stdout, stderr) => {
-      if (error) resume(Effect.fail(new StandinError({ reason: `${file} ${args.join(" ")}: ${stderr || error.message}` })))
+      if (error)
+        resume(
+          Effect.fail(new StandinError({ reason: `${file} ${args.join(" ")}: ${stderr || error.message}` }))
+        )
       else resume(Effect.void)
     })
   })
@@ -82,7 +86,15 @@ export const install: Effect.Effect<Standin, StandinError, Scope.Scope> = Effect
   const mlopsHome = path.join(dir, "mlops-home")
   fs.mkdirSync(mlopsHome, { recursive: true })
   const stampFile = path.join(dir, "stamps.ndjson")
-  const remotePath = [bin, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":")
+  const remotePath = [
+    bin,
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin"
+  ].join(":")
   return {
     dir,
     venv,
@@ -92,7 +104,10 @@ export const install: Effect.Effect<Standin, StandinError, Scope.Scope> = Effect
     stampFile,
     sshdConfig: [`SetEnv PATH=${remotePath}`],
     writeHostsFile: (alias) =>
-      fs.writeFileSync(path.join(mlopsHome, "hosts.json"), JSON.stringify({ hosts: { [alias]: { python: venv } } })),
+      fs.writeFileSync(
+        path.join(mlopsHome, "hosts.json"),
+        JSON.stringify({ hosts: { [alias]: { python: venv } } })
+      ),
     stamps: () =>
       fs.existsSync(stampFile)
         ? fs

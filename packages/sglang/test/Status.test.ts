@@ -1,0 +1,55 @@
+import { assert, describe, it } from "@effect/vitest"
+import { FakeHost } from "@mlops/core"
+import { Effect } from "effect"
+import * as Launch from "../src/Launch.js"
+import * as Simulator from "../src/Simulator.js"
+import * as Status from "../src/Status.js"
+import { drive, fixedArgv } from "./support/sim.js"
+
+const env = { SGLANG_ENABLE_SPEC_V2: "1" }
+
+describe("Status", () => {
+  it.effect("a running deployment: alive, ready, healthy, uptime and its GPU memory", () =>
+    Effect.gen(function* () {
+      const deployment = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      const [status] = yield* drive(Status.ofHost("sim"))
+      assert.strictEqual(status?.name, "qwen")
+      assert.strictEqual(status?.pid, deployment.pid)
+      assert.isTrue(status?.alive)
+      assert.strictEqual(status?.phase, "ready")
+      assert.isTrue(status?.healthy)
+      assert.isAbove(status?.uptimeMs ?? 0, 0)
+      assert.isAbove(status?.gpuMemoryMiB ?? 0, 20_000)
+      assert.strictEqual(status?.sglangVersion, "0.5.11")
+      assert.isUndefined(status?.failure)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("a dead deployment: not alive, with the classified reason from its log", () =>
+    Effect.gen(function* () {
+      const argv = ["--model-path", Simulator.modelPath, "--tp", "1"]
+      yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv, name: "small" })))
+      const [status] = yield* drive(Status.ofHost("sim", { name: "small" }))
+      assert.isFalse(status?.alive)
+      assert.isUndefined(status?.healthy)
+      assert.strictEqual(status?.failure?._tag, "OOM")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("all hosts: deployments per host, unreachable hosts reported", () =>
+    Effect.gen(function* () {
+      yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      const down = yield* FakeHost.host("sim-down")
+      yield* down.setDown(true)
+      const all = yield* drive(Status.ofHosts())
+      assert.deepStrictEqual(
+        all.deployments.map((d) => [d.host, d.name]),
+        [["sim", "qwen"]]
+      )
+      assert.deepStrictEqual(
+        all.unreachable.map((u) => u.host),
+        ["sim-down"]
+      )
+    }).pipe(Effect.provide(FakeHost.layer([Simulator.hostSpec, Simulator.makeHostSpec({ alias: "sim-down" })])))
+  )
+})
