@@ -117,8 +117,7 @@ export const host = Effect.fn("Check.host")(function* (o: {
     argv: o.argv,
     env: o.env ?? {},
     port: decoded.args.port,
-    modelPath: decoded.args.model_path,
-    ownPids: []
+    modelPath: decoded.args.model_path
   })
   return toResult(result.catalogue.version, o.argv, result.resolved)
 })

@@ -178,4 +178,70 @@ describe("Launch", () => {
       assert.lengthOf(yield* simProcesses, 0)
     }).pipe(Effect.provide(Simulator.layer))
   )
+
+  it.effect("autoFix with preflight: the violations' fixes are applied before anything is spawned", () =>
+    Effect.gen(function* () {
+      const all = yield* events({ host: "sim", argv: storyArgv, env, autoFix: 1 })
+      assert.deepStrictEqual(
+        all.filter((e) => e._tag === "AttemptFailed").map((e) => (e._tag === "AttemptFailed" ? e.failure._tag : "")),
+        ["LaunchRulesViolated"]
+      )
+      assert.lengthOf(all.filter((e) => e._tag === "Spawned"), 1)
+      assert.strictEqual(all.at(-1)?._tag, "Launched")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("preflight errors: too few GPUs, a missing model directory", () =>
+    Effect.gen(function* () {
+      const gpus = yield* Effect.flip(
+        drive(Launch.launchDeployment({ host: "sim", argv: ["--model-path", Simulator.modelPath, "--tp", "4"] }))
+      )
+      assert.strictEqual(gpus._tag, "NotEnoughGpus")
+      if (gpus._tag === "NotEnoughGpus") assert.deepStrictEqual([gpus.needed, gpus.available], [4, 2])
+      const model = yield* Effect.flip(
+        drive(Launch.launchDeployment({ host: "sim", argv: ["--model-path", "/root/models/missing"] }))
+      )
+      assert.strictEqual(model._tag, "ModelNotFound")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("remoteCheck runs the host's own argument parsing before spawning", () =>
+    Effect.gen(function* () {
+      const all = yield* events({ host: "sim", argv: fixedArgv, env, remoteCheck: true })
+      const tags = all.map((e) => e._tag)
+      assert.isBelow(tags.indexOf("RemoteChecked"), tags.indexOf("Spawned"))
+      const journal = yield* Effect.flatMap(FakeHost.host("sim"), (h) => h.journal)
+      assert.isTrue(journal.some((j) => j.command.argv[1] === "-c" && j.command.argv[2]!.includes("prepare_server_args")))
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("overallTimeout caps the launch: LaunchTimedOut", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, overallTimeout: "1 second" }))
+      )
+      assert.strictEqual(error._tag, "LaunchTimedOut")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("tunnel: Launched carries a local URL that reaches the server until the stream stops", () =>
+    Effect.gen(function* () {
+      const statuses = yield* drive(
+        Launch.launch({ host: "sim", argv: fixedArgv, env, tunnel: true }).pipe(
+          Stream.takeUntil((e) => e._tag === "Launched"),
+          Stream.filter((e) => e._tag === "Launched"),
+          Stream.mapEffect((e) =>
+            e._tag === "Launched"
+              ? Effect.promise(() => fetch(`${e.deployment.url}/health`).then((r) => [e.deployment.url, r.status] as const))
+              : Effect.die("unreachable")
+          ),
+          Stream.runCollect
+        )
+      )
+      const [[url, status]] = Chunk.toReadonlyArray(statuses) as ReadonlyArray<readonly [string, number]>
+      assert.match(url!, /^http:\/\/127\.0\.0\.1:\d+$/)
+      assert.notStrictEqual(url, "http://127.0.0.1:30000")
+      assert.strictEqual(status, 200)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
 })

@@ -30,7 +30,9 @@ export const follow = Effect.fn("Launch.follow")(function* (
     readonly fromOffset: number
     readonly startedAt: number
     readonly stallTimeout: Duration.Duration
-    readonly overallTimeout: Duration.Duration
+    /** Epoch ms by which the whole launch must be ready, and the cap it came from. */
+    readonly deadline: number
+    readonly overallMs: number
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
   }
 ) {
@@ -81,12 +83,12 @@ export const follow = Effect.fn("Launch.follow")(function* (
 
   const first = yield* Effect.raceAll([untilReady, death, stall]).pipe(
     Effect.timeoutFail({
-      duration: o.overallTimeout,
+      duration: Duration.millis(Math.max(0, o.deadline - lastProgressAt)),
       onTimeout: () =>
         new LaunchTimedOut({
           host: proc.host,
           name: o.name,
-          timeoutMs: Duration.toMillis(o.overallTimeout),
+          timeoutMs: o.overallMs,
           phase: classifier.phase(),
           fix: "raise overallTimeout if this model is known to start slowly, or look at the log for what it waits on"
         })

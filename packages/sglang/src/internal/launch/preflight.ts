@@ -47,10 +47,7 @@ export interface PreflightResult {
   readonly catalogue: Catalogue.Catalogue
 }
 
-/**
- * Probe the host and resolve the flags. `heldBySelf` is the pid group of a deployment of the
- * same name, whose port does not count as taken.
- */
+/** Probe the host and resolve the flags. */
 export const run = Effect.fn("Launch.preflight")(function* (
   conn: Connection,
   o: {
@@ -59,7 +56,6 @@ export const run = Effect.fn("Launch.preflight")(function* (
     readonly env: Readonly<Record<string, string>>
     readonly port: number
     readonly modelPath: string
-    readonly ownPids: ReadonlyArray<number>
   }
 ) {
   const host = conn.host.alias
@@ -92,7 +88,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
       fix: `use --tp-size ${Math.max(1, gpus.length)} (or a host with ${needed} GPUs)`
     })
   }
-  if (holder !== undefined && (holder.pid === undefined || !o.ownPids.includes(holder.pid))) {
+  if (holder !== undefined) {
     return yield* new PortUnavailable({
       host,
       port: o.port,

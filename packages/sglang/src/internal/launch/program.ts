@@ -69,6 +69,9 @@ const healthy = (conn: Connection, port: number) =>
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
     const t0 = yield* Clock.currentTimeMillis
+    // one cap for the whole launch, every attempt included
+    const overallMs = Duration.toMillis(Duration.decode(request.overallTimeout ?? "30 minutes"))
+    const deadline = t0 + overallMs
     const since = Effect.map(Clock.currentTimeMillis, (now) => now - t0)
     const pool = yield* ConnectionPool
     const conn = yield* pool.get(request.host)
@@ -123,7 +126,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     const preflight = Effect.gen(function* () {
       for (;;) {
         const result = yield* Effect.either(
-          Preflight.run(conn, { python, argv, env, port, modelPath: modelPathOf(argv), ownPids: [] })
+          Preflight.run(conn, { python, argv, env, port, modelPath: modelPathOf(argv) })
         )
         if (Either.isRight(result)) return result.right
         const error = result.left
@@ -193,7 +196,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         fromOffset,
         startedAt: createdAt,
         stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
-        overallTimeout: Duration.decode(request.overallTimeout ?? "30 minutes"),
+        deadline,
+        overallMs,
         emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs })
       }).pipe(
         Effect.onInterrupt(() =>
