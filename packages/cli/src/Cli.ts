@@ -18,7 +18,7 @@ import { diagnose } from "./commands/diagnose.js"
 import { hosts } from "./commands/hosts.js"
 import { launch } from "./commands/launch.js"
 import { logs } from "./commands/logs.js"
-import { CommandExit, SglangFlags } from "./commands/shared.js"
+import { CommandExit, MlopsWords, SglangFlags } from "./commands/shared.js"
 import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
 import { ExitCode } from "./ExitCodes.js"
@@ -58,7 +58,10 @@ export const run = Command.run(command.pipe(Command.provide(Layers.layer)), { na
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
   Effect.suspend(() => {
     const split = splitAtDashDash(argv)
-    return run(split.mlops).pipe(Effect.provideService(SglangFlags, split.sglang))
+    return run(split.mlops).pipe(
+      Effect.provideService(SglangFlags, split.sglang),
+      Effect.provideService(MlopsWords, split.mlops.slice(2))
+    )
   }).pipe(
     Effect.as(ExitCode.Ok as number),
     Effect.catchAll((failure) => {

@@ -126,7 +126,10 @@ describe("mlops check --model-config (offline)", () => {
       assert.strictEqual(bad.code, ExitCode.RulesViolated)
       assert.include(bad.text, "[R24]")
       assert.include(bad.text, "[R12]")
-      assert.include(bad.text, "mlops check --")
+      assert.include(
+        bad.text,
+        `mlops check --model-config ${modelConfig} --gpus 2 --compute-capability 8.6 --gpu-memory 48GiB --`
+      )
 
       const good = yield* mlops(
         "check",
@@ -183,5 +186,26 @@ describe("mlops hosts", () => {
       const human = yield* mlops("hosts")
       assert.match(human.stdout.join("\n"), /^sim\s+root@sim\.local/m)
     })
+  )
+})
+
+describe("mlops status / stop / logs", () => {
+  it.live(
+    "a fresh sim has no deployments; stopping or reading an unknown one is a usage error naming it",
+    () =>
+      Effect.gen(function* () {
+        const status = yield* mlops("status", "--host", "sim", "--json")
+        assert.strictEqual(status.code, ExitCode.Ok, status.text)
+        const result = parseLines(status.stdout)[0]!
+        assert.deepStrictEqual([result.deployments, result.unreachable], [[], []])
+
+        const stop = yield* mlops("stop", "--host", "sim", "--name", "nope", "--json")
+        assert.strictEqual(stop.code, ExitCode.Usage)
+        assert.strictEqual(parseLines(stop.stdout)[0]!._tag, "DeploymentNotFound")
+
+        const logs = yield* mlops("logs", "--host", "sim", "--name", "nope")
+        assert.strictEqual(logs.code, ExitCode.Usage)
+        assert.include(logs.text, "nope")
+      })
   )
 })

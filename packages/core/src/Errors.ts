@@ -119,10 +119,11 @@ export type ConnectError =
 /** sshd refused a new session channel (MaxSessions, or an injected fault). @category errors */
 export class ChannelOpenFailed extends Schema.TaggedError<ChannelOpenFailed>()("ChannelOpenFailed", {
   host: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  fix: Schema.optional(Schema.String)
 }) {
   override get message() {
-    return `could not open a channel on ${this.host}: ${this.reason}`
+    return `could not open a channel on ${this.host}: ${this.reason}${this.fix ? ` (fix: ${this.fix})` : ""}`
   }
 }
 

@@ -15,6 +15,7 @@ import type { HostNotFound } from "./Errors.js"
 import type { Hosts } from "./Hosts.js"
 import * as internal from "./internal/fakeHost.js"
 import * as tools from "./internal/fakeTools.js"
+import type { Gpu } from "./Probes.js"
 import type { RemoteCommand } from "./RemoteCommand.js"
 
 // ---- programs ------------------------------------------------------------------------------
@@ -256,16 +257,13 @@ export const defaultCommandTimeout: Duration.DurationInput = "30 seconds"
 
 // ---- canned tools for probes and the simulator --------------------------------------------
 
-/** @category models */
-export interface FakeGpu {
-  readonly index: number
-  readonly name: string
-  readonly memoryTotalMiB: number
-  readonly memoryUsedMiB: number
-  readonly uuid: string
-  /** e.g. "8.6"; omitted = an old driver that rejects `compute_cap`. */
-  readonly computeCapability?: string
-}
+/**
+ * A GPU the fake `nvidia-smi` reports: the probe's own model. Without `computeCapability` it
+ * behaves like an old driver that rejects the `compute_cap` field.
+ *
+ * @category models
+ */
+export type FakeGpu = Gpu
 
 /** @category models */
 export interface FakeGpuProcess {

@@ -28,7 +28,8 @@ export type EncodeOptions = encoder.EncodeOptions
 
 /**
  * Read a `launch_server` argv (flags only, without `python -m sglang.launch_server`). Fails with
- * the first problem argparse would report, in the same order.
+ * the problem argparse would report first: an ambiguous prefix anywhere, then bad values in argv
+ * order, then a missing `--model-path`, and only then unknown flags and stray words.
  *
  * @category decoding
  */

@@ -73,7 +73,11 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
   const gpus = { ...defaultGpus, ...o.gpus }
   const resolved = yield* Resolve.resolve(decoded.args, decoded.explicit, {
     traits,
-    gpus: { count: gpus.count, computeCapability: gpus.computeCapability, memoryMiB: Math.round(gpus.memoryGiB * 1024) },
+    gpus: {
+      count: gpus.count,
+      computeCapability: gpus.computeCapability,
+      memoryMiB: Math.round(gpus.memoryGiB * 1024)
+    },
     env: o.env ?? {},
     version: match.catalogue.version
   })
@@ -98,8 +102,9 @@ export const localConfig = Effect.fn("Check.localConfig")(function* (o: {
 })
 
 /**
- * Against a host: probes its SGLang version, GPUs, the port and the model config (the same
- * preflight a launch runs), then resolves.
+ * Against a host: probes its SGLang version, GPUs and the model config (a launch's preflight
+ * without the port check: a running server on the port does not make the flags wrong), then
+ * resolves.
  *
  * @category programs
  */
@@ -117,7 +122,8 @@ export const host = Effect.fn("Check.host")(function* (o: {
     argv: o.argv,
     env: o.env ?? {},
     port: decoded.args.port,
-    modelPath: decoded.args.model_path
+    modelPath: decoded.args.model_path,
+    checkPort: false
   })
   return toResult(result.catalogue.version, o.argv, result.resolved)
 })

@@ -14,7 +14,7 @@
  */
 import type { Connection } from "@mlops/core/Connection"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { ServerArgs } from "./ServerArgs.js"
 
 /** The mlops version written into `meta.json`. @category constants */
@@ -115,24 +115,22 @@ export interface State {
 const decoder = new TextDecoder()
 
 const readText = (conn: Connection, path: string) =>
-  conn.files.stat(path).pipe(
-    Effect.flatMap((stat) =>
-      stat === undefined || stat.isDirectory
-        ? Effect.succeed(undefined)
-        : Effect.map(conn.files.read(path), (bytes) => decoder.decode(bytes))
+  conn.files
+    .stat(path)
+    .pipe(
+      Effect.flatMap((stat) =>
+        stat === undefined || stat.isDirectory
+          ? Effect.succeed(undefined)
+          : Effect.map(conn.files.read(path), (bytes) => decoder.decode(bytes))
+      )
     )
-  )
 
+// a half-written or foreign file counts as missing
 const readJson = <A, I>(conn: Connection, path: string, schema: Schema.Schema<A, I>) =>
-  readText(conn, path).pipe(
-    Effect.map((text) => {
-      if (text === undefined) return undefined
-      try {
-        return Schema.decodeUnknownOption(schema)(JSON.parse(text)).pipe((o) => (o._tag === "Some" ? o.value : undefined))
-      } catch {
-        return undefined // a half-written or foreign file counts as missing
-      }
-    })
+  Effect.map(readText(conn, path), (text) =>
+    text === undefined
+      ? undefined
+      : Option.getOrUndefined(Schema.decodeUnknownOption(Schema.parseJson(schema))(text))
   )
 
 const readInt = (conn: Connection, path: string) =>

@@ -56,7 +56,10 @@ export const deployment = Effect.fn("Diagnose.deployment")(function* (host: stri
   const conn = yield* pool.get(host)
   const state = yield* Deployment.read(conn, name)
   if (state === undefined) return undefined
-  const log = (yield* conn.files.stat(state.logPath)) === undefined ? "" : decoder.decode(yield* conn.files.read(state.logPath))
+  const log =
+    (yield* conn.files.stat(state.logPath)) === undefined
+      ? ""
+      : decoder.decode(yield* conn.files.read(state.logPath))
   const exit = state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)
   return text(
     `${host}:${state.logPath}`,

@@ -26,6 +26,16 @@
  * On failure the process group is stopped, the log kept, and the typed failure (with its
  * `fix`) returned; `autoFix: n` applies the fix and relaunches up to n times.
  *
+ * Events (`LaunchProgress._tag`), in order: `Connected`, then `AlreadyRunning` (an identical
+ * healthy deployment: it is the result) or `Replacing` (`replace: true`), `Preflight` (host
+ * facts), `Resolved` (effective args + SGLang's adjustment lines), `RemoteChecked`, then per
+ * attempt `Spawned`, `Log` (classifier events: phases, progress, adjustments, warnings,
+ * `Failed`), `HealthChecked` (per endpoint), `AttemptFailed` (with `nextArgv` when auto-fix
+ * relaunches), and finally `Launched`. Errors: the typed failures of `Failures` (classified
+ * from the log), `LaunchRulesViolated` (preflight), `ArgvError`s, the preflight errors below
+ * (`NotEnoughGpus`, `PortUnavailable`, `PythonEnvUnusable`, `ModelNotFound`), `DeploymentExists`,
+ * `InvalidDeploymentName`, `LaunchTimedOut`, `NotHealthy`, and core's connection errors.
+ *
  * Interrupting the stream stops following and leaves the server running, unless
  * `stopOnInterrupt`. With `tunnel: true` the stream does not end after `Launched`: it keeps a
  * local tunnel (`deployment.url`) open until you stop consuming it.
@@ -38,15 +48,16 @@ import type { Deployment } from "./Deployment.js"
 import * as program from "./internal/launch/program.js"
 import type { LaunchError, LaunchProgress, LaunchRequest } from "./internal/launch/types.js"
 
+export type { LaunchError, LaunchProgress, LaunchRequest, PreflightFacts } from "./internal/launch/types.js"
 export {
   DeploymentExists,
+  InvalidDeploymentName,
   LaunchTimedOut,
   NotEnoughGpus,
   NotHealthy,
   PortUnavailable,
   PythonEnvUnusable
 } from "./internal/launch/types.js"
-export type { LaunchError, LaunchProgress, LaunchRequest, PreflightFacts } from "./internal/launch/types.js"
 
 /** The default deployment name for an argv: the model directory's name, lower-cased. @category naming */
 export const defaultName: (argv: ReadonlyArray<string>) => string = program.defaultName
@@ -64,7 +75,9 @@ export const launch = (request: LaunchRequest): Stream.Stream<LaunchProgress, La
  *
  * @category programs
  */
-export const launchDeployment = (request: LaunchRequest): Effect.Effect<Deployment, LaunchError, ConnectionPool> =>
+export const launchDeployment = (
+  request: LaunchRequest
+): Effect.Effect<Deployment, LaunchError, ConnectionPool> =>
   launch({ ...request, tunnel: false }).pipe(
     Stream.runLast,
     Effect.flatMap((last) =>

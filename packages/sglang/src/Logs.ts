@@ -15,7 +15,8 @@ const logPathOf = (host: string, name: string) =>
     const pool = yield* ConnectionPool
     const conn = yield* pool.get(host)
     const state = yield* Deployment.read(conn, name)
-    if (state === undefined) return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
+    if (state === undefined)
+      return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
     return state.logPath
   })
 
@@ -24,7 +25,11 @@ const logPathOf = (host: string, name: string) =>
  *
  * @category programs
  */
-export const tail = Effect.fn("Logs.tail")(function* (host: string, name: string, options: { readonly lines?: number } = {}) {
+export const tail = Effect.fn("Logs.tail")(function* (
+  host: string,
+  name: string,
+  options: { readonly lines?: number } = {}
+) {
   const path = yield* logPathOf(host, name)
   return yield* LogTail.tail(host, path, { lines: options.lines ?? 100 })
 })

@@ -71,4 +71,6 @@ export const hostSpec: FakeHost.FakeHostSpec = makeHostSpec()
  *
  * @category layers
  */
-export const layer: Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> = FakeHost.layer([hostSpec])
+export const layer: Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> = FakeHost.layer([
+  hostSpec
+])

@@ -11,11 +11,11 @@ import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
 import * as LogTail from "@mlops/core/LogTail"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import * as Http from "./internal/http.js"
 import { Clock, Effect } from "effect"
 import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
 import type { LaunchFailure } from "./Failures.js"
+import * as Http from "./internal/http.js"
 import type { Phase } from "./LaunchEvent.js"
 import { gpuMemoryOf, groupPids } from "./Stop.js"
 
@@ -108,7 +108,10 @@ const one = (conn: Connection, state: Deployment.State) =>
  *
  * @category programs
  */
-export const ofHost = Effect.fn("Status.ofHost")(function* (host: string, options: { readonly name?: string } = {}) {
+export const ofHost = Effect.fn("Status.ofHost")(function* (
+  host: string,
+  options: { readonly name?: string } = {}
+) {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(host)
   const states =

@@ -94,7 +94,11 @@ export const stop = Effect.fn("Stop.stop")(function* (
   }
   const proc = yield* RemoteProcess.attach(conn, state.runDir)
   const pids = yield* groupPids(conn, proc)
-  const outcome = yield* RemoteProcess.stop(conn, proc, options.grace === undefined ? {} : { grace: options.grace })
+  const outcome = yield* RemoteProcess.stop(
+    conn,
+    proc,
+    options.grace === undefined ? {} : { grace: options.grace }
+  )
   // drivers release VRAM a moment after the process is gone: poll briefly before deciding
   const within = Duration.decode(options.confirmWithin ?? "10 seconds")
   const held = yield* gpuMemoryOf(conn, pids).pipe(

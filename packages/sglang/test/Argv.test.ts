@@ -4,6 +4,7 @@ import * as Argv from "../src/Argv.js"
 import * as Catalogue from "../src/Catalogue.js"
 import * as ServerArgs from "../src/ServerArgs.js"
 import { arbitraryServerArgs } from "./arbitraryServerArgs.js"
+import { storyArgv } from "./support/story.js"
 
 const M = ["--model-path", "/m"]
 const decode = (...argv: Array<string>) => Argv.decodeArgv([...M, ...argv])
@@ -47,16 +48,7 @@ describe("Argv.decodeArgv", () => {
 
   it.effect("decodes the story argv", () =>
     Effect.gen(function* () {
-      const { args, explicit } = yield* Argv.decodeArgv([
-        "--model-path",
-        "/m",
-        "--speculative-algorithm",
-        "NEXTN",
-        "--speculative-num-draft-tokens",
-        "1",
-        "--tp",
-        "2"
-      ])
+      const { args, explicit } = yield* Argv.decodeArgv(storyArgv)
       assert.strictEqual(args.speculative_algorithm, "NEXTN")
       assert.strictEqual(args.speculative_num_draft_tokens, 1)
       assert.strictEqual(args.tp_size, 2)

@@ -71,6 +71,42 @@ describe("ArgvErrors", () => {
     })
   )
 
+  it.effect(
+    "errors come in argparse's order: ambiguous prefix, bad values, missing --model-path, unknown words",
+    () =>
+      Effect.gen(function* () {
+        // argparse classifies every word first: a later ambiguous prefix beats an earlier bad value.
+        assert.deepInclude(yield* fail(...M, "--tp", "two", "--speculative-num", "3"), {
+          _tag: "AmbiguousFlag",
+          flag: "--speculative-num"
+        })
+        // unknown flags and stray words are reported only after values were converted ...
+        assert.deepInclude(yield* fail(...M, "--tensor-paralel-size", "2", "--port", "x"), {
+          _tag: "InvalidValue",
+          flag: "--port"
+        })
+        assert.deepInclude(yield* fail("stray", ...M, "--trust-remote-code=yes"), {
+          _tag: "UnexpectedValue",
+          value: "yes"
+        })
+        // ... and after the required check
+        assert.deepInclude(yield* fail("--foo", "1", "--tp", "2"), { _tag: "MissingRequired" })
+        // the first unusable word wins, and the flags after it are still read
+        assert.deepInclude(yield* fail(...M, "--foo", "--trust-remote-code", "yes", "--tp", "2"), {
+          _tag: "UnknownFlag",
+          flag: "--foo"
+        })
+        assert.deepInclude(yield* fail(...M, "--trust-remote-code", "yes", "--foo"), {
+          _tag: "UnexpectedValue",
+          flag: "--trust-remote-code"
+        })
+        assert.deepInclude(yield* fail(...M, "--", "--tp", "2"), {
+          _tag: "UnexpectedArgument",
+          argument: "--tp"
+        })
+      })
+  )
+
   it.effect("fails for values no command line can express", () =>
     Effect.gen(function* () {
       const args = ServerArgs.make({ model_path: "/m" })

@@ -1,9 +1,9 @@
-import { NodeFileSystem } from "@effect/platform-node"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { NodeFileSystem } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import * as Check from "../src/Check.js"
 import { qwen36_27b } from "../src/internal/fixtures/models.js"
 import * as Simulator from "../src/Simulator.js"
@@ -18,7 +18,9 @@ describe("Check", () => {
 
   it.effect("offline: the story's command lists both problems with the fixed command", () =>
     Effect.gen(function* () {
-      const error = yield* Effect.flip(Check.offline({ argv: storyArgv, modelConfig: qwen36_27b, gpus: a6000x2 }))
+      const error = yield* Effect.flip(
+        Check.offline({ argv: storyArgv, modelConfig: qwen36_27b, gpus: a6000x2 })
+      )
       assert.strictEqual(error._tag, "LaunchRulesViolated")
       if (error._tag !== "LaunchRulesViolated") return
       assert.lengthOf(error.violations, 2)
@@ -28,7 +30,11 @@ describe("Check", () => {
 
   it.effect("offline: the fixed command resolves to EAGLE 1/1/2 with 48 running requests", () =>
     Effect.gen(function* () {
-      const result = yield* Check.offline({ argv: fixedArgv, modelConfig: JSON.stringify(qwen36_27b), gpus: a6000x2 })
+      const result = yield* Check.offline({
+        argv: fixedArgv,
+        modelConfig: JSON.stringify(qwen36_27b),
+        gpus: a6000x2
+      })
       assert.strictEqual(result.version, "0.5.11")
       assert.strictEqual(result.effective.speculative_algorithm, "EAGLE")
       assert.strictEqual(result.effective.speculative_num_draft_tokens, 2)

@@ -8,7 +8,10 @@ const connect = Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get
 
 const files = (name: string): Parameters<typeof Deployment.writeLaunchFiles>[2] => ({
   argv: { argv: ["--model-path", "/m", "--tp", "2"], requestedArgv: ["--model-path", "/m"] },
-  resolved: { effective: { tp_size: 2 }, adjustments: ["Attention backend not specified. Use fa3 backend by default."] },
+  resolved: {
+    effective: { tp_size: 2 },
+    adjustments: ["Attention backend not specified. Use fa3 backend by default."]
+  },
   meta: {
     name,
     port: 30000,

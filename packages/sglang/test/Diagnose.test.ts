@@ -1,9 +1,9 @@
-import { NodeFileSystem } from "@effect/platform-node"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { NodeFileSystem } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import * as Diagnose from "../src/Diagnose.js"
 import * as L from "../src/internal/lifecycleLines.js"
 import * as Launch from "../src/Launch.js"
@@ -34,7 +34,9 @@ describe("Diagnose", () => {
   it.effect("a deployment on the host and a remote file: the failure from its log and exit status", () =>
     Effect.gen(function* () {
       const env = { SGLANG_ENABLE_SPEC_V2: "1" }
-      yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false, name: "s" })))
+      yield* Effect.flip(
+        drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false, name: "s" }))
+      )
       const d = yield* Diagnose.deployment("sim", "s")
       assert.strictEqual(d?.failure?._tag, "MissingSchedulerStrategy")
       const remote = yield* Diagnose.remoteFile("sim", "/root/.mlops/deployments/s/log")

@@ -19,7 +19,9 @@ describe("Launch", () => {
       assert.strictEqual(error._tag, "LaunchRulesViolated")
       if (error._tag !== "LaunchRulesViolated") return
       assert.deepStrictEqual(
-        error.violations.map((v) => v.fields.includes("mamba_scheduler_strategy") || v.ruleId.startsWith("R24")),
+        error.violations.map(
+          (v) => v.fields.includes("mamba_scheduler_strategy") || v.ruleId.startsWith("R24")
+        ),
         [true, false]
       )
       assert.strictEqual(error.violations[1]!.errorType, "AssertionError")
@@ -47,22 +49,35 @@ describe("Launch", () => {
       const phases = d.phases.map((p) => p.phase)
       assert.includeMembers(phases, ["weights-loading", "kv-cache", "cuda-graph", "draft-weights", "ready"])
       const times = d.phases.map((p) => p.atMs)
-      assert.deepStrictEqual(times, [...times].sort((a, b) => a - b))
-      assert.isTrue(all.some((e) => e._tag === "HealthChecked" && e.endpoint === "GET /health" && e.status === 200))
-      assert.isTrue(all.some((e) => e._tag === "HealthChecked" && e.endpoint === "POST /generate" && e.status === 200))
+      assert.deepStrictEqual(
+        times,
+        [...times].sort((a, b) => a - b)
+      )
+      assert.isTrue(
+        all.some((e) => e._tag === "HealthChecked" && e.endpoint === "GET /health" && e.status === 200)
+      )
+      assert.isTrue(
+        all.some((e) => e._tag === "HealthChecked" && e.endpoint === "POST /generate" && e.status === 200)
+      )
       // the server keeps running after the launch returns
       assert.lengthOf(yield* simProcesses, 1)
     }).pipe(Effect.provide(Simulator.layer))
   )
 
-  it.effect("preflight off: the story fails at runtime with MissingSchedulerStrategy, then AssertionFailure", () =>
-    Effect.gen(function* () {
-      const first = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false })))
-      assert.strictEqual(first._tag, "MissingSchedulerStrategy")
-      const withFix = [...storyArgv, "--mamba-scheduler-strategy", "extra_buffer"]
-      const second = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: withFix, env, preflight: false })))
-      assert.strictEqual(second._tag, "AssertionFailure")
-    }).pipe(Effect.provide(Simulator.layer))
+  it.effect(
+    "preflight off: the story fails at runtime with MissingSchedulerStrategy, then AssertionFailure",
+    () =>
+      Effect.gen(function* () {
+        const first = yield* Effect.flip(
+          drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false }))
+        )
+        assert.strictEqual(first._tag, "MissingSchedulerStrategy")
+        const withFix = [...storyArgv, "--mamba-scheduler-strategy", "extra_buffer"]
+        const second = yield* Effect.flip(
+          drive(Launch.launchDeployment({ host: "sim", argv: withFix, env, preflight: false }))
+        )
+        assert.strictEqual(second._tag, "AssertionFailure")
+      }).pipe(Effect.provide(Simulator.layer))
   )
 
   it.effect("autoFix 2 with preflight off: two failed attempts, then ready", () =>
@@ -73,7 +88,10 @@ describe("Launch", () => {
         failed.map((e) => (e._tag === "AttemptFailed" ? e.failure._tag : "")),
         ["MissingSchedulerStrategy", "AssertionFailure"]
       )
-      assert.lengthOf(all.filter((e) => e._tag === "Spawned"), 3)
+      assert.lengthOf(
+        all.filter((e) => e._tag === "Spawned"),
+        3
+      )
       const last = all.at(-1)!
       assert.strictEqual(last._tag, "Launched")
       if (last._tag === "Launched") assert.include(last.deployment.argv, "extra_buffer")
@@ -96,7 +114,13 @@ describe("Launch", () => {
     Effect.gen(function* () {
       const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "a" }))
       const error = yield* Effect.flip(
-        drive(Launch.launchDeployment({ host: "sim", argv: ["--model-path", Simulator.modelPath, "--tp", "2"], name: "b" }))
+        drive(
+          Launch.launchDeployment({
+            host: "sim",
+            argv: ["--model-path", Simulator.modelPath, "--tp", "2"],
+            name: "b"
+          })
+        )
       )
       assert.strictEqual(error._tag, "PortUnavailable")
       if (error._tag === "PortUnavailable") {
@@ -125,9 +149,13 @@ describe("Launch", () => {
     Effect.gen(function* () {
       const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "q" }))
       const other = [...fixedArgv, "--mem-fraction-static", "0.8"]
-      const error = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: other, env, name: "q" })))
+      const error = yield* Effect.flip(
+        drive(Launch.launchDeployment({ host: "sim", argv: other, env, name: "q" }))
+      )
       assert.strictEqual(error._tag, "DeploymentExists")
-      const replaced = yield* drive(Launch.launchDeployment({ host: "sim", argv: other, env, name: "q", replace: true }))
+      const replaced = yield* drive(
+        Launch.launchDeployment({ host: "sim", argv: other, env, name: "q", replace: true })
+      )
       assert.notStrictEqual(replaced.pid, first.pid)
       const running = yield* simProcesses
       assert.deepStrictEqual(
@@ -183,10 +211,15 @@ describe("Launch", () => {
     Effect.gen(function* () {
       const all = yield* events({ host: "sim", argv: storyArgv, env, autoFix: 1 })
       assert.deepStrictEqual(
-        all.filter((e) => e._tag === "AttemptFailed").map((e) => (e._tag === "AttemptFailed" ? e.failure._tag : "")),
+        all
+          .filter((e) => e._tag === "AttemptFailed")
+          .map((e) => (e._tag === "AttemptFailed" ? e.failure._tag : "")),
         ["LaunchRulesViolated"]
       )
-      assert.lengthOf(all.filter((e) => e._tag === "Spawned"), 1)
+      assert.lengthOf(
+        all.filter((e) => e._tag === "Spawned"),
+        1
+      )
       assert.strictEqual(all.at(-1)?._tag, "Launched")
     }).pipe(Effect.provide(Simulator.layer))
   )
@@ -194,7 +227,9 @@ describe("Launch", () => {
   it.effect("preflight errors: too few GPUs, a missing model directory", () =>
     Effect.gen(function* () {
       const gpus = yield* Effect.flip(
-        drive(Launch.launchDeployment({ host: "sim", argv: ["--model-path", Simulator.modelPath, "--tp", "4"] }))
+        drive(
+          Launch.launchDeployment({ host: "sim", argv: ["--model-path", Simulator.modelPath, "--tp", "4"] })
+        )
       )
       assert.strictEqual(gpus._tag, "NotEnoughGpus")
       if (gpus._tag === "NotEnoughGpus") assert.deepStrictEqual([gpus.needed, gpus.available], [4, 2])
@@ -211,7 +246,9 @@ describe("Launch", () => {
       const tags = all.map((e) => e._tag)
       assert.isBelow(tags.indexOf("RemoteChecked"), tags.indexOf("Spawned"))
       const journal = yield* Effect.flatMap(FakeHost.host("sim"), (h) => h.journal)
-      assert.isTrue(journal.some((j) => j.command.argv[1] === "-c" && j.command.argv[2]!.includes("prepare_server_args")))
+      assert.isTrue(
+        journal.some((j) => j.command.argv[1] === "-c" && j.command.argv[2]!.includes("prepare_server_args"))
+      )
     }).pipe(Effect.provide(Simulator.layer))
   )
 
@@ -232,7 +269,9 @@ describe("Launch", () => {
           Stream.filter((e) => e._tag === "Launched"),
           Stream.mapEffect((e) =>
             e._tag === "Launched"
-              ? Effect.promise(() => fetch(`${e.deployment.url}/health`).then((r) => [e.deployment.url, r.status] as const))
+              ? Effect.promise(() =>
+                  fetch(`${e.deployment.url}/health`).then((r) => [e.deployment.url, r.status] as const)
+                )
               : Effect.die("unreachable")
           ),
           Stream.runCollect

@@ -151,4 +151,99 @@ describe("ModelTraits", () => {
     const t = traitsOf({ ...qwen36_27b, hidden_size: 1, text_config: { ...qwen36_27b.text_config } })
     assert.strictEqual(t.hiddenSize, 5120)
   })
+
+  describe("the other architectures of model-config.md", () => {
+    const dense = { hidden_size: 2048, num_hidden_layers: 8, num_attention_heads: 16, num_key_value_heads: 4 }
+
+    it("Qwen3.6-35B-A3B-like MoE wrapper: GDN, multimodal, Qwen3.5 MTP draft, experts from text_config", () => {
+      const t = traitsOf({
+        architectures: ["Qwen3_5MoeForConditionalGeneration"],
+        model_type: "qwen3_5_moe",
+        text_config: {
+          ...dense,
+          full_attention_interval: 4,
+          linear_num_value_heads: 32,
+          num_experts: 256,
+          num_experts_per_tok: 8,
+          moe_intermediate_size: 512
+        }
+      })
+      assert.strictEqual(t.hybridLinearAttention?.kind, "gdn")
+      assert.deepStrictEqual(t.hybridLinearAttention?.fullAttentionLayers, [3, 7])
+      assert.isTrue(t.isMultimodal)
+      assert.strictEqual(t.mtp?.draftArchitecture, "Qwen3_5ForCausalLMMTP")
+      assert.strictEqual(t.moe?.numExperts, 256)
+    })
+
+    it("SGLang ignores layer_types and mtp_num_hidden_layers for the Qwen family", () => {
+      const t = traitsOf({
+        ...qwen3Next80bA3b,
+        // disagrees with full_attention_interval 4: SGLang goes by the interval
+        layer_types: Array.from({ length: 48 }, () => "linear_attention"),
+        mtp_num_hidden_layers: 3
+      })
+      assert.strictEqual(t.hybridLinearAttention?.fullAttentionLayers.length, 12)
+      assert.strictEqual(t.hybridLinearAttention?.fullAttentionLayers[0], 3)
+      assert.deepStrictEqual(t.mtp, {
+        numLayers: 1,
+        declaredLayers: 3,
+        draftArchitecture: "Qwen3NextForCausalLMMTP"
+      })
+    })
+
+    it("GraniteMoeHybrid is a mamba hybrid only when some layer_types entry is mamba", () => {
+      const granite = { ...dense, architectures: ["GraniteMoeHybridForCausalLM"] }
+      const hybrid = traitsOf({ ...granite, layer_types: ["mamba", "mamba", "attention", "mamba"] })
+      assert.strictEqual(hybrid.hybridLinearAttention?.kind, "mamba2")
+      assert.deepStrictEqual(hybrid.hybridLinearAttention?.layers, [0, 1, 3])
+      assert.deepStrictEqual(hybrid.hybridLinearAttention?.fullAttentionLayers, [2])
+      assert.isUndefined(
+        traitsOf({ ...granite, layer_types: ["attention", "attention"] }).hybridLinearAttention
+      )
+    })
+
+    it("NemotronH reads its hybrid_override_pattern and drafts with its own MTP module", () => {
+      const t = traitsOf({
+        ...dense,
+        architectures: ["NemotronHForCausalLM"],
+        hybrid_override_pattern: "M-M*-M"
+      })
+      assert.strictEqual(t.hybridLinearAttention?.kind, "mamba2")
+      assert.deepStrictEqual(t.hybridLinearAttention?.fullAttentionLayers, [2])
+      assert.strictEqual(t.mtp?.draftArchitecture, "NemotronHForCausalLMMTP")
+      assert.strictEqual(t.mtp?.numLayers, 1)
+    })
+
+    it("FalconH1 and Lfm2 are mamba2 hybrids; KimiLinear is KDA; BailingMoeV2_5 is lightning with an MTP draft", () => {
+      assert.strictEqual(
+        traitsOf({ ...dense, architectures: ["FalconH1ForCausalLM"] }).hybridLinearAttention?.kind,
+        "mamba2"
+      )
+      assert.strictEqual(
+        traitsOf({ ...dense, architectures: ["Lfm2ForCausalLM"] }).hybridLinearAttention?.kind,
+        "mamba2"
+      )
+      assert.strictEqual(
+        traitsOf({ ...dense, architectures: ["KimiLinearForCausalLM"] }).hybridLinearAttention?.kind,
+        "kda"
+      )
+      const bailing = traitsOf({
+        ...dense,
+        architectures: ["BailingMoeV2_5ForCausalLM"],
+        num_nextn_predict_layers: 1
+      })
+      assert.strictEqual(bailing.hybridLinearAttention?.kind, "lightning")
+      assert.deepStrictEqual(bailing.mtp, {
+        numLayers: 1,
+        declaredLayers: 1,
+        draftArchitecture: "BailingMoeForCausalLMNextN"
+      })
+    })
+
+    it("an architecture outside SGLang's MTP table has no MTP even if the config declares layers", () => {
+      const t = traitsOf({ ...dense, architectures: ["Qwen3ForCausalLM"], num_nextn_predict_layers: 1 })
+      assert.isUndefined(t.mtp)
+      assert.isUndefined(t.hybridLinearAttention)
+    })
+  })
 })

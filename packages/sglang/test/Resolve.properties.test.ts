@@ -5,18 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import { qwen36_27b } from "../src/internal/fixtures/models.js"
-import * as ModelTraits from "../src/ModelTraits.js"
 import * as Resolve from "../src/Resolve.js"
 import * as ServerArgs from "../src/ServerArgs.js"
-
-const traits = Either.getOrThrow(ModelTraits.fromConfigEither(qwen36_27b))
-const ctx = {
-  traits,
-  gpus: { count: 2, computeCapability: "8.6", memoryMiB: 49140 },
-  env: {},
-  version: "0.5.11"
-}
+import { storyContext as ctx, storyModelPath } from "./support/story.js"
 
 const optional = <A>(arb: fc.Arbitrary<A>) => fc.option(arb, { nil: null })
 const launch = fc.record({
@@ -41,7 +32,7 @@ const expectedViolations = (l: typeof launch extends fc.Arbitrary<infer A> ? A :
 describe("Resolve properties (NEXTN on a hybrid GDN model)", () => {
   it.prop("violations match the rules.md oracle and the combined fix always resolves", [launch], ([l]) => {
     const given = {
-      model_path: "/root/models/Qwen3.6-27B",
+      model_path: storyModelPath,
       speculative_algorithm: "NEXTN" as const,
       tp_size: 2,
       ...l

@@ -1,36 +1,28 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Argv from "../src/Argv.js"
-import { llama3_8b, qwen36_27b } from "../src/internal/fixtures/models.js"
+import { llama3_8b } from "../src/internal/fixtures/models.js"
 import * as ModelTraits from "../src/ModelTraits.js"
 import * as Resolve from "../src/Resolve.js"
 import * as Rule from "../src/Rule.js"
 import * as Rules from "../src/Rules.js"
 import * as ServerArgs from "../src/ServerArgs.js"
-
-const a6000x2 = { count: 2, computeCapability: "8.6", memoryMiB: 49140 }
-const storyArgv = [
-  "--model-path",
-  "/root/models/Qwen3.6-27B",
-  "--speculative-algorithm",
-  "NEXTN",
-  "--speculative-num-draft-tokens",
-  "1",
-  "--tp",
-  "2"
-]
+import {
+  a6000x2,
+  fixedArgv,
+  mambaFix,
+  storyArgv,
+  storyConfig,
+  storyContext,
+  tripleFix
+} from "./support/story.js"
 
 const contextFor = (config: unknown) =>
-  Effect.map(ModelTraits.fromConfig(config), (traits) => ({
-    traits,
-    gpus: a6000x2,
-    env: {},
-    version: "0.5.11"
-  }))
+  Effect.map(ModelTraits.fromConfig(config), (traits) => ({ ...storyContext, traits }))
 
 const resolveArgv = (
   argv: ReadonlyArray<string>,
-  config: unknown = qwen36_27b,
+  config: unknown = storyConfig,
   env: Record<string, string> = {}
 ) =>
   Effect.gen(function* () {
@@ -86,6 +78,8 @@ describe("Resolve: the Qwen3.6-27B story on 2x A6000", () => {
       assert.isTrue(Either.isLeft(first))
       if (!Either.isLeft(first)) return
       const fixed = first.left.fixedArgv!
+      // the fixed command mlops prints is the incident command plus the two documented fixes
+      assert.deepStrictEqual((yield* Argv.decodeArgv(fixed)).args, (yield* Argv.decodeArgv(fixedArgv)).args)
       const result = yield* resolveArgv(fixed)
       assert.isTrue(Either.isRight(result))
       if (!Either.isRight(result)) return
@@ -120,14 +114,7 @@ describe("Resolve: the Qwen3.6-27B story on 2x A6000", () => {
 
   it.effect("the alternative fix (--disable-radix-cache) resolves too, keeping no_buffer", () =>
     Effect.gen(function* () {
-      const argv = [
-        ...storyArgv,
-        "--disable-radix-cache",
-        "--speculative-num-steps",
-        "1",
-        "--speculative-eagle-topk",
-        "1"
-      ]
+      const argv = [...storyArgv, "--disable-radix-cache", ...tripleFix]
       const result = yield* resolveArgv(argv)
       assert.isTrue(Either.isRight(result))
       if (Either.isRight(result))
@@ -137,7 +124,7 @@ describe("Resolve: the Qwen3.6-27B story on 2x A6000", () => {
 
   it.effect("without the three numbers SGLang picks (3, 1, 4) for this architecture", () =>
     Effect.gen(function* () {
-      const argv = [...storyArgv.slice(0, 4), "--tp", "2", "--mamba-scheduler-strategy", "extra_buffer"]
+      const argv = [...storyArgv.slice(0, 4), "--tp", "2", ...mambaFix]
       const result = yield* resolveArgv(argv)
       assert.isTrue(Either.isRight(result))
       if (!Either.isRight(result)) return
@@ -151,16 +138,7 @@ describe("Resolve: the Qwen3.6-27B story on 2x A6000", () => {
 
   it.effect("SGLANG_ENABLE_SPEC_V2=0 switches to spec v1 with SGLang's reason", () =>
     Effect.gen(function* () {
-      const argv = [
-        ...storyArgv,
-        "--mamba-scheduler-strategy",
-        "extra_buffer",
-        "--speculative-num-steps",
-        "1",
-        "--speculative-eagle-topk",
-        "1"
-      ]
-      const result = yield* resolveArgv(argv, qwen36_27b, { SGLANG_ENABLE_SPEC_V2: "0" })
+      const result = yield* resolveArgv(fixedArgv, storyConfig, { SGLANG_ENABLE_SPEC_V2: "0" })
       assert.isTrue(Either.isRight(result))
       if (!Either.isRight(result)) return
       assert.isTrue(result.right.effective.disable_overlap_schedule)
@@ -188,6 +166,54 @@ describe("Resolve: mechanics", () => {
         ]
       )
       assert.deepStrictEqual(result.left.fix, { context_length: 8192, served_model_name: "a-b" })
+    })
+  )
+
+  it.effect(
+    "the story at --tp 3: mamba, speculative and GDN-shape problems all at once, in SGLang's order",
+    () =>
+      Effect.gen(function* () {
+        const argv = [...storyArgv.slice(0, -1), "3"]
+        const result = yield* resolveArgv(argv)
+        assert.isTrue(Either.isLeft(result))
+        if (!Either.isLeft(result)) return
+        assert.deepStrictEqual(
+          result.left.violations.map((v) => [v.ruleId, v.stage]),
+          [
+            ["R24", "server-args"],
+            ["R12", "server-args"],
+            ["R37.gdn-heads", "model-init"]
+          ]
+        )
+        assert.strictEqual(result.left.violations[2]!.sglangMessage, "10240 is not divisible by 3")
+        assert.strictEqual(result.left.fix.tp_size, 2)
+        assert.isTrue(result.left.resolvesAfterFix)
+      })
+  )
+
+  it.effect("LoRA and pipeline parallelism with speculation: both incompatibilities, each with its fix", () =>
+    Effect.gen(function* () {
+      const argv = [
+        "--model-path",
+        "/m/llama",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--enable-lora",
+        "--pp-size",
+        "2"
+      ]
+      const result = yield* resolveArgv(argv, llama3_8b)
+      assert.isTrue(Either.isLeft(result))
+      if (!Either.isLeft(result)) return
+      assert.deepStrictEqual(
+        result.left.violations.map((v) => [v.ruleId, v.sglangMessage]),
+        [
+          ["R18.pp", "Pipeline parallelism is not compatible with overlap schedule, speculative decoding"],
+          ["R18.lora", "Currently LoRA is only compatible with NGRAM speculative decoding."]
+        ]
+      )
+      assert.deepStrictEqual(result.left.fix, { pp_size: 1, speculative_algorithm: null })
+      assert.isTrue(result.left.resolvesAfterFix)
     })
   )
 

@@ -54,38 +54,42 @@ describe("Simulator", () => {
       assert.strictEqual(result.exitCode, 1)
       assert.include(result.stderr, "ValueError: Speculative decoding for Qwen3_5ForConditionalGeneration")
       assert.notInclude(result.stderr, "AssertionError")
-      const fixedOnce = yield* conn.exec(launchServer([...storyArgv, "--mamba-scheduler-strategy", "extra_buffer"]))
+      const fixedOnce = yield* conn.exec(
+        launchServer([...storyArgv, "--mamba-scheduler-strategy", "extra_buffer"])
+      )
       assert.strictEqual(fixedOnce.exitCode, 1)
       assert.match(fixedOnce.stderr, /\nAssertionError\n?$/)
     }).pipe(Effect.provide(Simulator.layer))
   )
 
-  it.effect("a valid launch prints the lifecycle per rank, serves HTTP and shows up in nvidia-smi and ss", () =>
-    Effect.gen(function* () {
-      const conn = yield* connect
-      const proc = yield* spawn("ok", fixedArgv)
-      yield* advance(6000)
-      const log = yield* readLog("ok")
-      for (const text of [
-        "TP0] Load weight begin.",
-        "TP1] Load weight begin.",
-        "KV Cache is allocated.",
-        "Capture draft cuda graph end.",
-        "max_running_requests=48",
-        "The server is fired up and ready to roll!"
-      ]) {
-        assert.include(log, text)
-      }
-      assert.include(log, "Max running requests is reset to 48 for speculative decoding.")
-      assert.isBelow(log.indexOf("Load weight end"), log.indexOf("Capture cuda graph begin"))
-      const holder = yield* Probes.portHolder(conn, 30000)
-      assert.strictEqual(holder?.pid, proc.pid)
-      const apps = yield* Probes.gpuProcesses(conn)
-      assert.deepStrictEqual([...new Set(apps.map((a) => a.pid))], [proc.pid])
-      assert.isAbove(apps[0]!.usedMemoryMiB ?? 0, 20_000)
-      const gpus = yield* Probes.gpus(conn)
-      assert.isAbove(gpus[1]!.memoryUsedMiB, 20_000)
-    }).pipe(Effect.provide(Simulator.layer))
+  it.effect(
+    "a valid launch prints the lifecycle per rank, serves HTTP and shows up in nvidia-smi and ss",
+    () =>
+      Effect.gen(function* () {
+        const conn = yield* connect
+        const proc = yield* spawn("ok", fixedArgv)
+        yield* advance(6000)
+        const log = yield* readLog("ok")
+        for (const text of [
+          "TP0] Load weight begin.",
+          "TP1] Load weight begin.",
+          "KV Cache is allocated.",
+          "Capture draft cuda graph end.",
+          "max_running_requests=48",
+          "The server is fired up and ready to roll!"
+        ]) {
+          assert.include(log, text)
+        }
+        assert.include(log, "Max running requests is reset to 48 for speculative decoding.")
+        assert.isBelow(log.indexOf("Load weight end"), log.indexOf("Capture cuda graph begin"))
+        const holder = yield* Probes.portHolder(conn, 30000)
+        assert.strictEqual(holder?.pid, proc.pid)
+        const apps = yield* Probes.gpuProcesses(conn)
+        assert.deepStrictEqual([...new Set(apps.map((a) => a.pid))], [proc.pid])
+        assert.isAbove(apps[0]!.usedMemoryMiB ?? 0, 20_000)
+        const gpus = yield* Probes.gpus(conn)
+        assert.isAbove(gpus[1]!.memoryUsedMiB, 20_000)
+      }).pipe(Effect.provide(Simulator.layer))
   )
 
   it.effect("a model that does not fit: child-rank OOM traceback, then the launcher dies by SIGKILL", () =>
@@ -107,7 +111,10 @@ describe("Simulator", () => {
     Effect.gen(function* () {
       yield* spawn("kv", [...fixedArgv, "--mem-fraction-static", "0.5"])
       yield* advance(6000)
-      assert.include(yield* readLog("kv"), "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.")
+      assert.include(
+        yield* readLog("kv"),
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+      )
     }).pipe(Effect.provide(Simulator.layer))
   )
 
@@ -147,5 +154,25 @@ describe("Simulator", () => {
       const conn = yield* pool.get("sim-2")
       assert.lengthOf(yield* Probes.gpus(conn), 2)
     }).pipe(Effect.provide(FakeHost.layer([Simulator.hostSpec, Simulator.makeHostSpec({ alias: "sim-2" })])))
+  )
+
+  it.effect("the argument check (`python -c` running prepare_server_args) reports like SGLang", () =>
+    Effect.gen(function* () {
+      const conn = yield* connect
+      const check = (argv: ReadonlyArray<string>) =>
+        conn.exec(
+          RemoteCommand.make([
+            python,
+            "-c",
+            "from sglang.srt.server_args import prepare_server_args",
+            ...argv
+          ])
+        )
+      const bad = yield* check(storyArgv)
+      assert.strictEqual(bad.exitCode, 1)
+      assert.include(bad.stderr, "--mamba-scheduler-strategy extra_buffer")
+      const good = yield* check(fixedArgv)
+      assert.strictEqual(good.exitCode, 0)
+    }).pipe(Effect.provide(Simulator.layer))
   )
 })

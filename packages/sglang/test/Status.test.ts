@@ -11,7 +11,9 @@ const env = { SGLANG_ENABLE_SPEC_V2: "1" }
 describe("Status", () => {
   it.effect("a running deployment: alive, ready, healthy, uptime and its GPU memory", () =>
     Effect.gen(function* () {
-      const deployment = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      const deployment = yield* drive(
+        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
+      )
       const [status] = yield* drive(Status.ofHost("sim"))
       assert.strictEqual(status?.name, "qwen")
       assert.strictEqual(status?.pid, deployment.pid)
@@ -50,6 +52,8 @@ describe("Status", () => {
         all.unreachable.map((u) => u.host),
         ["sim-down"]
       )
-    }).pipe(Effect.provide(FakeHost.layer([Simulator.hostSpec, Simulator.makeHostSpec({ alias: "sim-down" })])))
+    }).pipe(
+      Effect.provide(FakeHost.layer([Simulator.hostSpec, Simulator.makeHostSpec({ alias: "sim-down" })]))
+    )
   )
 })

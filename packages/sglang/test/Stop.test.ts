@@ -13,11 +13,18 @@ const connect = Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get
 describe("Stop", () => {
   it.effect("stops the group and confirms its GPU memory is free; the log stays", () =>
     Effect.gen(function* () {
-      const deployment = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      const deployment = yield* drive(
+        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
+      )
       const conn = yield* connect
       assert.isNotEmpty(yield* Probes.gpuProcesses(conn))
       const result = yield* drive(Stop.stop("sim", "qwen"))
-      assert.deepStrictEqual(result, { host: "sim", name: "qwen", pid: deployment.pid, outcome: "terminated" })
+      assert.deepStrictEqual(result, {
+        host: "sim",
+        name: "qwen",
+        pid: deployment.pid,
+        outcome: "terminated"
+      })
       assert.lengthOf(yield* Effect.flatMap(FakeHost.host("sim"), (h) => h.processes), 0)
       assert.lengthOf(yield* Probes.gpuProcesses(conn), 0)
       const lines = yield* drive(Logs.tail("sim", "qwen", { lines: 500 }))
@@ -36,7 +43,9 @@ describe("Stop", () => {
 
   it.effect("GPU memory still held by a pid of the group after the stop: GpuMemoryStillHeld", () =>
     Effect.gen(function* () {
-      const deployment = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      const deployment = yield* drive(
+        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
+      )
       // a leaked worker: nvidia-smi keeps reporting memory for the launcher's pid
       const handle = yield* FakeHost.host("sim")
       yield* handle.register(

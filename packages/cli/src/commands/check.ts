@@ -8,7 +8,7 @@ import { Command, Options } from "@effect/cli"
 import * as Check from "@mlops/sglang/Check"
 import { Console, Data, Effect, Option } from "effect"
 import { bold, green, type Style, TerminalStyle } from "../render/style.js"
-import { handle, json, printJson, SglangFlags } from "./shared.js"
+import { handle, json, MlopsWords, printJson, SglangFlags } from "./shared.js"
 
 /** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
 export class CheckUsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
@@ -75,7 +75,7 @@ export const check = Command.make("check", options, (options) =>
     const parsed = { ...options, flags: yield* SglangFlags }
     const style = yield* TerminalStyle
     const host = Option.getOrUndefined(parsed.host)
-    const context = { host, argv: parsed.flags, command: "check" as const }
+    const context = { host, argv: parsed.flags, prefix: yield* MlopsWords }
     yield* handle(
       parsed.json,
       context,

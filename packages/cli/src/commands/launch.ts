@@ -8,7 +8,7 @@ import * as Launch from "@mlops/sglang/Launch"
 import { Clock, Console, Data, Effect, Option, Ref, Stream } from "effect"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
-import { handle, host, json, printJson, SglangFlags } from "./shared.js"
+import { handle, host, json, MlopsWords, printJson, SglangFlags } from "./shared.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
@@ -117,7 +117,7 @@ export const launch = Command.make("launch", options, (options) =>
   Effect.gen(function* () {
     const parsed = { ...options, flags: yield* SglangFlags }
     const style = yield* TerminalStyle
-    const context = { host: parsed.host, argv: parsed.flags, command: "launch" as const }
+    const context = { host: parsed.host, argv: parsed.flags, prefix: yield* MlopsWords }
     yield* handle(
       parsed.json,
       context,

@@ -22,6 +22,11 @@ export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/Sg
   defaultValue: (): ReadonlyArray<string> => []
 }) {}
 
+/** The mlops words of the command line before `--` (without the program): fixed commands repeat them. */
+export class MlopsWords extends Context.Reference<MlopsWords>()("@mlops/cli/MlopsWords", {
+  defaultValue: (): ReadonlyArray<string> => []
+}) {}
+
 /** The command is over; exit with `code` (its output is already printed). */
 export class CommandExit extends Data.TaggedError("CommandExit")<{ readonly code: number }> {}
 

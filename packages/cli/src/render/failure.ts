@@ -11,8 +11,11 @@ export interface FailureContext {
   readonly host?: string | undefined
   /** The SGLang flags as the user gave them (launch/check). */
   readonly argv?: ReadonlyArray<string> | undefined
-  /** `launch` or `check`: the command the fixed command line repeats. */
-  readonly command?: "launch" | "check" | undefined
+  /**
+   * The mlops words the user typed before `--` (`["check", "--model-config", "f.json"]`): the
+   * fixed command repeats them. Default: `launch --host <host>`.
+   */
+  readonly prefix?: ReadonlyArray<string> | undefined
 }
 
 export interface FailureView {
@@ -59,11 +62,9 @@ export const applyFix = (argv: ReadonlyArray<string>, fix: Failures.Fix): Array<
   return out
 }
 
-/** `mlops <command> --host H -- <flags>`. */
-export const commandLine = (command: string, host: string | undefined, argv: ReadonlyArray<string>): string =>
-  ["mlops", command, ...(host === undefined ? [] : ["--host", quote(host)]), "--", ...argv.map(quote)].join(
-    " "
-  )
+/** `mlops <prefix> -- <flags>`, every word shell-quoted. */
+export const commandLine = (prefix: ReadonlyArray<string>, argv: ReadonlyArray<string>): string =>
+  ["mlops", ...prefix.map(quote), "--", ...argv.map(quote)].join(" ")
 
 const evidenceOf = (u: Record<string, unknown>): FailureView["evidence"] =>
   Array.isArray(u.evidence)
@@ -99,7 +100,10 @@ export const view = (failure: unknown, context: FailureContext = {}): FailureVie
   const headline = failure instanceof Error ? failure.message.split("\n")[0]! : String(failure)
   const details = detailLines(failure, record)
   const fix = fixOf(record)
-  const command = context.command ?? "launch"
+  const prefix =
+    context.prefix !== undefined && context.prefix.length > 0
+      ? context.prefix
+      : ["launch", ...(context.host === undefined ? [] : ["--host", context.host])]
   const fixedArgv = Array.isArray(record.fixedArgv)
     ? (record.fixedArgv as ReadonlyArray<string>)
     : fix !== undefined &&
@@ -115,7 +119,7 @@ export const view = (failure: unknown, context: FailureContext = {}): FailureVie
     details,
     evidence: evidenceOf(record),
     ...(fixText ? { fix: fixText } : {}),
-    ...(fixedArgv ? { fixedArgv, fixedCommand: commandLine(command, context.host, fixedArgv) } : {})
+    ...(fixedArgv ? { fixedArgv, fixedCommand: commandLine(prefix, fixedArgv) } : {})
   }
 }
 

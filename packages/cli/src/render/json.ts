@@ -5,16 +5,20 @@
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
-const replacer = (_key: string, value: unknown): unknown => {
+// A function (not an arrow) so that `this[key]` is the value before its own `toJSON` ran:
+// Effect's errors have a `toJSON` that leaves out `message`.
+function replacer(this: unknown, key: string, value: unknown): unknown {
+  const original = isRecord(this) ? this[key] : value
+  if (original instanceof Error) {
+    const fields: Record<string, unknown> = {}
+    for (const name of Object.keys(original))
+      fields[name] = (original as unknown as Record<string, unknown>)[name]
+    const tag = isRecord(original) && typeof original._tag === "string" ? original._tag : original.name
+    return { _tag: tag, message: original.message, ...fields }
+  }
   if (value instanceof Set) return [...value]
   if (value instanceof Map) return Object.fromEntries(value)
   if (typeof value === "bigint") return value.toString()
-  if (value instanceof Error) {
-    const fields: Record<string, unknown> = {}
-    for (const key of Object.keys(value)) fields[key] = (value as unknown as Record<string, unknown>)[key]
-    const tag = isRecord(value) && typeof value._tag === "string" ? value._tag : value.name
-    return { _tag: tag, message: value.message, ...fields }
-  }
   return value
 }
 

@@ -105,13 +105,14 @@ export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
         spec === null
           ? []
           : [
-              `    speculative: ${String(spec.speculative_algorithm ?? "off")}${spec.speculative_algorithm ? ` steps/topk/draft ${String(spec.speculative_num_steps)}/${String(spec.speculative_eagle_topk)}/${String(spec.speculative_num_draft_tokens)}` : ""}, max_running_requests ${String(spec.max_running_requests)}`
+              `    speculative: ${String(spec.speculative_algorithm ?? "off")}${spec.speculative_algorithm ? ` steps/topk/draft ${String(spec.speculative_num_steps)}/${String(spec.speculative_eagle_topk)}/${String(spec.speculative_num_draft_tokens)}` : ""}, max_running_requests ${String(spec.max_running_requests ?? "auto")}`
             ]
       return [
         `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (pid ${d.pid}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
         `    url: ${d.url}`,
         ...facts,
-        `    try: curl -s ${d.url}/v1/models`
+        `    logs: mlops logs --host ${d.host} --name ${d.name} -f`,
+        `    stop: mlops stop --host ${d.host} --name ${d.name}`
       ]
     }
     default:
@@ -148,7 +149,7 @@ export const update = (state: ViewState, event: Progress, nowMs: number): ViewSt
 export const block = (style: Style, state: ViewState, nowMs: number): ReadonlyArray<string> => {
   const rows = state.phases.map((row, i) => {
     const next = state.phases[i + 1]
-    const done = next !== undefined || state.status === "ready"
+    const done = next !== undefined || row.phase === "ready" || state.status === "ready"
     const took = (next?.startedMs ?? nowMs) - row.startedMs
     return `    ${done ? green(style, "✓") : cyan(style, "…")} ${row.phase.padEnd(18)} ${dim(style, duration(took))}`
   })
@@ -164,8 +165,15 @@ export const live = (
 ): { readonly text: string; readonly state: ViewState } => {
   const permanent = event === undefined ? [] : lines(style, event)
   const next = event === undefined ? state : update(state, event, nowMs)
-  const finished = event?._tag === "Launched"
-  const newBlock = finished ? [] : block(style, next, nowMs)
+  if (event?._tag === "Launched") {
+    // the final phase list stays on screen (without the clock line), then the summary
+    const phases = block(style, next, nowMs).slice(0, -1)
+    return {
+      text: rewind(state.blockLines) + [...phases, ...permanent].join("\n"),
+      state: { ...next, blockLines: 0 }
+    }
+  }
+  const newBlock = block(style, next, nowMs)
   const text = rewind(state.blockLines) + [...permanent, ...newBlock].join("\n")
   return { text, state: { ...next, blockLines: newBlock.length } }
 }

@@ -4,9 +4,9 @@
  * @internal
  */
 
-import { readFile } from "node:fs/promises"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { ConfigFileError } from "../Errors.js"
+import { readTextIfExists } from "./localFiles.js"
 
 /** @internal */
 export const HostEntry = Schema.Struct({
@@ -31,17 +31,7 @@ const decode = Schema.decodeUnknownEither(Schema.parseJson(HostsFile), { onExces
 /** Missing file = no entries; unreadable, invalid JSON or a schema violation = ConfigFileError. @internal */
 export const load = (path: string): Effect.Effect<ReadonlyMap<string, HostEntry>, ConfigFileError> =>
   Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({
-      try: () => readFile(path, "utf8"),
-      catch: (error) => error as NodeJS.ErrnoException
-    }).pipe(
-      Effect.map((text): string | undefined => text),
-      Effect.catchIf(
-        (error) => error.code === "ENOENT",
-        () => Effect.succeed(undefined)
-      ),
-      Effect.mapError((error) => new ConfigFileError({ path, reason: `cannot read: ${error.message}` }))
-    )
+    const text = yield* readTextIfExists(path)
     if (text === undefined) return new Map()
     const decoded = decode(text)
     if (Either.isLeft(decoded)) {

@@ -22,9 +22,10 @@ const FATAL_SIGNALS = "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PI
  * first, spooled to an unlinked temp file, and given to the command as its stdin; the rest
  * of the channel stdin is the lifeline. Without: the command's stdin is /dev/null.
  *
- * When the command ends by itself the watcher is told to stop and takes its `cat` with it: sshd
- * shares one socket for the channel's stdin and stdout, so a leftover reader would hold the
- * channel open until sshd shuts it down.
+ * The watcher reads the lifeline with the shell's own `read` (one process less than `cat` on
+ * every command). When the command ends by itself the watcher is killed: sshd shares one socket
+ * for the channel's stdin and stdout, so a leftover reader would hold the channel open until
+ * sshd shuts it down.
  *
  * A command killed by a signal exits 128+n in a shell; the wrapper re-raises that signal on
  * itself so ssh reports `exit-signal` rather than a code. (A command that literally runs
@@ -42,11 +43,7 @@ setsid sh -c "$1" <&4 3<&- 4<&- &
 p=$!
 exec 4<&-
 (
-  cat <&3 >/dev/null 2>&1 &
-  c=$!
-  exec 3<&-
-  trap 'kill $c; exit 0' TERM
-  wait $c
+  while read -r _; do :; done <&3
   kill -s TERM -- -$p 2>/dev/null || exit 0
   i=0
   while kill -s 0 -- -$p 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done

@@ -6,7 +6,7 @@
  * @internal
  */
 import { NodeStream } from "@effect/platform-node"
-import { Deferred, Effect, Exit, Schedule, type Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, FiberId, Schedule, type Scope, Stream } from "effect"
 import type { Client, ClientChannel } from "ssh2"
 import type { ExecResult, Exited, ExitStatus, OutputLine } from "../Connection.js"
 import { ChannelOpenFailed, type ConnectionLost } from "../Errors.js"
@@ -19,23 +19,36 @@ export interface OpenChannel {
   readonly ended: Deferred.Deferred<ExitStatus | undefined>
 }
 
-const retryRefused = Schedule.exponential("25 millis").pipe(
-  Schedule.either(Schedule.spaced("250 millis")),
-  Schedule.intersect(Schedule.recurs(12))
+/**
+ * sshd refuses a session channel when MaxSessions is below our budget: retry (jittered, so
+ * waiters do not open in lockstep) while other commands free their slots, for about 10 s.
+ * The retrying is interruptible, so a command's timeout is not held up by it.
+ */
+const retryRefused = Schedule.exponential("20 millis").pipe(
+  Schedule.union(Schedule.spaced("200 millis")),
+  Schedule.jittered,
+  Schedule.upTo("10 seconds")
 )
 
-const openRaw = (client: Client, endpoint: Pick<Endpoint, "alias">, line: string) =>
+const REFUSED_FIX =
+  "sshd's MaxSessions is below the channel budget: lower MLOPS_MAX_CHANNELS (maxChannels), or raise MaxSessions in the host's sshd_config"
+
+/**
+ * One exec request. `onOpen` sees every channel that opens, before it is handed on; `late`
+ * says the request was interrupted meanwhile (the caller must release it, not leak it).
+ */
+const openRaw = (
+  client: Client,
+  endpoint: Pick<Endpoint, "alias">,
+  line: string,
+  onOpen: (channel: ClientChannel, late: boolean) => void
+) =>
   Effect.async<ClientChannel, ChannelOpenFailed | ConnectionLost>((resume) => {
     let cancelled = false
     try {
       client.exec(line, (error, channel) => {
-        if (cancelled) {
-          if (!error) {
-            channel.end()
-            channel.close()
-          }
-          return
-        }
+        if (!error) onOpen(channel, cancelled)
+        if (cancelled) return
         if (!error) return resume(Effect.succeed(channel))
         resume(
           Effect.fail(
@@ -76,27 +89,51 @@ const release = (open: OpenChannel) =>
     )
   })
 
-/** Open an exec channel (retrying while sshd refuses it), released by the scope. */
+const track = (channel: ClientChannel): OpenChannel => {
+  const ended = Deferred.unsafeMake<ExitStatus | undefined>(FiberId.none)
+  let status: ExitStatus | undefined
+  channel.on("exit", (code: number | null, signal?: string) => {
+    status = exitStatus(code, signal)
+  })
+  channel.on("close", () => Deferred.unsafeDone(ended, Exit.succeed(status)))
+  channel.on("error", () => {})
+  return { channel, ended }
+}
+
+/**
+ * Open an exec channel (retrying while sshd refuses it), released by the scope. Opening is
+ * interruptible; a channel that opens after an interruption is released all the same.
+ */
 export const openChannel = (
   client: Client,
   endpoint: Pick<Endpoint, "alias">,
   line: string
 ): Effect.Effect<OpenChannel, ChannelOpenFailed | ConnectionLost, Scope.Scope> =>
-  Effect.acquireRelease(
+  Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
-      const channel = yield* openRaw(client, endpoint, line).pipe(
-        Effect.retry({ schedule: retryRefused, while: (e) => e._tag === "ChannelOpenFailed" && isRefused(e) })
-      )
-      const ended = yield* Deferred.make<ExitStatus | undefined>()
-      let status: ExitStatus | undefined
-      channel.on("exit", (code: number | null, signal?: string) => {
-        status = exitStatus(code, signal)
-      })
-      channel.on("close", () => Deferred.unsafeDone(ended, Exit.succeed(status)))
-      channel.on("error", () => {})
-      return { channel, ended }
-    }),
-    release
+      // the channel of an interrupted attempt: released here, it would otherwise hold a slot
+      let opened: ClientChannel | undefined
+      const onOpen = (channel: ClientChannel, late: boolean) => {
+        if (late) Effect.runFork(release(track(channel)))
+        else opened = channel
+      }
+      const channel = yield* restore(
+        openRaw(client, endpoint, line, onOpen).pipe(
+          Effect.retry({
+            schedule: retryRefused,
+            while: (e) => e._tag === "ChannelOpenFailed" && isRefused(e)
+          }),
+          Effect.mapError((e) =>
+            e._tag === "ChannelOpenFailed" && isRefused(e)
+              ? new ChannelOpenFailed({ ...e, fix: REFUSED_FIX })
+              : e
+          )
+        )
+      ).pipe(Effect.onInterrupt(() => (opened === undefined ? Effect.void : release(track(opened)))))
+      const open = track(channel)
+      yield* Effect.addFinalizer(() => release(open))
+      return open
+    })
   )
 
 const isRefused = (error: ChannelOpenFailed) => isChannelOpenFailure(new Error(error.reason))

@@ -7,12 +7,13 @@
  * @internal
  */
 
-import { readdir, readFile } from "node:fs/promises"
+import { readdir } from "node:fs/promises"
 import { isAbsolute, join, sep } from "node:path"
 import { Effect } from "effect"
 import SSHConfig, { type Directive, type Line, LineType, type Section } from "ssh-config"
 import { ConfigFileError } from "../Errors.js"
 import { matchPatternList } from "./knownHosts.js"
+import { readTextIfExists } from "./localFiles.js"
 
 /** OpenSSH's own limit on nested includes. */
 const MAX_INCLUDE_DEPTH = 16
@@ -75,19 +76,6 @@ const expandGlob = async (pattern: string): Promise<ReadonlyArray<string>> => {
   return current
 }
 
-const readText = (path: string) =>
-  Effect.tryPromise({
-    try: () => readFile(path, "utf8"),
-    catch: (error) => error as NodeJS.ErrnoException
-  }).pipe(
-    Effect.map((text): string | undefined => text),
-    Effect.catchIf(
-      (error) => error.code === "ENOENT",
-      () => Effect.succeed(undefined)
-    ),
-    Effect.mapError((error) => new ConfigFileError({ path, reason: `cannot read: ${error.message}` }))
-  )
-
 const parseText = (path: string, text: string) =>
   Effect.try({
     try: () => SSHConfig.parse(text),
@@ -117,7 +105,7 @@ export const load = (main: string, homeDir: string): Effect.Effect<SshConfigSet,
             reason: `Include nested deeper than ${MAX_INCLUDE_DEPTH} levels (an Include loop?)`
           })
         }
-        const text = yield* readText(path)
+        const text = yield* readTextIfExists(path)
         const config = yield* parseText(path, text ?? "")
         files.set(path, config)
         for (const directive of includeDirectives(config)) {

@@ -94,7 +94,13 @@ export const make = (
       const line = Scripts.lifeline(RemoteCommand.render(command), stdinLength(execOptions?.stdin))
       const output = Stream.unwrapScoped(
         Effect.gen(function* () {
-          yield* Effect.acquireRelease(budget.take(1), () => budget.release(1))
+          // waiting for a permit stays interruptible (acquireRelease would make it uninterruptible)
+          yield* Effect.uninterruptibleMask((restore) =>
+            Effect.zipRight(
+              restore(budget.take(1)),
+              Effect.addFinalizer(() => budget.release(1))
+            )
+          )
           const open = yield* openChannel(client, endpoint, line)
           yield* writeStdin(open, execOptions?.stdin)
           return lines(open, endpoint)

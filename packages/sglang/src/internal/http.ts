@@ -7,13 +7,14 @@
  *
  * @internal
  */
-import type { Connection } from "@mlops/core/Connection"
-import type { Errors } from "@mlops/core"
-import { ForwardFailed } from "@mlops/core/Errors"
-import { TunnelTimeout, type TunnelRequest, type TunnelResponse } from "@mlops/core/Tunnel"
-import { Duration, Effect } from "effect"
+
 import * as http from "node:http"
 import type * as net from "node:net"
+import type { Errors } from "@mlops/core"
+import type { Connection } from "@mlops/core/Connection"
+import { ForwardFailed } from "@mlops/core/Errors"
+import { type TunnelRequest, type TunnelResponse, TunnelTimeout } from "@mlops/core/Tunnel"
+import { Duration, Effect } from "effect"
 
 export const request = (
   connection: Connection,
@@ -64,7 +65,12 @@ export const request = (
     Effect.timeoutFail({
       duration: timeout,
       onTimeout: () =>
-        new TunnelTimeout({ host, port: options.port, path: options.path, timeoutMs: Duration.toMillis(timeout) })
+        new TunnelTimeout({
+          host,
+          port: options.port,
+          path: options.path,
+          timeoutMs: Duration.toMillis(timeout)
+        })
     })
   )
 }

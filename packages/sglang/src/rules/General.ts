@@ -5,17 +5,8 @@
  *
  * @since 0.1.0
  */
-import { envBool, platformOf, V0_5_11 } from "../internal/rules/helpers.js"
+import { envBool, platformOf, rule } from "../internal/rules/helpers.js"
 import * as Rule from "../Rule.js"
-
-const rule = (
-  id: string,
-  title: string,
-  step: number,
-  sub: number,
-  kind: Rule.Kind,
-  check: Rule.Rule["check"]
-): Rule.Rule => Rule.make({ id, title, versions: V0_5_11, order: { step, sub }, kind, check })
 
 /** `--quantization unquant` means "no quantization, and do not detect one". */
 export const unquant = rule("S7.unquant", "--quantization unquant -> None", 7, 1, "adjust", ({ args }) =>

@@ -11,6 +11,8 @@ import * as Rule from "../Rule.js"
 
 const FLA_CHUNK_SIZE = 64
 
+const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b))
+
 /** R26: a PD decode server forces chunk cache. */
 export const pdDecodeChunkCache = Rule.make({
   id: "R26",
@@ -168,7 +170,8 @@ export const trackIntervalVsPage = Rule.make({
       message: `--mamba-track-interval ${interval} is not a multiple of --page-size ${page}`,
       sglangMessage: `mamba_track_interval ${interval} must be divisible by page_size ${page}`,
       fields: ["mamba_track_interval", "page_size"],
-      fix: { page_size: 64 },
+      // The largest page size that divides the interval and passes the FLA chunk rule below.
+      fix: { page_size: gcd(interval, FLA_CHUNK_SIZE) },
       alternatives: [{ mamba_track_interval: page * Math.max(1, Math.round(interval / page)) }]
     })
   }

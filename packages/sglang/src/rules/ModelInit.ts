@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { isBlackwell, V0_5_11 } from "../internal/rules/helpers.js"
+import { isBlackwell, largestDivisorAtMost, V0_5_11 } from "../internal/rules/helpers.js"
 import * as Rule from "../Rule.js"
 
 /** The size of the attention tensor-parallel group. */
@@ -14,11 +14,6 @@ const attentionTp = (args: Rule.RuleInput["args"]): number =>
   args.enable_dp_attention && args.dp_size > 1
     ? Math.max(1, Math.floor(args.tp_size / args.dp_size))
     : args.tp_size
-
-const largestDivisorAtMost = (n: number, limit: number): number => {
-  for (let d = Math.min(n, limit); d > 1; d--) if (n % d === 0) return d
-  return 1
-}
 
 const notDivisible = (
   count: number,

@@ -4,17 +4,8 @@
  *
  * @since 0.1.0
  */
-import { V0_5_11 } from "../internal/rules/helpers.js"
+import { largestDivisorAtMost, rule } from "../internal/rules/helpers.js"
 import * as Rule from "../Rule.js"
-
-const rule = (
-  id: string,
-  title: string,
-  step: number,
-  sub: number,
-  kind: Rule.Kind,
-  check: Rule.Rule["check"]
-): Rule.Rule => Rule.make({ id, title, versions: V0_5_11, order: { step, sub }, kind, check })
 
 /** R37: dp size 1 turns the dp-attention switches off. */
 export const dpSizeOne = rule(
@@ -53,11 +44,6 @@ export const dpDividesTp = rule(
       : undefined
 )
 
-const largestDivisorAtMost = (n: number, limit: number): number => {
-  for (let d = Math.min(n, limit); d > 1; d--) if (n % d === 0) return d
-  return 1
-}
-
 /** R37: dp attention divides the chunked prefill size by dp size. */
 export const dpChunkedPrefill = rule(
   "R37.chunked-prefill",
@@ -66,8 +52,8 @@ export const dpChunkedPrefill = rule(
   12,
   "adjust",
   ({ args }) => {
-    if (!args.enable_dp_attention || args.chunked_prefill_size === null || args.chunked_prefill_size <= 0)
-      return undefined
+    // SGLang floor-divides whatever is there, -1 (chunking off) included: -1 // dp is -1.
+    if (!args.enable_dp_attention || args.chunked_prefill_size === null) return undefined
     const chunked = Math.floor(args.chunked_prefill_size / args.dp_size)
     return Rule.adjust(
       { chunked_prefill_size: chunked, schedule_conservativeness: args.schedule_conservativeness * 0.3 },

@@ -98,13 +98,18 @@ const fixedStory = (modelPath: string, port: number) => [
   "1"
 ]
 
-/** A fresh deployment name whose on-host directory is removed afterwards. */
+/** A fresh deployment name; afterwards (even when an assertion failed) it is stopped and its on-host directory removed. */
 const deploymentName = (label: string) =>
   Effect.acquireRelease(
     Effect.sync(() => `e2e-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`),
     (name) =>
-      Effect.sync(() =>
-        fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true })
+      Stop.stop(alias, name).pipe(
+        Effect.ignore,
+        Effect.zipRight(
+          Effect.sync(() =>
+            fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true })
+          )
+        )
       )
   )
 

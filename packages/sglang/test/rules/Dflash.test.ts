@@ -57,6 +57,14 @@ describe("rules/Dflash", () => {
         .sglangMessage,
       "got 0."
     )
+    assert.strictEqual(
+      violation(D.dflashWindowPositive.check(input({ ...dflash, speculative_dflash_draft_window_size: 0 })))
+        .sglangMessage,
+      "DFLASH requires --speculative-dflash-draft-window-size to be positive, got 0."
+    )
+    assert.isUndefined(
+      D.dflashWindowPositive.check(input({ ...dflash, speculative_dflash_draft_window_size: 16 }))
+    )
   })
 
   it("R8: DFLASH disables overlap and mixed chunk, and resets max running requests", () => {

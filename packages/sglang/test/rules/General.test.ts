@@ -68,4 +68,14 @@ describe("rules/General", () => {
       General.loraSpeculative.check(input({ lora_paths: ["/a"], speculative_algorithm: "NGRAM" }))
     )
   })
+
+  it("R18.mixed-chunk: check_server_args refuses mixed chunk with speculation (its message reads backwards)", () => {
+    const v = violation(
+      General.mixedChunkSpeculative.check(input({ enable_mixed_chunk: true, speculative_algorithm: "EAGLE" }))
+    )
+    assert.strictEqual(v.errorType, "AssertionError")
+    assert.strictEqual(v.sglangMessage, "enable_mixed_chunk is required for speculative decoding")
+    assert.deepStrictEqual(v.fix.set, { enable_mixed_chunk: false })
+    assert.isUndefined(General.mixedChunkSpeculative.check(input({ enable_mixed_chunk: true })))
+  })
 })

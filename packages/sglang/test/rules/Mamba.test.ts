@@ -127,6 +127,24 @@ describe("rules/Mamba", () => {
     assert.isUndefined(Mamba.trackIntervalVsPage.check(input({ ...eb, page_size: 64 }, { traits: qwen36 })))
   })
 
+  it("R23.page-size: the fix is a page size that divides the interval and passes the FLA rule", () => {
+    const eb = { mamba_scheduler_strategy: "extra_buffer" } as const
+    const cases: ReadonlyArray<[number, number, number]> = [
+      // [interval, bad page size, fixed page size]
+      [256, 96, 64],
+      [96, 64, 32],
+      [100, 8, 4]
+    ]
+    for (const [interval, page, fixed] of cases) {
+      const given = { ...eb, mamba_track_interval: interval, page_size: page }
+      const v = violation(Mamba.trackIntervalVsPage.check(input(given, { traits: qwen36 })))
+      assert.deepStrictEqual(v.fix.set, { page_size: fixed })
+      const after = input({ ...given, page_size: fixed }, { traits: qwen36 })
+      assert.isUndefined(Mamba.trackIntervalVsPage.check(after))
+      assert.isUndefined(Mamba.pageVsFlaChunk.check(after))
+    }
+  })
+
   it("R23.platform: extra_buffer on ROCm is an AssertionError", () => {
     const v = violation(
       Mamba.extraBufferPlatform.check(

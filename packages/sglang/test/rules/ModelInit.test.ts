@@ -17,6 +17,24 @@ describe("rules/ModelInit", () => {
     assert.isUndefined(ModelInit.gdnHeads.check(input({ tp_size: 3 }, { traits: llama })))
   })
 
+  it("GDN conv dim (2 x 16 x 128 + 48 x 128 = 10240) must split too: tp 3 divides the heads, not the conv dim", () => {
+    assert.isUndefined(ModelInit.attentionHeads.check(input({ tp_size: 3 }, { traits: qwen36 })))
+    const v = violation(ModelInit.gdnHeads.check(input({ tp_size: 3 }, { traits: qwen36 })))
+    assert.strictEqual(v.sglangMessage, "10240 is not divisible by 3")
+    assert.deepStrictEqual(v.fix.set, { tp_size: 2 })
+  })
+
+  it("the attention TP group is tp / dp under dp attention", () => {
+    // tp 8 / dp 4 = attention tp 2, which splits 24 heads and 48 GDN value heads
+    const dpAttention = { tp_size: 8, dp_size: 4, enable_dp_attention: true }
+    assert.isUndefined(ModelInit.attentionHeads.check(input(dpAttention, { traits: qwen36 })))
+    assert.isUndefined(ModelInit.gdnHeads.check(input(dpAttention, { traits: qwen36 })))
+    assert.strictEqual(
+      violation(ModelInit.gdnHeads.check(input({ tp_size: 32 }, { traits: qwen36 }))).sglangMessage,
+      "48 is not divisible by 32"
+    )
+  })
+
   it("R28: hybrid GDN on Blackwell needs triton / trtllm_mha / fa4 / flashinfer", () => {
     assert.include(
       violation(

@@ -7,6 +7,10 @@ const ngram = { speculative_algorithm: "NGRAM" } as const
 describe("rules/Ngram", () => {
   it("R16: NGRAM defaults (topk from BFS breadth, 12 draft tokens) and its checks", () => {
     assert.deepStrictEqual(adjust(N.ngramTopk.check(input(ngram))).set, { speculative_eagle_topk: 10 })
+    const reset = adjust(N.ngramMaxRunning.check(input(ngram)))
+    assert.deepStrictEqual(reset.set, { max_running_requests: 48 })
+    assert.include(reset.sglangMessage, "Max running requests is reset to 48")
+    assert.isUndefined(N.ngramMaxRunning.check(input({ ...ngram, max_running_requests: 16 })))
     const draft = adjust(N.ngramDraftTokens.check(input(ngram)))
     assert.deepStrictEqual(draft.set, { speculative_num_draft_tokens: 12 })
     assert.include(draft.sglangMessage, "set to 12 by default for ngram")

@@ -43,6 +43,14 @@ describe("rules/Parallelism", () => {
       chunk.sglangMessage,
       "DP attention is enabled. The chunked prefill size is adjusted to 2048 to avoid MoE kernel issues. "
     )
+    assert.strictEqual(chunk.set.schedule_conservativeness, 0.3)
+    // chunked prefill off (-1) stays off: Python's -1 // 4 is -1
+    const off = adjust(
+      P.dpChunkedPrefill.check(
+        input({ enable_dp_attention: true, tp_size: 4, dp_size: 4, chunked_prefill_size: -1 })
+      )
+    )
+    assert.deepStrictEqual(off.set, { chunked_prefill_size: -1, schedule_conservativeness: 0.3 })
     assert.include(
       violation(P.dpLmHead.check(input({ enable_dp_lm_head: true }))).sglangMessage,
       "enable_dp_lm_head"

@@ -3,20 +3,21 @@
  */
 import { assert } from "@effect/vitest"
 import { Either } from "effect"
-import { deepseekV3, llama3_8b, qwen3Next80bA3b, qwen36_27b } from "../../src/internal/fixtures/models.js"
+import { deepseekV3, llama3_8b, qwen3Next80bA3b } from "../../src/internal/fixtures/models.js"
 import * as ModelTraits from "../../src/ModelTraits.js"
 import type * as Rule from "../../src/Rule.js"
 import * as ServerArgs from "../../src/ServerArgs.js"
+import { a6000x2, storyTraits } from "../support/story.js"
 
 const traitsOf = (config: unknown): ModelTraits.ModelTraits =>
   Either.getOrThrow(ModelTraits.fromConfigEither(config))
 
-export const qwen36 = traitsOf(qwen36_27b)
+export const qwen36 = storyTraits
 export const qwenNext = traitsOf(qwen3Next80bA3b)
 export const llama = traitsOf(llama3_8b)
 export const deepseek = traitsOf(deepseekV3)
 
-export const a6000x2: Rule.Gpus = { count: 2, computeCapability: "8.6", memoryMiB: 49140 }
+export { a6000x2 }
 export const h100x8: Rule.Gpus = { count: 8, computeCapability: "9.0", memoryMiB: 81559 }
 export const b200x8: Rule.Gpus = { count: 8, computeCapability: "10.0", memoryMiB: 183359 }
 

@@ -2,7 +2,7 @@
  * Test helpers for programs on the simulated host: drive the TestClock while an effect runs
  * (real loopback HTTP of the fake host needs event-loop turns between clock steps).
  */
-import { type Duration, Effect, Exit, Fiber, Option, TestClock } from "effect"
+import { type Duration, Effect, Fiber, Option, TestClock } from "effect"
 
 export const storyArgv = [
   "--model-path",
@@ -52,5 +52,3 @@ export const advance = (total: number, step = 100) =>
       yield* TestClock.adjust(step)
     }
   })
-
-export const exitOf = <A, E>(exit: Exit.Exit<A, E>) => exit

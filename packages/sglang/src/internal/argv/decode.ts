@@ -92,6 +92,16 @@ export const decode = (
   let configFile: string | null = null
   let i = 0
   let previous: string | null = null
+  // argparse sets aside words it cannot use and reports them ("unrecognized arguments") only
+  // after every value was converted and the required flags were checked; the first one is reported.
+  const unrecognized: Array<ArgvError> = []
+
+  // argparse classifies every word before consuming any, so an ambiguous prefix anywhere comes first.
+  for (const word of argv) {
+    if (word === "--") break
+    const token = classify(catalogue, word)
+    if (Either.isLeft(token) && token.left._tag === "AmbiguousFlag") return Either.left(token.left)
+  }
 
   // The words from position `i` on that argparse would hand to the current option as values.
   const followingValues = (): ReadonlyArray<string> => {
@@ -108,13 +118,17 @@ export const decode = (
     const word = argv[i]!
     if (word === "--") {
       const rest = argv[i + 1]
-      if (rest === undefined) break
-      return Either.left(new UnexpectedArgument({ argument: rest, after: previous }))
+      if (rest !== undefined) unrecognized.push(new UnexpectedArgument({ argument: rest, after: previous }))
+      break
     }
     const token = classify(catalogue, word)
-    if (Either.isLeft(token)) return Either.left(token.left)
-    if (token.right.kind === "value")
-      return Either.left(new UnexpectedArgument({ argument: word, after: previous }))
+    if (Either.isLeft(token) || token.right.kind === "value") {
+      unrecognized.push(
+        Either.isLeft(token) ? token.left : new UnexpectedArgument({ argument: word, after: previous })
+      )
+      i++
+      continue
+    }
     const { spec, spelled, negated, inline } = token.right.match
     previous = spelled
     i++
@@ -126,8 +140,9 @@ export const decode = (
       const next = argv[i]
       if (next !== undefined && next !== "--") {
         const nextToken = classify(catalogue, next)
+        // argparse leaves the word for "unrecognized arguments"; naming the switch is clearer.
         if (Either.isRight(nextToken) && nextToken.right.kind === "value") {
-          return Either.left(new UnexpectedValue({ flag: spelled, value: next }))
+          unrecognized.push(new UnexpectedValue({ flag: spelled, value: next }))
         }
       }
       value = !negated
@@ -166,6 +181,7 @@ export const decode = (
       return Either.left(new MissingRequired({ flag: spec.flag }))
     }
   }
+  if (unrecognized.length > 0) return Either.left(unrecognized[0]!)
   return Either.right({
     args: values as unknown as ServerArgs.ServerArgs,
     explicit,

@@ -24,7 +24,11 @@ const takesValue = (spec: Catalogue.FlagSpec | undefined, word: string) =>
   !word.includes("=") && spec?.type !== "bool"
 
 /** argv without every occurrence of `flag` (any spelling) and its values. */
-const without = (catalogue: Catalogue.Catalogue, argv: ReadonlyArray<string>, flag: string): Array<string> => {
+const without = (
+  catalogue: Catalogue.Catalogue,
+  argv: ReadonlyArray<string>,
+  flag: string
+): Array<string> => {
   const target = specOf(catalogue, flag)
   const out: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
@@ -59,7 +63,10 @@ export const applyFix = (
   for (const flag of [...remove, ...set.map(([flag]) => flag)]) out = without(catalogue, out, flag)
   for (const [flag, value] of set) {
     out.push(flag)
-    if (value !== null) out.push(String(value))
+    if (value === null) continue
+    // a list flag's values travel space-joined in a Fix: one argv word each
+    const list = specOf(catalogue, flag)?.nargs != null && typeof value === "string"
+    out.push(...(list ? value.split(" ").filter((v) => v !== "") : [String(value)]))
   }
   return out
 }

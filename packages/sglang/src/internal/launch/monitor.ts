@@ -54,7 +54,10 @@ export const follow = Effect.fn("Launch.follow")(function* (
       }
     })
 
-  const untilReady = LogTail.follow(proc.host, proc.logPath, { fromOffset: o.fromOffset, pollInterval: "100 millis" }).pipe(
+  const untilReady = LogTail.follow(proc.host, proc.logPath, {
+    fromOffset: o.fromOffset,
+    pollInterval: "100 millis"
+  }).pipe(
     Stream.mapEffect((line) =>
       Effect.suspend(() => {
         nextOffset = line.nextOffset
@@ -103,7 +106,9 @@ export const follow = Effect.fn("Launch.follow")(function* (
       // read what the follower had not reached yet: the traceback is usually there
       const size = (yield* conn.files.stat(proc.logPath))?.size ?? nextOffset
       if (size > nextOffset) {
-        const rest = decoder.decode(yield* conn.files.read(proc.logPath, { offset: nextOffset, length: size - nextOffset }))
+        const rest = decoder.decode(
+          yield* conn.files.read(proc.logPath, { offset: nextOffset, length: size - nextOffset })
+        )
         const lines = rest.split("\n")
         if (lines.at(-1) === "") lines.pop()
         yield* Effect.forEach(lines, feed, { discard: true })

@@ -35,7 +35,9 @@ const readModelConfig = (conn: Connection, modelPath: string) =>
         phase: "starting",
         reason: `${path} does not exist on ${conn.host.alias}`,
         model: modelPath,
-        fix: { action: `copy the checkpoint to ${modelPath} on ${conn.host.alias} or pass the right --model-path` }
+        fix: {
+          action: `copy the checkpoint to ${modelPath} on ${conn.host.alias} or pass the right --model-path`
+        }
       })
     }
     return yield* ModelTraits.fromJson(decoder.decode(yield* conn.files.read(path)), path)
@@ -56,6 +58,8 @@ export const run = Effect.fn("Launch.preflight")(function* (
     readonly env: Readonly<Record<string, string>>
     readonly port: number
     readonly modelPath: string
+    /** Fail when the port is taken (a launch); a flags-only check skips it. Default true. */
+    readonly checkPort?: boolean
   }
 ) {
   const host = conn.host.alias
@@ -63,7 +67,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
     [
       Probes.python(conn, o.python, "sglang"),
       Probes.gpus(conn),
-      Probes.portHolder(conn, o.port),
+      o.checkPort === false ? Effect.succeed(undefined) : Probes.portHolder(conn, o.port),
       readModelConfig(conn, o.modelPath)
     ],
     { concurrency: "unbounded" }
@@ -103,7 +107,11 @@ export const run = Effect.fn("Launch.preflight")(function* (
     gpus:
       first === undefined
         ? undefined
-        : { count: gpus.length, computeCapability: first.computeCapability ?? "8.0", memoryMiB: first.memoryTotalMiB },
+        : {
+            count: gpus.length,
+            computeCapability: first.computeCapability ?? "8.0",
+            memoryMiB: first.memoryTotalMiB
+          },
     env: o.env,
     version: match.catalogue.version
   })

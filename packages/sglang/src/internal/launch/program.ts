@@ -5,66 +5,25 @@
  *
  * @internal
  */
-import type { Connection } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
-import * as Http from "../http.js"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
 import * as Deployment from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchRulesViolated } from "../../Resolve.js"
 import type { ServerArgs } from "../../ServerArgs.js"
+import { defaultName, modelPathOf, portOf } from "./argvFacts.js"
 import { applyFix, violationFix } from "./autofix.js"
+import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
 import * as Preflight from "./preflight.js"
 import * as Readiness from "./readiness.js"
-import { DeploymentExists, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
-
-const DEFAULT_PORT = 30000
-
-/** `--port N` / `--port=N` read from an argv that may not decode. */
-const portOf = (argv: ReadonlyArray<string>): number => {
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!
-    const value = word.startsWith("--port=") ? word.slice(7) : word === "--port" ? argv[i + 1] : undefined
-    const n = Number(value)
-    if (value !== undefined && Number.isInteger(n) && n > 0) return n
-  }
-  return DEFAULT_PORT
-}
-
-const modelPathOf = (argv: ReadonlyArray<string>): string => {
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!
-    if (word.startsWith("--model-path=") || word.startsWith("--model=")) return word.slice(word.indexOf("=") + 1)
-    if ((word === "--model-path" || word === "--model") && argv[i + 1] !== undefined) return argv[i + 1]!
-  }
-  return "model"
-}
-
-/** The default deployment name: the model directory's name, lower-cased, made a valid name. */
-export const defaultName = (argv: ReadonlyArray<string>): string => {
-  const base = modelPathOf(argv).replace(/\/+$/, "").split("/").pop() ?? "model"
-  const name = base.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "")
-  return name === "" ? "sglang" : name.slice(0, 64)
-}
-
-const sameArgs = (state: Deployment.State, argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
-  state.argv !== undefined &&
-  (JSON.stringify(state.argv.requestedArgv) === JSON.stringify(argv) ||
-    JSON.stringify(state.argv.argv) === JSON.stringify(argv)) &&
-  JSON.stringify(Object.entries(state.meta?.env ?? {}).sort()) === JSON.stringify(Object.entries(env).sort())
-
-const healthy = (conn: Connection, port: number) =>
-  Http.request(conn, { port, method: "GET", path: "/health", timeout: "10 seconds" }).pipe(
-    Effect.map((r) => r.status === 200),
-    Effect.orElseSucceed(() => false)
-  )
+import { InvalidDeploymentName, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
 
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
@@ -79,7 +38,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     const env = request.env ?? {}
     const name = request.name ?? defaultName(request.argv)
     if (!Deployment.isValidName(name)) {
-      return yield* Effect.dieMessage(`invalid deployment name ${JSON.stringify(name)}: use letters, digits, . _ -`)
+      return yield* new InvalidDeploymentName({ name, fix: "use 1-64 letters, digits, '.', '_' or '-'" })
     }
     const python = request.python ?? conn.host.python ?? "~/ml-env"
     const interpreter = Probes.interpreterOf(python)
@@ -87,33 +46,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
 
     // 8) an existing deployment of this name: same args + healthy → return it
-    const existing = yield* Deployment.read(conn, name)
-    const existingAlive =
-      existing?.pgid !== undefined ? yield* RemoteProcess.isAlive(conn, { pgid: existing.pgid }) : false
-    if (existing !== undefined && existingAlive) {
-      const same = sameArgs(existing, request.argv, env)
-      const port0 = existing.meta?.port ?? port
-      if (same && (yield* healthy(conn, port0))) {
-        const deployment = Deployment.fromState(host, existing)
-        if (deployment !== undefined) {
-          yield* emit({ _tag: "AlreadyRunning", deployment })
-          return deployment
-        }
-      }
-      if (request.replace !== true) {
-        return yield* new DeploymentExists({
-          host,
-          name,
-          pid: existing.pid ?? existing.pgid ?? 0,
-          reason: same ? "it runs with these args but is not healthy (yet)" : "it runs with different args",
-          runningArgv: existing.argv?.argv ?? [],
-          fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
-        })
-      }
-      const proc = yield* RemoteProcess.attach(conn, existing.runDir)
-      const outcome = yield* RemoteProcess.stop(conn, proc)
-      yield* emit({ _tag: "Replacing", name, pid: proc.pid, outcome })
-    }
+    const running = yield* Existing.check(conn, { request, name, port, env, emit })
+    if (running !== undefined) return running
 
     let argv = request.argv
     let effective: ServerArgs | null = null
@@ -191,26 +125,34 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         logPath,
         commandLine: Argv.formatCommandLine(argv, { program: [interpreter, "-m", "sglang.launch_server"] })
       })
-      const outcome = yield* Monitor.follow(conn, proc, {
-        name,
-        fromOffset,
-        startedAt: createdAt,
-        stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
-        deadline,
-        overallMs,
-        emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs })
+      // follow → ready line → HTTP checks; an interrupt anywhere here leaves the server running
+      // unless stopOnInterrupt
+      const outcome = yield* Effect.gen(function* () {
+        const followed = yield* Monitor.follow(conn, proc, {
+          name,
+          fromOffset,
+          startedAt: createdAt,
+          stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
+          deadline,
+          overallMs,
+          emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs })
+        })
+        if (followed._tag === "Ready") {
+          yield* Readiness.check(conn, {
+            name,
+            port,
+            startedAt: createdAt,
+            report: (endpoint, status, elapsedMs) =>
+              emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+          }).pipe(Effect.tapError(() => Effect.ignore(RemoteProcess.stop(conn, proc))))
+        }
+        return followed
       }).pipe(
         Effect.onInterrupt(() =>
           request.stopOnInterrupt === true ? Effect.ignore(RemoteProcess.stop(conn, proc)) : Effect.void
         )
       )
       if (outcome._tag === "Ready") {
-        yield* Readiness.check(conn, {
-          name,
-          port,
-          startedAt: createdAt,
-          report: (endpoint, status, elapsedMs) => emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
-        }).pipe(Effect.tapError(() => Effect.ignore(RemoteProcess.stop(conn, proc))))
         const readyAt = yield* Clock.currentTimeMillis
         yield* Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases })
         const deployment: Deployment.Deployment = {
@@ -249,14 +191,20 @@ const fixViolations = (
 ): ReadonlyArray<string> | undefined => {
   let next: ReadonlyArray<string> | undefined = argv
   for (const violation of error.violations) {
-    const patched: ReadonlyArray<string> | undefined = applyFix(next, violationFix(violation, catalogue), catalogue)
+    const patched: ReadonlyArray<string> | undefined = applyFix(
+      next,
+      violationFix(violation, catalogue),
+      catalogue
+    )
     if (patched !== undefined) next = patched
   }
   return next === argv ? undefined : next
 }
 
 /** The launch as a stream of progress events ending with `Launched`. */
-export const launchStream = (request: LaunchRequest): Stream.Stream<LaunchProgress, LaunchError, ConnectionPool> =>
+export const launchStream = (
+  request: LaunchRequest
+): Stream.Stream<LaunchProgress, LaunchError, ConnectionPool> =>
   Stream.unwrapScoped(
     Effect.gen(function* () {
       const mailbox = yield* Mailbox.make<LaunchProgress, LaunchError>()
@@ -284,3 +232,4 @@ export const launchStream = (request: LaunchRequest): Stream.Stream<LaunchProgre
   )
 
 export type { LaunchFailure }
+export { defaultName }

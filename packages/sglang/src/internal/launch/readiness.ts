@@ -6,8 +6,8 @@
  * @internal
  */
 import type { Connection } from "@mlops/core/Connection"
-import * as Http from "../http.js"
 import { Clock, Effect, Schedule } from "effect"
+import * as Http from "../http.js"
 import { NotHealthy } from "./types.js"
 
 export const check = Effect.fn("Launch.readiness")(function* (
@@ -46,7 +46,10 @@ export const check = Effect.fn("Launch.readiness")(function* (
   const generated = yield* call(
     "POST",
     "/generate",
-    JSON.stringify({ text: "The capital city of France is", sampling_params: { max_new_tokens: 1, temperature: 0 } })
+    JSON.stringify({
+      text: "The capital city of France is",
+      sampling_params: { max_new_tokens: 1, temperature: 0 }
+    })
   )
   if (generated.status !== 200) {
     return yield* unhealthy("POST /generate", generated.status, generated.body.slice(0, 200))

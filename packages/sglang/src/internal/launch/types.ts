@@ -81,7 +81,12 @@ export type LaunchProgress =
     }
   /** A classifier event from the server log (phases with timings, adjustments, warnings, progress). */
   | { readonly _tag: "Log"; readonly event: LaunchEvent; readonly elapsedMs: number }
-  | { readonly _tag: "HealthChecked"; readonly endpoint: string; readonly status: number; readonly elapsedMs: number }
+  | {
+      readonly _tag: "HealthChecked"
+      readonly endpoint: string
+      readonly status: number
+      readonly elapsedMs: number
+    }
   | {
       readonly _tag: "AttemptFailed"
       readonly attempt: number
@@ -113,7 +118,10 @@ export class PortUnavailable extends Schema.TaggedError<PortUnavailable>()("Port
   fix: Schema.String
 }) {
   override get message() {
-    const who = this.pid !== undefined ? `pid ${this.pid}${this.command ? ` (${this.command})` : ""}` : "another process"
+    const who =
+      this.pid !== undefined
+        ? `pid ${this.pid}${this.command ? ` (${this.command})` : ""}`
+        : "another process"
     return `port ${this.port} on ${this.host} is held by ${who}; ${this.fix}`
   }
 }
@@ -170,6 +178,19 @@ export class NotHealthy extends Schema.TaggedError<NotHealthy>()("NotHealthy", {
   }
 }
 
+/** A deployment name that cannot be a directory name. */
+export class InvalidDeploymentName extends Schema.TaggedError<InvalidDeploymentName>()(
+  "InvalidDeploymentName",
+  {
+    name: Schema.String,
+    fix: Schema.String
+  }
+) {
+  override get message() {
+    return `invalid deployment name ${JSON.stringify(this.name)}: ${this.fix}`
+  }
+}
+
 /** Everything a launch can fail with. */
 export type LaunchError =
   | ArgvError
@@ -181,6 +202,7 @@ export type LaunchError =
   | PortUnavailable
   | PythonEnvUnusable
   | DeploymentExists
+  | InvalidDeploymentName
   | LaunchTimedOut
   | NotHealthy
   | Errors.CommandError

@@ -3,11 +3,29 @@
  *
  * @internal
  */
+
 import type { Platform, RuleInput } from "../../Rule.js"
+import * as Rule from "../../Rule.js"
 import type { Field, ServerArgs } from "../../ServerArgs.js"
 
 /** Rules read from SGLang v0.5.11 (rules.md "V511"). */
 export const V0_5_11: ReadonlyArray<string> = ["0.5.11"]
+
+/** A 0.5.11 rule at `step`/`sub` of SGLang's order, for families of short checks. */
+export const rule = (
+  id: string,
+  title: string,
+  step: number,
+  sub: number,
+  kind: Rule.Kind,
+  check: Rule.Rule["check"]
+): Rule.Rule => Rule.make({ id, title, versions: V0_5_11, order: { step, sub }, kind, check })
+
+/** The largest divisor of `n` that is at most `limit` (at least 1): the nearest size that splits evenly. */
+export const largestDivisorAtMost = (n: number, limit: number): number => {
+  for (let d = Math.min(n, limit); d > 1; d--) if (n % d === 0) return d
+  return 1
+}
 
 export const platformOf = (input: RuleInput): Platform => input.platform ?? "cuda"
 

@@ -38,7 +38,9 @@ export const release = (fs: FakeHost.FakeFs, pid: number): Effect.Effect<void> =
 
 const holders = (fs: FakeHost.FakeFs) =>
   Effect.gen(function* () {
-    const files = (yield* fs.listFiles).filter((path) => path.startsWith(`${stateDir}/`) && path.endsWith(".json"))
+    const files = (yield* fs.listFiles).filter(
+      (path) => path.startsWith(`${stateDir}/`) && path.endsWith(".json")
+    )
     const out: Array<{ readonly pid: number; readonly usage: Usage }> = []
     for (const path of files) {
       const text = yield* fs.readText(path)
@@ -61,7 +63,11 @@ export const nvidiaSmi: FakeHost.Program = {
       const apps = held.flatMap((h) =>
         Object.entries(h.usage)
           .filter(([, mib]) => mib > 0)
-          .map(([index, mib]) => ({ pid: h.pid, gpuUuid: gpus[Number(index)]!.uuid, usedMemoryMiB: Math.round(mib) }))
+          .map(([index, mib]) => ({
+            pid: h.pid,
+            gpuUuid: gpus[Number(index)]!.uuid,
+            usedMemoryMiB: Math.round(mib)
+          }))
       )
       return yield* FakeHost.nvidiaSmi(list, apps).run(ctx)
     })

@@ -8,7 +8,10 @@ import type { FakeHost } from "@mlops/core"
 import { Effect, Ref } from "effect"
 import type { ServerArgs } from "../../ServerArgs.js"
 
-const json = (status: number, body: unknown): FakeHost.HttpResponse => ({ status, body: JSON.stringify(body) })
+const json = (status: number, body: unknown): FakeHost.HttpResponse => ({
+  status,
+  body: JSON.stringify(body)
+})
 
 export const handler =
   (o: {

@@ -38,14 +38,23 @@ const remoteCheck = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>) 
     const resolved = yield* Effect.either(
       Resolve.resolve(args, explicit, {
         traits,
-        gpus: { count: Gpus.gpus.length, computeCapability: gpu.computeCapability ?? "8.6", memoryMiB: gpu.memoryTotalMiB },
+        gpus: {
+          count: Gpus.gpus.length,
+          computeCapability: gpu.computeCapability ?? "8.6",
+          memoryMiB: gpu.memoryTotalMiB
+        },
         env: ctx.env,
         version: Server.sglangVersion
       })
     )
     if (Either.isLeft(resolved)) {
-      const first = resolved.left.violations[0]
-      if (first !== undefined) for (const line of Tracebacks.violation(first, traits.architecture)) yield* ctx.stderr.line(line)
+      // prepare_server_args runs ServerArgs only: check_server_args and model init come later
+      const first = resolved.left.violations.find((v) => v.stage === "server-args")
+      if (first === undefined) {
+        yield* ctx.stdout.line(JSON.stringify({ ok: true }))
+        return 0
+      }
+      for (const line of Tracebacks.violation(first, traits.architecture)) yield* ctx.stderr.line(line)
       return 1
     }
     yield* ctx.stdout.line(JSON.stringify({ ok: true }))
@@ -77,7 +86,9 @@ export const program: FakeHost.Program = {
         if (value.includes("prepare_server_args")) return yield* remoteCheck(ctx, rest)
         if (value.includes("importlib")) return yield* envProbe(ctx, rest[0] ?? "")
       }
-      yield* ctx.stderr.line(`${ctx.argv[0]}: can't run ${[option, value].filter(Boolean).join(" ")} on the simulator`)
+      yield* ctx.stderr.line(
+        `${ctx.argv[0]}: can't run ${[option, value].filter(Boolean).join(" ")} on the simulator`
+      )
       return 2
     })
 }

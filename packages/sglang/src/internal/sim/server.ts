@@ -16,6 +16,8 @@ import { Clock, Duration, Effect, Either, Ref } from "effect"
 import * as Argv from "../../Argv.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
+import * as Rule from "../../Rule.js"
+import * as Rules from "../../Rules.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 import * as L from "../lifecycleLines.js"
 import type { Phase } from "../phase.js"
@@ -50,7 +52,8 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     const now = Clock.currentTimeMillis
     const log = (process: string, message: string) =>
       Effect.flatMap(now, (t) => ctx.stdout.line(L.line(t, process, message)))
-    const raw = (lines: ReadonlyArray<string>) => Effect.forEach(lines, (l) => ctx.stderr.line(l), { discard: true })
+    const raw = (lines: ReadonlyArray<string>) =>
+      Effect.forEach(lines, (l) => ctx.stderr.line(l), { discard: true })
     const phase = (p: Phase) => (hangAt === p ? Effect.never : Effect.void)
 
     // argparse runs first: a usage error, exit 2
@@ -70,22 +73,35 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     }
     const traits = yield* Effect.orDie(ModelTraits.fromJson(configText, `${args.model_path}/config.json`))
     const gpu = Gpus.gpus[0]!
-    const resolved = yield* Effect.either(
-      Resolve.resolve(args, explicit, {
-        traits,
-        gpus: { count: Gpus.gpus.length, computeCapability: gpu.computeCapability ?? "8.6", memoryMiB: gpu.memoryTotalMiB },
-        env: ctx.env,
-        version: sglangVersion
-      })
-    )
-    if (Either.isLeft(resolved)) {
-      const first = resolved.left.violations[0]
-      if (first !== undefined) yield* raw(Tracebacks.violation(first, traits.architecture))
+    const ctxResolve = {
+      traits,
+      gpus: {
+        count: Gpus.gpus.length,
+        computeCapability: gpu.computeCapability ?? "8.6",
+        memoryMiB: gpu.memoryTotalMiB
+      },
+      env: ctx.env,
+      version: sglangVersion
+    }
+    const resolved = Resolve.resolveEither(args, explicit, ctxResolve)
+    // model-init checks fail later, in the scheduler ranks (the child-failure path)
+    const first = Either.isLeft(resolved) ? resolved.left.violations[0] : undefined
+    const atModelInit = first !== undefined && first.stage === "model-init" ? first : undefined
+    if (first !== undefined && atModelInit === undefined) {
+      yield* raw(Tracebacks.violation(first, traits.architecture))
       return 1
     }
-    const effective: ServerArgs = resolved.right.effective
+    const launcherRules = Rules.forVersion(sglangVersion).rules.filter(
+      (r) => Rule.stageOf(r.order) !== "model-init"
+    )
+    const launcherResolved = Either.isRight(resolved)
+      ? resolved
+      : Resolve.resolveEither(args, explicit, ctxResolve, launcherRules)
+    if (Either.isLeft(launcherResolved))
+      return yield* Effect.dieMessage("launcher rules failed after model-init ones")
+    const effective: ServerArgs = launcherResolved.right.effective
     yield* wait(REAL_MS.args)
-    for (const message of resolved.right.logLines) yield* log("", message)
+    for (const message of launcherResolved.right.logLines) yield* log("", message)
     yield* log("", L.serverArgs(reprValues(effective)))
 
     const tp = effective.tp_size
@@ -123,11 +139,13 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     yield* wait(REAL_MS.distributed)
     if (tp * effective.pp_size > Gpus.gpus.length) return yield* childFailure(Tracebacks.invalidDevice)
     yield* each(L.initDistEnd(REAL_MS.distributed / 1000, 0.4))
+    if (atModelInit !== undefined)
+      return yield* childFailure((t, p) => Tracebacks.modelInit(t, p, atModelInit))
 
     yield* phase("weights-loading")
     yield* each(L.loadWeightBegin(memory.totalGiB - 0.6))
     yield* log(ranks[0]!, L.weightsFormat())
-    const shards = Math.max(1, Math.ceil((traits.estimatedWeightBytes / GiB) / 4.5))
+    const shards = Math.max(1, Math.ceil(traits.estimatedWeightBytes / GiB / 4.5))
     for (let i = 0; i <= shards; i++) {
       yield* ctx.stderr.line(L.shardProgress(i, shards, i))
       if (memory.outcome === "weights-oom" && i === Math.ceil(shards / 2)) {
@@ -176,7 +194,14 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
       yield* wait(REAL_MS.graph)
       if (memory.outcome === "graph-oom") {
         return yield* childFailure((t, p) =>
-          L.oomTraceback({ epochMs: t, process: p, gpu: 0, triedGiB: 0.5, totalGiB: memory.totalGiB, freeMiB: 96 })
+          L.oomTraceback({
+            epochMs: t,
+            process: p,
+            gpu: 0,
+            triedGiB: 0.5,
+            totalGiB: memory.totalGiB,
+            freeMiB: 96
+          })
         )
       }
       yield* each(L.captureEnd(REAL_MS.graph / 1000, 0.9, avail - 0.9))
@@ -185,7 +210,14 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
       yield* phase("draft-weights")
       yield* each(L.loadWeightBegin(avail - 0.9))
       yield* wait(REAL_MS.draftWeights)
-      yield* each(L.loadWeightEnd({ elapsedS: 1.1, modelClass: `${traits.architecture}MTP`, availGB: avail - 1.8, usageGB: 0.9 }))
+      yield* each(
+        L.loadWeightEnd({
+          elapsedS: 1.1,
+          modelClass: `${traits.architecture}MTP`,
+          availGB: avail - 1.8,
+          usageGB: 0.9
+        })
+      )
       if (!effective.disable_cuda_graph) {
         yield* phase("draft-cuda-graph")
         yield* each(L.draftCaptureBegin(avail - 1.8))
@@ -213,7 +245,14 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     const bound = yield* Effect.either(
       ctx.listen(
         effective.port,
-        handler({ args: effective, architecture: traits.architecture, contextLength, version: sglangVersion, ready, startedAtMs })
+        handler({
+          args: effective,
+          architecture: traits.architecture,
+          contextLength,
+          version: sglangVersion,
+          ready,
+          startedAtMs
+        })
       )
     )
     if (Either.isLeft(bound)) {

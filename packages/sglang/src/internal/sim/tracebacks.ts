@@ -61,13 +61,22 @@ export const argparse = (error: ArgvError): ReadonlyArray<string> => {
 /** The first fatal rule violation, as SGLang's launcher prints it (exit 1). */
 export const violation = (v: ViolationRecord, architecture: string | undefined): ReadonlyArray<string> => {
   if (v.ruleId.startsWith("R24")) return L.mambaValueError(architecture)
-  if (v.errorType === "AssertionError" && v.sglangMessage === "" && v.sourceLine?.includes("speculative_eagle_topk"))
+  if (
+    v.errorType === "AssertionError" &&
+    v.sglangMessage === "" &&
+    v.sourceLine?.includes("speculative_eagle_topk")
+  )
     return L.bareAssertion()
   const head = v.stage === "check-server-args" ? checkFrames() : postInitFrames("_handle_other_validations")
   const source = v.sourceLine ?? (v.errorType === "AssertionError" ? "assert ..." : `raise ${v.errorType}(`)
   return [
     ...head,
-    ...frame("srt/server_args.py", 3000, v.stage === "check-server-args" ? "check_server_args" : "__post_init__", source),
+    ...frame(
+      "srt/server_args.py",
+      3000,
+      v.stage === "check-server-args" ? "check_server_args" : "__post_init__",
+      source
+    ),
     v.sglangMessage === "" ? v.errorType : `${v.errorType}: ${v.sglangMessage}`
   ]
 }
@@ -84,7 +93,21 @@ export const modelNotFound = (path: string): ReadonlyArray<string> => [
 export const invalidDevice = (epochMs: number, process: string): ReadonlyArray<string> => [
   L.schedulerException(epochMs, process),
   ...frame("srt/managers/scheduler.py", 3210, "run_scheduler_process", "scheduler = Scheduler("),
-  ...frame("srt/model_executor/model_runner.py", 401, "init_torch_distributed", "torch.get_device_module(self.device).set_device(self.gpu_id)"),
+  ...frame(
+    "srt/model_executor/model_runner.py",
+    401,
+    "init_torch_distributed",
+    "torch.get_device_module(self.device).set_device(self.gpu_id)"
+  ),
   "torch.AcceleratorError: CUDA error: invalid device ordinal",
   "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."
+]
+
+/** A check SGLang makes while a rank builds the model (attention backend, shapes). */
+export const modelInit = (epochMs: number, process: string, v: ViolationRecord): ReadonlyArray<string> => [
+  L.schedulerException(epochMs, process),
+  ...frame("srt/managers/scheduler.py", 3210, "run_scheduler_process", "scheduler = Scheduler("),
+  ...frame("srt/model_executor/model_runner.py", 512, "initialize", "self.init_attention_backend()"),
+  ...(v.sourceLine === undefined ? [] : [`    ${v.sourceLine}`]),
+  v.sglangMessage === "" ? v.errorType : `${v.errorType}: ${v.sglangMessage}`
 ]

@@ -1,0 +1,66 @@
+import { assert, describe, it } from "@effect/vitest"
+import { OOM } from "@mlops/sglang/Failures"
+import * as RenderFailure from "../../src/render/failure.js"
+
+const plain = { live: false, color: false }
+const oom = new OOM({
+  evidence: [{ line: 12, text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB." }],
+  process: "TP1",
+  phase: "kv-cache",
+  reason: "CUDA out of memory",
+  kind: "cuda-alloc",
+  fix: { flags: { "--mem-fraction-static": 0.85 } }
+})
+
+describe("render/failure", () => {
+  it("applyFix replaces a flag's value (any form), appends new ones, drops removed ones", () => {
+    const argv = ["--model-path", "/m", "--mem-fraction-static=0.99", "--disable-radix-cache", "--tp", "2"]
+    const fixed = RenderFailure.applyFix(argv, {
+      flags: { "--mem-fraction-static": 0.85, "--cuda-graph-max-bs": 16 },
+      removeFlags: ["--disable-radix-cache"]
+    })
+    assert.deepStrictEqual(fixed, [
+      "--model-path",
+      "/m",
+      "--tp",
+      "2",
+      "--mem-fraction-static",
+      "0.85",
+      "--cuda-graph-max-bs",
+      "16"
+    ])
+  })
+
+  it("the fixed command is ready to paste: shell-quoted, after `--`", () => {
+    const line = RenderFailure.commandLine(
+      ["launch", "--host", "ct 129"],
+      ["--model-path", "/models/my model", "--served-model-name", "a'b"]
+    )
+    assert.strictEqual(
+      line,
+      `mlops launch --host 'ct 129' -- --model-path '/models/my model' --served-model-name 'a'\\''b'`
+    )
+  })
+
+  it("a classified failure: headline, evidence with line numbers, fix and fixed command; no ANSI without colour", () => {
+    const text = RenderFailure.human(plain, oom, {
+      host: "sim",
+      argv: ["--model-path", "/m", "--mem-fraction-static", "0.99"]
+    })
+    assert.include(text, "[OOM]")
+    assert.include(text, "   12 | torch.OutOfMemoryError")
+    assert.include(text, "fix: use --mem-fraction-static 0.85")
+    assert.include(text, "mlops launch --host sim -- --model-path /m --mem-fraction-static 0.85")
+    assert.notInclude(text, "\x1b[")
+    assert.include(RenderFailure.human({ live: true, color: true }, oom), "\x1b[31m")
+  })
+
+  it("JSON keeps _tag, the failure's fields and the fixed command", () => {
+    const json = RenderFailure.json(oom, { host: "sim", argv: ["--model-path", "/m"] })
+    assert.strictEqual(json._tag, "OOM")
+    assert.strictEqual(json.process, "TP1")
+    assert.deepStrictEqual(json.fix, { flags: { "--mem-fraction-static": 0.85 } })
+    assert.deepStrictEqual(json.fixedArgv, ["--model-path", "/m", "--mem-fraction-static", "0.85"])
+    assert.isString(json.message)
+  })
+})

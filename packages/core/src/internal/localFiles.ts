@@ -1,0 +1,23 @@
+/**
+ * Reading local config files (ssh_config, the mlops hosts file) where a missing file is
+ * normal and means "nothing configured".
+ *
+ * @internal
+ */
+import { readFile } from "node:fs/promises"
+import { Effect } from "effect"
+import { ConfigFileError } from "../Errors.js"
+
+/** The file's text, `undefined` when it does not exist, ConfigFileError when it cannot be read. */
+export const readTextIfExists = (path: string): Effect.Effect<string | undefined, ConfigFileError> =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (error) => error as NodeJS.ErrnoException
+  }).pipe(
+    Effect.map((text): string | undefined => text),
+    Effect.catchIf(
+      (error) => error.code === "ENOENT",
+      () => Effect.succeed(undefined)
+    ),
+    Effect.mapError((error) => new ConfigFileError({ path, reason: `cannot read: ${error.message}` }))
+  )
