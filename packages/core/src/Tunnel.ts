@@ -66,7 +66,6 @@ export const request = (
             host: "127.0.0.1",
             port: options.port,
             headers: { connection: "close", ...options.headers },
-            agent: false,
             createConnection: () => duplex as net.Socket
           },
           (res) => {

@@ -77,7 +77,12 @@ export class MissingRequired extends Schema.TaggedError<MissingRequired>()("Miss
 /** A value given to a flag that takes none (`--trust-remote-code=yes`, `--enable-x true`). @category errors */
 export class UnexpectedValue extends Schema.TaggedError<UnexpectedValue>()("UnexpectedValue", {
   flag: Schema.String,
-  value: Schema.String
+  value: Schema.String,
+  /**
+   * True for `--flag=value` (argparse fails at once: "ignored explicit argument"), false for a
+   * separate word after the switch (argparse reports it last, as "unrecognized arguments").
+   */
+  inline: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
     return `${this.flag} takes no value (it is an on/off switch) but got ${JSON.stringify(this.value)}; write just \`${this.flag}\` to turn it on, or leave it out`

@@ -6,6 +6,8 @@
  *
  * @since 0.1.0
  */
+
+import { Tunnel } from "@mlops/core"
 import type { Connection } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
@@ -15,7 +17,6 @@ import { Clock, Effect } from "effect"
 import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
 import type { LaunchFailure } from "./Failures.js"
-import * as Http from "./internal/http.js"
 import type { Phase } from "./LaunchEvent.js"
 import { gpuMemoryOf, groupPids } from "./Stop.js"
 
@@ -72,7 +73,7 @@ const one = (conn: Connection, state: Deployment.State) =>
     const port = state.meta?.port
     const healthy =
       alive && port !== undefined
-        ? yield* Http.request(conn, { port, method: "GET", path: "/health", timeout: "5 seconds" }).pipe(
+        ? yield* Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "5 seconds" }).pipe(
             Effect.map((r) => r.status === 200),
             Effect.orElseSucceed(() => false)
           )

@@ -54,11 +54,13 @@ describe("ArgvErrors", () => {
       assert.deepInclude(yield* fail("--tp", "2"), { _tag: "MissingRequired", flag: "--model-path" })
       assert.deepInclude(yield* fail(...M, "--trust-remote-code=yes"), {
         _tag: "UnexpectedValue",
-        value: "yes"
+        value: "yes",
+        inline: true
       })
       assert.deepInclude(yield* fail(...M, "--trust-remote-code", "true"), {
         _tag: "UnexpectedValue",
-        flag: "--trust-remote-code"
+        flag: "--trust-remote-code",
+        inline: false
       })
       assert.deepInclude(yield* fail("/models/llama", ...M), {
         _tag: "UnexpectedArgument",

@@ -136,13 +136,14 @@ export const decode = (
 
     let value: unknown
     if (spec.type === "bool") {
-      if (inline !== null) return Either.left(new UnexpectedValue({ flag: spelled, value: inline }))
+      if (inline !== null)
+        return Either.left(new UnexpectedValue({ flag: spelled, value: inline, inline: true }))
       const next = argv[i]
       if (next !== undefined && next !== "--") {
         const nextToken = classify(catalogue, next)
         // argparse leaves the word for "unrecognized arguments"; naming the switch is clearer.
         if (Either.isRight(nextToken) && nextToken.right.kind === "value") {
-          unrecognized.push(new UnexpectedValue({ flag: spelled, value: next }))
+          unrecognized.push(new UnexpectedValue({ flag: spelled, value: next, inline: false }))
         }
       }
       value = !negated

@@ -5,11 +5,12 @@
  *
  * @internal
  */
+
+import { Tunnel } from "@mlops/core"
 import type { Connection } from "@mlops/core/Connection"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Effect } from "effect"
 import * as Deployment from "../../Deployment.js"
-import * as Http from "../http.js"
 import { DeploymentExists, type LaunchProgress, type LaunchRequest } from "./types.js"
 
 const sameArgs = (
@@ -23,7 +24,7 @@ const sameArgs = (
   JSON.stringify(Object.entries(state.meta?.env ?? {}).sort()) === JSON.stringify(Object.entries(env).sort())
 
 const healthy = (conn: Connection, port: number) =>
-  Http.request(conn, { port, method: "GET", path: "/health", timeout: "10 seconds" }).pipe(
+  Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "10 seconds" }).pipe(
     Effect.map((r) => r.status === 200),
     Effect.orElseSucceed(() => false)
   )

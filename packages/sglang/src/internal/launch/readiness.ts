@@ -5,9 +5,10 @@
  *
  * @internal
  */
+
+import { Tunnel } from "@mlops/core"
 import type { Connection } from "@mlops/core/Connection"
 import { Clock, Effect, Schedule } from "effect"
-import * as Http from "../http.js"
 import { NotHealthy } from "./types.js"
 
 export const check = Effect.fn("Launch.readiness")(function* (
@@ -22,7 +23,7 @@ export const check = Effect.fn("Launch.readiness")(function* (
   const host = conn.host.alias
   const call = (method: string, path: string, body?: string) =>
     Effect.gen(function* () {
-      const response = yield* Http.request(conn, {
+      const response = yield* Tunnel.request(conn, {
         port: o.port,
         method,
         path,
