@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Duration, Effect } from "effect"
+import { Deferred, Duration, Effect, FiberId } from "effect"
 import type { Client, SFTPWrapper, Stats } from "ssh2"
 import type { FileStat, RemoteFs } from "../Connection.js"
 import { type ConnectError, RemoteFileError } from "../Errors.js"
@@ -22,7 +22,6 @@ export const makeFiles = (
   timeout: Duration.Duration
 ): Effect.Effect<RemoteFs> =>
   Effect.gen(function* () {
-    const lock = yield* Effect.makeSemaphore(1)
     let current: SFTPWrapper | undefined
     let home: string | undefined
 
@@ -50,17 +49,37 @@ export const makeFiles = (
       }
     })
 
-    const sftp: Effect.Effect<SFTPWrapper, FsError> = lock.withPermits(1)(
-      Effect.suspend(() => {
-        if (current !== undefined) return Effect.succeed(current)
-        return budget.take(1).pipe(
-          Effect.zipRight(open.pipe(Effect.tapError(() => budget.release(1)))),
-          Effect.tap((opened: SFTPWrapper) => {
-            current = opened
-          })
+    let opening: Deferred.Deferred<SFTPWrapper, FsError> | undefined
+
+    /**
+     * The shared channel. It is opened by a background fiber that callers only await, so a
+     * caller's timeout or interruption cannot strand a half-opened channel or its permit.
+     */
+    const sftp: Effect.Effect<SFTPWrapper, FsError> = Effect.suspend(() => {
+      if (current !== undefined) return Effect.succeed(current)
+      if (opening === undefined) {
+        const pending = Deferred.unsafeMake<SFTPWrapper, FsError>(FiberId.none)
+        opening = pending
+        Effect.runFork(
+          budget.take(1).pipe(
+            Effect.zipRight(open.pipe(Effect.tapError(() => budget.release(1)))),
+            Effect.tap((opened) =>
+              Effect.sync(() => {
+                current = opened
+              })
+            ),
+            Effect.exit,
+            Effect.flatMap((exit) =>
+              Effect.suspend(() => {
+                opening = undefined
+                return Deferred.done(pending, exit)
+              })
+            )
+          )
         )
-      })
-    )
+      }
+      return Deferred.await(opening)
+    })
 
     /** One sftp request, with the connection's step timeout. */
     const call = <A>(

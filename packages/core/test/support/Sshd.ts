@@ -26,6 +26,8 @@ export class SshdError extends Data.TaggedError("SshdError")<{ readonly reason: 
 export interface SshdOptions {
   /** sshd MaxSessions; default: sshd's own default (10). */
   readonly maxSessions?: number
+  /** The sftp `Subsystem` command; default `internal-sftp`. */
+  readonly sftpSubsystem?: string
   /** Extra sshd_config lines. */
   readonly extraConfig?: ReadonlyArray<string>
 }
@@ -172,7 +174,7 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
         "PasswordAuthentication no",
         "KbdInteractiveAuthentication no",
         "AllowTcpForwarding yes",
-        "Subsystem sftp internal-sftp",
+        `Subsystem sftp ${options.sftpSubsystem ?? "internal-sftp"}`,
         "LogLevel ERROR",
         ...(options.maxSessions === undefined ? [] : [`MaxSessions ${options.maxSessions}`]),
         ...(options.extraConfig ?? [])
