@@ -6,8 +6,9 @@
  *
  * @since 0.1.0
  */
-import type { Duration, Effect, Scope, Stream } from "effect"
+
 import type { Duplex } from "node:stream"
+import type { Duration, Effect, Scope, Stream } from "effect"
 import type {
   CommandError,
   ConnectError,
@@ -106,7 +107,10 @@ export interface Connection {
    * Output lines while the command runs, then one `Exited` element, then the end.
    * Interrupting the stream (or the timeout) kills the remote process group.
    */
-  readonly stream: (command: RemoteCommand, options?: ExecOptions) => Stream.Stream<OutputLine | Exited, CommandError>
+  readonly stream: (
+    command: RemoteCommand,
+    options?: ExecOptions
+  ) => Stream.Stream<OutputLine | Exited, CommandError>
   /**
    * Start a process that outlives the connection: its own session and process group, stdin
    * from /dev/null, stdout+stderr appended to the log, pid/pgid/exit recorded in `runDir`.

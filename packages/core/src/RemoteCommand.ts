@@ -10,7 +10,9 @@ import { Schema } from "effect"
 /** @category models */
 export const RemoteCommand = Schema.Struct({
   argv: Schema.NonEmptyArray(Schema.String),
-  env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
+  env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), {
+    default: () => ({})
+  }),
   cwd: Schema.optional(Schema.String)
 })
 
@@ -36,7 +38,8 @@ const SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/
  *
  * @category rendering
  */
-export const quote = (word: string): string => (word !== "" && SAFE.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`)
+export const quote = (word: string): string =>
+  word !== "" && SAFE.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 

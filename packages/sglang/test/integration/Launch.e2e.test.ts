@@ -107,7 +107,10 @@ const deploymentName = (label: string) =>
         Effect.ignore,
         Effect.zipRight(
           Effect.sync(() =>
-            fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true })
+            fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), {
+              recursive: true,
+              force: true
+            })
           )
         )
       )
