@@ -4,6 +4,7 @@
  *   master     `ssh` through an OpenSSH ControlMaster (multiplexed, client process per command)
  *   ours       Connection.exec on an open connection (socket with Nagle off, lifeline wrapper)
  *   ssh2-nagle plain ssh2 exec on its default socket (Nagle on), for contrast
+ *   ssh2-bare  plain ssh2 exec on a socket with Nagle off, no wrapper: the floor ours builds on
  * Prints medians and ratios against `ours` measured in the same run. Target: ours <= master / 2.
  *
  * Every command starts the remote user's login shell; sshd runs it as `shell -c`, and bash then
@@ -17,6 +18,7 @@
 
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect } from "effect"
@@ -50,18 +52,18 @@ const sshTrue = (args: ReadonlyArray<string>) =>
     execFile("ssh", [...args], { timeout: 20_000 }, (error) => (error ? reject(error) : resolve()))
   )
 
-const ssh2Default = (sshd: Sshd.Sshd, username: string) =>
+const ssh2Plain = (sshd: Sshd.Sshd, username: string, noDelay: boolean) =>
   Effect.acquireRelease(
     Effect.async<ssh2.Client>((resume) => {
       const client = new ssh2.Client()
       client.on("error", (e) => console.error("ssh2:", e.message))
       client.once("ready", () => resume(Effect.succeed(client)))
-      client.connect({
-        host: "127.0.0.1",
-        port: sshd.port,
-        username,
-        privateKey: fs.readFileSync(sshd.clientKeyPath)
-      })
+      const auth = { username, privateKey: fs.readFileSync(sshd.clientKeyPath) }
+      if (noDelay) {
+        const sock = net.connect({ host: "127.0.0.1", port: sshd.port })
+        sock.setNoDelay(true)
+        client.connect({ ...auth, sock })
+      } else client.connect({ ...auth, host: "127.0.0.1", port: sshd.port })
     }),
     (client) => Effect.sync(() => client.end())
   )
@@ -81,6 +83,7 @@ interface Figures {
   readonly master: number
   readonly ours: number
   readonly nagle: number
+  readonly bare: number
 }
 
 /** All four rows against `sshd`, logging in as `user` (the harness user when undefined). */
@@ -118,9 +121,11 @@ const measure = (sshd: Sshd.Sshd, user: string | undefined) =>
     yield* conn.exec(cmd(["true"]))
     const ours = yield* timeEach(() => Effect.runPromise(conn.exec(cmd(["true"]))))
 
-    const plain = yield* ssh2Default(sshd, host.user)
+    const plain = yield* ssh2Plain(sshd, host.user, false)
     const nagle = yield* timeEach(() => execRaw(plain, "true"))
-    return { fresh, master, ours, nagle } satisfies Figures
+    const noDelay = yield* ssh2Plain(sshd, host.user, true)
+    const bare = yield* timeEach(() => execRaw(noDelay, "true"))
+    return { fresh, master, ours, nagle, bare } satisfies Figures
   }).pipe(Effect.scoped)
 
 /** A system user with /bin/sh and a temp home holding `authorizedKey`; removed by the scope. */
@@ -166,6 +171,7 @@ const print = (label: string, f: Figures) => {
   console.log(row("master", f.master))
   console.log(row("ours", f.ours))
   console.log(row("ssh2-nagle", f.nagle))
+  console.log(row("ssh2-bare", f.bare))
   const verdict = f.master / f.ours >= 2 && f.fresh / f.ours > 50 ? "target met" : "target NOT met"
   console.log(
     `  fresh/ours = ${(f.fresh / f.ours).toFixed(1)} (target > 50), master/ours = ${(f.master / f.ours).toFixed(2)} (target >= 2): ${verdict}`

@@ -4,7 +4,8 @@
  * Ctrl-C interrupting the running command (its finalizers run: channels close, and a launch
  * leaves the server running unless `--stop-on-interrupt`).
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit } from "effect"
 import { main } from "./Cli.js"
 import { ExitCode } from "./ExitCodes.js"

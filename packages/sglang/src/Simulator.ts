@@ -22,6 +22,7 @@ import type { Hosts } from "@mlops/core/Hosts"
 import type { Layer } from "effect"
 import { qwen36_27b } from "./internal/fixtures/models.js"
 import * as Gpus from "./internal/sim/gpus.js"
+import * as Paths from "./internal/sim/paths.js"
 import * as Python from "./internal/sim/python.js"
 import * as Server from "./internal/sim/server.js"
 import * as Tools from "./internal/sim/tools.js"
@@ -56,7 +57,7 @@ export const makeHostSpec = (options: { readonly alias?: string } = {}): FakeHos
   tags: ["simulated", "gpu"],
   files: {
     [`${Python.prefix}/bin/python`]: "#!simulated python\n",
-    [`${Python.prefix}/lib/python3.12/site-packages/sglang/__init__.py`]: `__version__ = "${Server.sglangVersion}"\n`,
+    [`${Paths.sglangDir}/__init__.py`]: `__version__ = "${Server.sglangVersion}"\n`,
     [`${modelPath}/config.json`]: `${JSON.stringify(qwen36_27b, null, 2)}\n`,
     [`${modelPath}/model.safetensors.index.json`]: "{}\n"
   },

@@ -207,6 +207,24 @@ describe("Launch", () => {
     }).pipe(Effect.provide(Simulator.layer))
   )
 
+  it.effect("the overall cap: LaunchTimedOut, and the still-starting server is stopped", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        drive(
+          Launch.launchDeployment({
+            host: "sim",
+            argv: fixedArgv,
+            env: { ...env, MLOPS_SIM_HANG: "cuda-graph" },
+            overallTimeout: "30 seconds"
+          }),
+          { step: "500 millis" }
+        )
+      )
+      assert.strictEqual(error._tag, "LaunchTimedOut")
+      assert.lengthOf(yield* simProcesses, 0)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
   it.effect("autoFix with preflight: the violations' fixes are applied before anything is spawned", () =>
     Effect.gen(function* () {
       const all = yield* events({ host: "sim", argv: storyArgv, env, autoFix: 1 })

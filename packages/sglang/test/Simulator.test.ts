@@ -1,8 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, FakeHost, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
-import { Effect } from "effect"
+import { Effect, Either, Option } from "effect"
+import * as Argv from "../src/Argv.js"
+import * as Classifier from "../src/Classifier.js"
+import * as Resolve from "../src/Resolve.js"
 import * as Simulator from "../src/Simulator.js"
 import { advance, fixedArgv, storyArgv } from "./support/sim.js"
+import { mambaFix, storyContext } from "./support/story.js"
 
 const python = `${Simulator.python}/bin/python`
 const connect = Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get("sim"))
@@ -59,6 +63,88 @@ describe("Simulator", () => {
       )
       assert.strictEqual(fixedOnce.exitCode, 1)
       assert.match(fixedOnce.stderr, /\nAssertionError\n?$/)
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect(
+    "the story's second error: the bare assert shown in full, classified with its source and flags",
+    () =>
+      Effect.gen(function* () {
+        const conn = yield* connect
+        const result = yield* conn.exec(launchServer([...storyArgv, ...mambaFix]))
+        assert.strictEqual(result.exitCode, 1)
+        assert.include(
+          result.stderr,
+          [
+            "    assert (",
+            "        self.speculative_eagle_topk is None",
+            "        and self.speculative_num_draft_tokens is None",
+            "    )",
+            "AssertionError"
+          ].join("\n")
+        )
+        // the frames name the sim's own install, not a stock one
+        assert.include(
+          result.stderr,
+          `${Simulator.python}/lib/python3.13/site-packages/sglang/srt/server_args.py`
+        )
+        const failure = Option.getOrThrow(Classifier.diagnose(result.stderr, { exitCode: 1 }).failure)
+        assert.strictEqual(failure._tag, "AssertionFailure")
+        if (failure._tag !== "AssertionFailure") return
+        assert.strictEqual(
+          failure.source,
+          "assert (self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None)"
+        )
+        assert.sameMembers(
+          [...failure.flags],
+          ["--speculative-eagle-topk", "--speculative-num-draft-tokens", "--speculative-num-steps"]
+        )
+      }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("argparse: `--switch=v` is an ignored explicit argument, `--switch v` an unrecognized one", () =>
+    Effect.gen(function* () {
+      const conn = yield* connect
+      const base = ["--model-path", Simulator.modelPath]
+      const inline = yield* conn.exec(launchServer([...base, "--enable-lora=yes"]))
+      assert.strictEqual(inline.exitCode, 2)
+      assert.include(
+        inline.stderr,
+        "sglang serve: error: argument --enable-lora: ignored explicit argument 'yes'"
+      )
+      const separate = yield* conn.exec(launchServer([...base, "--enable-lora", "yes"]))
+      assert.strictEqual(separate.exitCode, 2)
+      assert.include(separate.stderr, "sglang serve: error: unrecognized arguments: yes")
+    }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect("SGLang's adjustment and warning lines come before server_args, in SGLang's order", () =>
+    Effect.gen(function* () {
+      // no SGLANG_ENABLE_SPEC_V2 in the environment: SGLang warns that it is on by default
+      const conn = yield* connect
+      yield* RemoteProcess.spawnDetached(
+        conn,
+        RemoteCommand.make([python, "-m", "sglang.launch_server", ...fixedArgv]),
+        { runDir: "/root/runs/notices" }
+      )
+      yield* advance(3000)
+      const log = (yield* readLog("notices")).split("\n")
+      const decoded = yield* Argv.decodeArgv(fixedArgv)
+      const expected = Either.getOrThrow(
+        Resolve.resolveEither(decoded.args, decoded.explicit, storyContext)
+      ).logLines
+      assert.isTrue(
+        expected.some((line) => line.startsWith("Spec v2 is enabled by default")),
+        expected.join("\n")
+      )
+      const argsLine = log.findIndex((line) => line.includes("server_args=ServerArgs("))
+      assert.isAbove(argsLine, 0)
+      // launcher lines carry no rank prefix: `[time] message`
+      const printed = log
+        .slice(0, argsLine)
+        .map((line) => /^\[[^\]]*\] (.*)$/.exec(line)?.[1])
+        .filter((m): m is string => m !== undefined)
+      assert.deepStrictEqual(printed, [...expected])
     }).pipe(Effect.provide(Simulator.layer))
   )
 

@@ -11,21 +11,28 @@ import { quote } from "../RemoteCommand.js"
 const FATAL_SIGNALS = "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM"
 
 /**
- * Runs `$1` (a rendered command line) in its own session and process group, with a
- * lifeline: the channel's stdin is held by a watcher, and when the client closes or EOFs the
- * channel (timeout, interrupt, dropped connection) the whole group gets TERM, then KILL.
- * sshd frees the session slot only when the remote process ends, so this is what makes
- * interruption release the slot. Closing a channel does not kill anything by itself and
- * `signal` requests are refused for root sessions.
+ * Runs `$1` (a rendered command line) in a process group of its own, with a lifeline: the
+ * channel's stdin is held by a watcher, and when the client closes or EOFs the channel
+ * (timeout, interrupt, dropped connection) the whole group gets TERM, then KILL. sshd frees
+ * the session slot only when the remote process ends, so this is what makes interruption
+ * release the slot. Closing a channel does not kill anything by itself and `signal` requests
+ * are refused for root sessions.
+ *
+ * Which group: OpenSSH starts every session in a new session (`setsid`), so the wrapper
+ * normally leads its own group already (checked in /proc, with no extra process). The command
+ * then runs in the FOREGROUND of that group: no `setsid` and no second shell per command
+ * (~1.5 ms), and SIGINT/SIGQUIT keep their default action (a shell starts background jobs
+ * with both ignored, and the command would inherit that). The watcher ignores TERM so that it
+ * outlives its own TERM to the group and can follow up with KILL. Otherwise (another server,
+ * no /proc) the command runs under `setsid` in the background, as its own group.
  *
  * With stdin (`$2` = byte count > 0): exactly that many bytes are read from the channel
  * first, spooled to an unlinked temp file, and given to the command as its stdin; the rest
  * of the channel stdin is the lifeline. Without: the command's stdin is /dev/null.
  *
- * The watcher reads the lifeline with the shell's own `read` (one process less than `cat` on
- * every command). When the command ends by itself the watcher is killed: sshd shares one socket
- * for the channel's stdin and stdout, so a leftover reader would hold the channel open until
- * sshd shuts it down.
+ * The watcher reads the lifeline with the shell's own `read` (no extra process) and lets go
+ * of it at EOF. When the command ends by itself the watcher is killed: sshd shares one socket
+ * for the channel's stdin and stdout, so a leftover reader would hold the channel open.
  *
  * A command killed by a signal exits 128+n in a shell; the wrapper re-raises that signal on
  * itself so ssh reports `exit-signal` rather than a code. (A command that literally runs
@@ -39,20 +46,40 @@ if [ "$2" -gt 0 ]; then
 else
   exec 4</dev/null
 fi
-setsid sh -c "$1" <&4 3<&- 4<&- &
-p=$!
-exec 4<&-
-(
-  while read -r _; do :; done <&3
-  kill -s TERM -- -$p 2>/dev/null || exit 0
-  i=0
-  while kill -s 0 -- -$p 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done
-  kill -s KILL -- -$p 2>/dev/null
-) >/dev/null 2>&1 &
-w=$!
-wait $p
-s=$?
-kill $w 2>/dev/null
+g=
+read -r _ _ _ _ g _ 2>/dev/null </proc/$$/stat
+if [ "$g" = "$$" ]; then
+  (
+    trap '' TERM
+    exec 4<&-
+    while read -r _; do :; done <&3
+    exec 3<&-
+    kill -s TERM -- -$$ 2>/dev/null || exit 0
+    sleep 1
+    kill -s KILL -- -$$ 2>/dev/null
+  ) >/dev/null 2>&1 &
+  w=$!
+  exec 3<&-
+  sh -c "$1" <&4 4<&-
+  s=$?
+else
+  setsid sh -c "$1" <&4 3<&- 4<&- &
+  p=$!
+  exec 4<&-
+  (
+    while read -r _; do :; done <&3
+    exec 3<&-
+    kill -s TERM -- -$p 2>/dev/null || exit 0
+    i=0
+    while kill -s 0 -- -$p 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done
+    kill -s KILL -- -$p 2>/dev/null
+  ) >/dev/null 2>&1 &
+  w=$!
+  exec 3<&-
+  wait $p
+  s=$?
+fi
+kill -s KILL $w 2>/dev/null
 if [ $s -gt 128 ]; then
   n=$(kill -l $s 2>/dev/null)
   case " ${FATAL_SIGNALS} " in

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Deferred, Effect, Exit, FiberId, Schedule, type Scope, Stream } from "effect"
 import type { Client, ClientChannel } from "ssh2"
 import type { ExecResult, Exited, ExitStatus, OutputLine } from "../Connection.js"
@@ -34,6 +34,21 @@ const REFUSED_FIX =
   "sshd's MaxSessions is below the channel budget: lower MLOPS_MAX_CHANNELS (maxChannels), or raise MaxSessions in the host's sshd_config"
 
 /**
+ * Listen for the exit status and the close at once, in the open callback: a short command can
+ * exit (and its channel close) before the fiber that asked for it resumes.
+ */
+const track = (channel: ClientChannel): OpenChannel => {
+  const ended = Deferred.unsafeMake<ExitStatus | undefined>(FiberId.none)
+  let status: ExitStatus | undefined
+  channel.on("exit", (code: number | null, signal?: string) => {
+    status = exitStatus(code, signal)
+  })
+  channel.on("close", () => Deferred.unsafeDone(ended, Exit.succeed(status)))
+  channel.on("error", () => {})
+  return { channel, ended }
+}
+
+/**
  * One exec request. `onOpen` sees every channel that opens, before it is handed on; `late`
  * says the request was interrupted meanwhile (the caller must release it, not leak it).
  */
@@ -41,22 +56,25 @@ const openRaw = (
   client: Client,
   endpoint: Pick<Endpoint, "alias">,
   line: string,
-  onOpen: (channel: ClientChannel, late: boolean) => void
+  onOpen: (open: OpenChannel, late: boolean) => void
 ) =>
-  Effect.async<ClientChannel, ChannelOpenFailed | ConnectionLost>((resume) => {
+  Effect.async<OpenChannel, ChannelOpenFailed | ConnectionLost>((resume) => {
     let cancelled = false
     try {
       client.exec(line, (error, channel) => {
-        if (!error) onOpen(channel, cancelled)
-        if (cancelled) return
-        if (!error) return resume(Effect.succeed(channel))
-        resume(
-          Effect.fail(
-            isDisconnected(error)
-              ? lost(endpoint, error)
-              : new ChannelOpenFailed({ host: endpoint.alias, reason: messageOf(error) })
+        if (error) {
+          if (cancelled) return
+          return resume(
+            Effect.fail(
+              isDisconnected(error)
+                ? lost(endpoint, error)
+                : new ChannelOpenFailed({ host: endpoint.alias, reason: messageOf(error) })
+            )
           )
-        )
+        }
+        const open = track(channel)
+        onOpen(open, cancelled)
+        if (!cancelled) resume(Effect.succeed(open))
       })
     } catch (error) {
       resume(Effect.fail(lost(endpoint, error)))
@@ -89,17 +107,6 @@ const release = (open: OpenChannel) =>
     )
   })
 
-const track = (channel: ClientChannel): OpenChannel => {
-  const ended = Deferred.unsafeMake<ExitStatus | undefined>(FiberId.none)
-  let status: ExitStatus | undefined
-  channel.on("exit", (code: number | null, signal?: string) => {
-    status = exitStatus(code, signal)
-  })
-  channel.on("close", () => Deferred.unsafeDone(ended, Exit.succeed(status)))
-  channel.on("error", () => {})
-  return { channel, ended }
-}
-
 /**
  * Open an exec channel (retrying while sshd refuses it), released by the scope. Opening is
  * interruptible; a channel that opens after an interruption is released all the same.
@@ -112,12 +119,12 @@ export const openChannel = (
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
       // the channel of an interrupted attempt: released here, it would otherwise hold a slot
-      let opened: ClientChannel | undefined
-      const onOpen = (channel: ClientChannel, late: boolean) => {
-        if (late) Effect.runFork(release(track(channel)))
-        else opened = channel
+      let opened: OpenChannel | undefined
+      const onOpen = (open: OpenChannel, late: boolean) => {
+        if (late) Effect.runFork(release(open))
+        else opened = open
       }
-      const channel = yield* restore(
+      const open = yield* restore(
         openRaw(client, endpoint, line, onOpen).pipe(
           Effect.retry({
             schedule: retryRefused,
@@ -129,8 +136,7 @@ export const openChannel = (
               : e
           )
         )
-      ).pipe(Effect.onInterrupt(() => (opened === undefined ? Effect.void : release(track(opened)))))
-      const open = track(channel)
+      ).pipe(Effect.onInterrupt(() => (opened === undefined ? Effect.void : release(opened))))
       yield* Effect.addFinalizer(() => release(open))
       return open
     })

@@ -246,8 +246,10 @@ const closeClient = (client: Client, closed: Deferred.Deferred<ConnectionLost>) 
 const forwardTo = (via: OpenClient, to: Hop): Effect.Effect<Duplex, ConnectError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<Duplex, ConnectError>((resume) => {
+      let cancelled = false
       try {
         via.client.forwardOut("127.0.0.1", 0, to.hostname, to.port, (error, stream) => {
+          if (cancelled) return error ? undefined : stream.destroy()
           if (error) {
             resume(
               Effect.fail(
@@ -265,6 +267,9 @@ const forwardTo = (via: OpenClient, to: Hop): Effect.Effect<Duplex, ConnectError
       } catch (error) {
         resume(Effect.fail(new ConnectionLost({ host: to.alias, reason: messageOf(error) })))
       }
+      return Effect.sync(() => {
+        cancelled = true
+      })
     }),
     (stream) => Effect.sync(() => stream.destroy())
   )

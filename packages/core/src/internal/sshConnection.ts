@@ -145,14 +145,20 @@ export const make = (
     const forward: Connection["forward"] = (port) =>
       Effect.acquireRelease(
         Effect.async<Duplex, ConnectError | ReturnType<typeof forwardFailure>>((resume) => {
+          let cancelled = false
           try {
             client.forwardOut("127.0.0.1", 0, "127.0.0.1", port, (error, channel) => {
+              // opened after a timeout or interruption: nobody will release it but us
+              if (cancelled) return error ? undefined : channel.destroy()
               if (error) resume(Effect.fail(forwardFailure(endpoint, port, error)))
               else resume(Effect.succeed(asSocketLike(channel)))
             })
           } catch (error) {
             resume(Effect.fail(lost(endpoint, error)))
           }
+          return Effect.sync(() => {
+            cancelled = true
+          })
         }).pipe(
           Effect.timeoutFail({
             duration: defaultTimeout,

@@ -1,14 +1,12 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Option, Stream } from "effect"
+import { Effect, Fiber, Option, Stream } from "effect"
 import type { Connection } from "../../src/Connection.js"
 import { makeConnection } from "../../src/ConnectionPool.js"
 import { make as cmd } from "../../src/RemoteCommand.js"
+import { failureOf, failureTag } from "../support/exits.js"
 import * as Sshd from "../support/Sshd.js"
-
-const tagOf = <A, E extends { _tag: string }>(exit: Exit.Exit<A, E>) =>
-  Exit.isSuccess(exit) ? "Success" : exit.cause._tag === "Fail" ? exit.cause.error._tag : exit.cause._tag
 
 /** Wait until `file` exists (a remote command signalling that it started). */
 const appeared = (file: string) =>
@@ -58,14 +56,11 @@ describe("live channel budget against a smaller MaxSessions", () => {
       const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 8 })
       const holder = yield* holdSlot(conn, sshd.dir)
       const exit = yield* conn.exec(cmd(["true"]), { timeout: "20 seconds" }).pipe(Effect.exit)
-      assert.strictEqual(tagOf(exit), "ChannelOpenFailed")
-      if (
-        Exit.isFailure(exit) &&
-        exit.cause._tag === "Fail" &&
-        exit.cause.error._tag === "ChannelOpenFailed"
-      ) {
-        assert.strictEqual(exit.cause.error.host, "testhost")
-        assert.include(exit.cause.error.fix ?? "", "MaxSessions")
+      assert.strictEqual(failureTag(exit), "ChannelOpenFailed")
+      const refused = failureOf(exit)
+      if (refused?._tag === "ChannelOpenFailed") {
+        assert.strictEqual(refused.host, "testhost")
+        assert.include(refused.fix ?? "", "MaxSessions")
       }
       yield* Fiber.interrupt(holder)
       // the holder's slot is free again once it is interrupted
@@ -83,7 +78,7 @@ describe("live channel budget against a smaller MaxSessions", () => {
       const holder = yield* conn.exec(cmd(["sh", "-c", `touch '${started}'; sleep 2`])).pipe(Effect.fork)
       yield* appeared(started)
       const exit = yield* conn.exec(cmd(["touch", marker]), { timeout: "200 millis" }).pipe(Effect.exit)
-      assert.strictEqual(tagOf(exit), "CommandTimeout")
+      assert.strictEqual(failureTag(exit), "CommandTimeout")
       // the timeout did not wait for a slot: the holder still runs
       assert.isTrue(Option.isNone(yield* Fiber.poll(holder)))
       yield* Fiber.join(holder)

@@ -9,15 +9,9 @@ import { HostNotFound } from "../../src/Errors.js"
 import { HostConfig } from "../../src/HostConfig.js"
 import { Hosts } from "../../src/Hosts.js"
 import { make as cmd } from "../../src/RemoteCommand.js"
+import { failureOf, failureTag } from "../support/exits.js"
 import { isAlive } from "../support/local.js"
 import * as Sshd from "../support/Sshd.js"
-
-const failureTag = <A, E extends { _tag: string }>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail"
-    ? exit.cause.error._tag
-    : Exit.isFailure(exit)
-      ? exit.cause._tag
-      : "Success"
 
 const hostsFor = (host: HostConfig) =>
   Layer.succeed(Hosts, {
@@ -70,13 +64,9 @@ describe("live connect", () => {
       const host = new HostConfig({ ...sshd.hostConfig, identityFiles: [other] })
       const exit = yield* Effect.scoped(ConnectionPool.makeConnection(host)).pipe(Effect.exit)
       assert.strictEqual(failureTag(exit), "AuthenticationFailed")
-      if (
-        Exit.isFailure(exit) &&
-        exit.cause._tag === "Fail" &&
-        exit.cause.error._tag === "AuthenticationFailed"
-      ) {
-        assert.deepStrictEqual(exit.cause.error.tried, [`publickey ${other}`])
-      }
+      const failed = failureOf(exit)
+      if (failed?._tag === "AuthenticationFailed")
+        assert.deepStrictEqual(failed.tried, [`publickey ${other}`])
     })
   )
 
@@ -89,13 +79,10 @@ describe("live connect", () => {
       const host = new HostConfig({ ...sshd.hostConfig, identityFiles: [locked] })
       const without = yield* Effect.scoped(ConnectionPool.makeConnection(host)).pipe(Effect.exit)
       assert.strictEqual(failureTag(without), "ConfigFileError")
-      if (
-        Exit.isFailure(without) &&
-        without.cause._tag === "Fail" &&
-        without.cause.error._tag === "ConfigFileError"
-      ) {
-        assert.strictEqual(without.cause.error.path, locked)
-        assert.include(without.cause.error.fix ?? "", "MLOPS_SSH_PASSPHRASE")
+      const keyError = failureOf(without)
+      if (keyError?._tag === "ConfigFileError") {
+        assert.strictEqual(keyError.path, locked)
+        assert.include(keyError.fix ?? "", "MLOPS_SSH_PASSPHRASE")
       }
       const conn = yield* ConnectionPool.makeConnection(host, { passphrase: "s3cret" })
       assert.strictEqual((yield* conn.exec(cmd(["echo", "in"]))).stdout, "in\n")

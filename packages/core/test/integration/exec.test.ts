@@ -35,6 +35,19 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live 
     })
   )
 
+  it.scoped("the command keeps the default action for SIGINT and SIGQUIT (not ignored)", () =>
+    Effect.gen(function* () {
+      const conn = yield* connect
+      const result = yield* conn.exec(cmd(["grep", "SigIgn", "/proc/self/status"]))
+      const ignored = BigInt(`0x${result.stdout.trim().split(/\s+/)[1]}`)
+      const bit = (signal: number) => (ignored >> BigInt(signal - 1)) & 1n
+      assert.deepStrictEqual([bit(2), bit(3)], [0n, 0n])
+      // and the command can be interrupted with SIGINT, reported as a signal
+      const interrupted = yield* conn.exec(cmd(["sh", "-c", "kill -INT $$; sleep 5"]))
+      assert.deepStrictEqual([interrupted.exitCode, interrupted.signal], [null, "INT"])
+    })
+  )
+
   it.scoped("gives stdin to the command, then EOF", () =>
     Effect.gen(function* () {
       const conn = yield* connect

@@ -2,10 +2,11 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Exit, Schedule } from "effect"
+import { Effect, Schedule } from "effect"
 import { makeConnection } from "../../src/ConnectionPool.js"
 import { make as cmd } from "../../src/RemoteCommand.js"
 import * as Tunnel from "../../src/Tunnel.js"
+import { failureTag } from "../support/exits.js"
 import * as Sshd from "../support/Sshd.js"
 
 const freePort = () =>
@@ -15,9 +16,6 @@ const freePort = () =>
       server.close(() => resolve(port))
     })
   })
-
-const failureTag = <A, E extends { _tag: string }>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : "other"
 
 layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live files and tunnels", (it) => {
   const connect = Effect.flatMap(Sshd.TestSshd, (sshd) => makeConnection(sshd.hostConfig))

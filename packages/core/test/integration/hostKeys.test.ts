@@ -2,18 +2,13 @@ import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Schedule } from "effect"
+import { Effect, Schedule } from "effect"
 import { makeConnection } from "../../src/ConnectionPool.js"
 import { HostConfig } from "../../src/HostConfig.js"
 import * as Hosts from "../../src/Hosts.js"
 import { make as cmd } from "../../src/RemoteCommand.js"
+import { failureOf, failureTag } from "../support/exits.js"
 import * as Sshd from "../support/Sshd.js"
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
-
-const tagOf = <A, E extends { _tag: string }>(exit: Exit.Exit<A, E>) =>
-  failureOf(exit)?._tag ?? (Exit.isSuccess(exit) ? "Success" : "Defect")
 
 /** `[127.0.0.1]:port ssh-ed25519 AAAA...` lines of a known_hosts file, comments dropped. */
 const entries = (file: string) =>
@@ -46,7 +41,7 @@ describe("live host keys", () => {
       const refused = yield* Effect.scoped(
         Effect.flatMap(makeConnection(strict), (conn) => conn.exec(cmd(["touch", marker])))
       ).pipe(Effect.exit)
-      assert.strictEqual(tagOf(refused), "HostKeyUnknown")
+      assert.strictEqual(failureTag(refused), "HostKeyUnknown")
       const unknown = failureOf(refused)
       if (unknown?._tag === "HostKeyUnknown") {
         assert.strictEqual(unknown.port, sshd.port)
@@ -75,7 +70,7 @@ describe("live host keys", () => {
       const changed = yield* Effect.scoped(
         Effect.flatMap(makeConnection(acceptNew), (conn) => conn.exec(cmd(["touch", marker])))
       ).pipe(Effect.exit)
-      assert.strictEqual(tagOf(changed), "HostKeyMismatch")
+      assert.strictEqual(failureTag(changed), "HostKeyMismatch")
       assert.isFalse(fs.existsSync(marker))
     })
   )
@@ -130,7 +125,7 @@ describe("live host keys", () => {
       const exit = yield* Effect.scoped(
         Effect.flatMap(makeConnection(host), (c) => c.exec(cmd(["touch", marker])))
       ).pipe(Effect.exit)
-      assert.strictEqual(tagOf(exit), "HostKeyMismatch")
+      assert.strictEqual(failureTag(exit), "HostKeyMismatch")
       const mismatch = failureOf(exit)
       if (mismatch?._tag === "HostKeyMismatch") assert.strictEqual(mismatch.port, jump.port)
       assert.isFalse(fs.existsSync(marker))
@@ -160,7 +155,7 @@ describe("live host keys", () => {
         ]
       })
       const exit = yield* Effect.scoped(makeConnection(host)).pipe(Effect.exit)
-      assert.strictEqual(tagOf(exit), "HostKeyMismatch")
+      assert.strictEqual(failureTag(exit), "HostKeyMismatch")
       const mismatch = failureOf(exit)
       if (mismatch?._tag === "HostKeyMismatch") assert.strictEqual(mismatch.port, target.port)
     })
@@ -186,7 +181,7 @@ describe("live host keys", () => {
 
       const noAgent = new HostConfig({ ...sshd.hostConfig, identityFiles: [] })
       const exit = yield* Effect.scoped(makeConnection(noAgent)).pipe(Effect.exit)
-      assert.strictEqual(tagOf(exit), "AuthenticationFailed")
+      assert.strictEqual(failureTag(exit), "AuthenticationFailed")
     })
   )
 })

@@ -4,26 +4,7 @@
  */
 import { type Duration, Effect, Fiber, Option, TestClock } from "effect"
 
-export const storyArgv = [
-  "--model-path",
-  "/root/models/Qwen3.6-27B",
-  "--speculative-algorithm",
-  "NEXTN",
-  "--speculative-num-draft-tokens",
-  "1",
-  "--tp",
-  "2"
-] as const
-
-export const fixedArgv = [
-  ...storyArgv,
-  "--mamba-scheduler-strategy",
-  "extra_buffer",
-  "--speculative-num-steps",
-  "1",
-  "--speculative-eagle-topk",
-  "1"
-] as const
+export { fixedArgv, storyArgv } from "./story.js"
 
 const turn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 

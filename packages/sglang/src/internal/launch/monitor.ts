@@ -14,13 +14,22 @@ import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
+import * as Cleanup from "./cleanup.js"
 import { LaunchTimedOut } from "./types.js"
 
 export type Outcome =
   | { readonly _tag: "Ready"; readonly phases: ReadonlyArray<PhaseTiming> }
-  | { readonly _tag: "Failed"; readonly failure: LaunchFailure; readonly phases: ReadonlyArray<PhaseTiming> }
+  | {
+      readonly _tag: "Failed"
+      readonly failure: LaunchFailure
+      readonly phases: ReadonlyArray<PhaseTiming>
+      /** The launcher exited (a crash; follow already killed the rest of its group), rather than went silent (a stall: still running). */
+      readonly exited: boolean
+    }
 
 const decoder = new TextDecoder()
+const EXIT_POLL = "50 millis"
+const ALIVE_POLL = "2 seconds"
 
 export const follow = Effect.fn("Launch.follow")(function* (
   conn: Connection,
@@ -69,12 +78,23 @@ export const follow = Effect.fn("Launch.follow")(function* (
     Effect.as({ _tag: "Ready" as const })
   )
 
-  // kill -0 first: a previous attempt's exit file must not count
-  const death = RemoteProcess.isAlive(conn, proc).pipe(
-    Effect.repeat({ schedule: Schedule.spaced("500 millis"), until: (alive) => !alive }),
+  // The supervisor writes `exit` the moment the launcher ends: a file read (no shell start on
+  // the host) tells a crash within one poll. `kill -0` is the fallback for a supervisor killed
+  // with its group, which writes nothing. (The caller removed any previous attempt's `exit`.)
+  const exited = Effect.gen(function* () {
+    for (;;) {
+      const exit = yield* RemoteProcess.exitStatus(conn, proc)
+      if (exit !== undefined) return exit
+      yield* Effect.sleep(EXIT_POLL)
+    }
+  })
+  const vanished = RemoteProcess.isAlive(conn, proc).pipe(
+    Effect.repeat({ schedule: Schedule.spaced(ALIVE_POLL), until: (alive) => !alive }),
     Effect.zipRight(RemoteProcess.exitStatus(conn, proc)),
-    Effect.map((exit) => ({ _tag: "Died" as const, exit }))
+    // the loser's in-flight exec is cancelled in the background: the failure must not wait for it
+    Effect.disconnect
   )
+  const death = Effect.race(exited, vanished).pipe(Effect.map((exit) => ({ _tag: "Died" as const, exit })))
 
   const stall = Effect.gen(function* () {
     for (;;) {
@@ -101,18 +121,23 @@ export const follow = Effect.fn("Launch.follow")(function* (
     case "Ready":
       return { _tag: "Ready", phases } satisfies Outcome
     case "Stalled":
-      return { _tag: "Failed", failure: classifier.stalled(first.silentMs), phases } satisfies Outcome
+      return {
+        _tag: "Failed",
+        failure: classifier.stalled(first.silentMs),
+        phases,
+        exited: false
+      } satisfies Outcome
     case "Died": {
       // read what the follower had not reached yet: the traceback is usually there
-      const size = (yield* conn.files.stat(proc.logPath))?.size ?? nextOffset
-      if (size > nextOffset) {
-        const rest = decoder.decode(
-          yield* conn.files.read(proc.logPath, { offset: nextOffset, length: size - nextOffset })
-        )
-        const lines = rest.split("\n")
-        if (lines.at(-1) === "") lines.pop()
-        yield* Effect.forEach(lines, feed, { discard: true })
-      }
+      // the launcher is gone: kill what is left of its group while reading (one read to EOF)
+      const [bytes] = yield* Effect.all(
+        [conn.files.read(proc.logPath, { offset: nextOffset }), Effect.ignore(Cleanup.killGroup(conn, proc))],
+        { concurrency: "unbounded" }
+      )
+      const rest = decoder.decode(bytes)
+      const lines = rest.split("\n")
+      if (lines.at(-1) === "") lines.pop()
+      yield* Effect.forEach(lines, feed, { discard: true })
       const exit = first.exit
       const failure = classifier.finish(
         exit === undefined
@@ -125,7 +150,8 @@ export const follow = Effect.fn("Launch.follow")(function* (
       return {
         _tag: "Failed",
         failure: failure ?? classifier.finish({ exitCode: exit?.exitCode ?? 1 }) ?? classifier.stalled(0),
-        phases
+        phases,
+        exited: true
       } satisfies Outcome
     }
   }

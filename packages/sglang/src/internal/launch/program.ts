@@ -113,7 +113,12 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         }
       })
       const logPath = `${runDir}/log`
-      const fromOffset = (yield* conn.files.stat(logPath))?.size ?? 0
+      // the follower polls `exit`: a previous attempt's must not count (an empty one reads as none)
+      const exitFile = `${runDir}/exit`
+      const [logStat] = yield* Effect.all([conn.files.stat(logPath), conn.files.write(exitFile, "")], {
+        concurrency: 2
+      })
+      const fromOffset = logStat?.size ?? 0
       const command = RemoteCommand.make([interpreter, "-m", "sglang.launch_server", ...argv], { env })
       const proc = yield* RemoteProcess.spawnDetached(conn, command, { runDir, logPath })
       yield* emit({
@@ -148,6 +153,10 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         }
         return followed
       }).pipe(
+        // the overall cap: the server is still starting, stop it like a stall
+        Effect.tapErrorTag("LaunchTimedOut", () =>
+          Effect.ignore(RemoteProcess.stop(conn, proc, { grace: "5 seconds" }))
+        ),
         Effect.onInterrupt(() =>
           request.stopOnInterrupt === true ? Effect.ignore(RemoteProcess.stop(conn, proc)) : Effect.void
         )
@@ -174,8 +183,9 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         }
         return deployment
       }
-      // the group may still be alive (stall): stop it; the log stays for diagnose/logs
-      yield* Effect.ignore(RemoteProcess.stop(conn, proc, { grace: "5 seconds" }))
+      // Nothing may stay running; the log stays for diagnose/logs. After a crash follow has
+      // already killed what was left; a stalled server still runs: TERM, then KILL.
+      if (!outcome.exited) yield* Effect.ignore(RemoteProcess.stop(conn, proc, { grace: "5 seconds" }))
       const next = fixesLeft > 0 ? applyFix(argv, outcome.failure.fix, catalogue) : undefined
       yield* emit({ _tag: "AttemptFailed", attempt, failure: outcome.failure, nextArgv: next })
       if (next === undefined) return yield* outcome.failure

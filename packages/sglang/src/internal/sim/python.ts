@@ -11,11 +11,11 @@ import * as Argv from "../../Argv.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
 import * as Gpus from "./gpus.js"
+import { prefix, pythonVersion, sglangDir } from "./paths.js"
 import * as Server from "./server.js"
 import * as Tracebacks from "./tracebacks.js"
 
-export const prefix = "/root/ml-env"
-export const pythonVersion = "3.12.3"
+export { prefix, pythonVersion } from "./paths.js"
 
 const isPython = (argv: ReadonlyArray<string>): boolean => /(^|\/)python(3(\.\d+)?)?$/.test(argv[0] ?? "")
 
@@ -70,7 +70,7 @@ const envProbe = (ctx: FakeHost.ProgramContext, pkg: string) =>
         version: pythonVersion,
         package: pkg,
         packageVersion: pkg === "sglang" ? Server.sglangVersion : null,
-        packageLocation: pkg === "sglang" ? `${prefix}/lib/python3.12/site-packages/sglang` : null
+        packageLocation: pkg === "sglang" ? sglangDir : null
       })
     ),
     0

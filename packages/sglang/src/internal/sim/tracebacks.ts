@@ -8,8 +8,11 @@
 import type { ArgvError } from "../../ArgvErrors.js"
 import type { ViolationRecord } from "../../Rule.js"
 import * as L from "../lifecycleLines.js"
+import { sglangDir as PKG } from "./paths.js"
 
-const PKG = "/root/ml-env/lib/python3.12/site-packages/sglang"
+/** A traceback from `lifecycleLines` (written for a stock install) as this host's Python prints it. */
+const here = (lines: ReadonlyArray<string>): ReadonlyArray<string> =>
+  lines.map((l) => l.replaceAll(L.PKG, PKG))
 
 const frame = (file: string, line: number, fn: string, source: string) => [
   `  File "${PKG}/${file}", line ${line}, in ${fn}`,
@@ -37,8 +40,9 @@ export const argparse = (error: ArgvError): ReadonlyArray<string> => {
   const text = (() => {
     switch (error._tag) {
       case "UnknownFlag":
+        return `unrecognized arguments: ${error.flag}`
       case "UnexpectedArgument":
-        return `unrecognized arguments: ${"flag" in error ? error.flag : ""}`
+        return `unrecognized arguments: ${error.argument}`
       case "AmbiguousFlag":
         return `ambiguous option: ${error.flag} could match ${error.candidates.join(", ")}`
       case "InvalidChoice":
@@ -50,7 +54,10 @@ export const argparse = (error: ArgvError): ReadonlyArray<string> => {
       case "MissingRequired":
         return "the following arguments are required: --model-path/--model"
       case "UnexpectedValue":
-        return `argument ${"flag" in error ? error.flag : ""}: ignored explicit argument`
+        // `--switch=v` fails at once; `--switch v` leaves `v` over, reported last like any stray word
+        return error.inline === false
+          ? `unrecognized arguments: ${error.value}`
+          : `argument ${error.flag}: ignored explicit argument '${error.value}'`
       default:
         return (error as { readonly message: string }).message
     }
@@ -60,13 +67,13 @@ export const argparse = (error: ArgvError): ReadonlyArray<string> => {
 
 /** The first fatal rule violation, as SGLang's launcher prints it (exit 1). */
 export const violation = (v: ViolationRecord, architecture: string | undefined): ReadonlyArray<string> => {
-  if (v.ruleId.startsWith("R24")) return L.mambaValueError(architecture)
+  if (v.ruleId.startsWith("R24")) return here(L.mambaValueError(architecture))
   if (
     v.errorType === "AssertionError" &&
     v.sglangMessage === "" &&
     v.sourceLine?.includes("speculative_eagle_topk")
   )
-    return L.bareAssertion()
+    return here(L.bareAssertion(true))
   const head = v.stage === "check-server-args" ? checkFrames() : postInitFrames("_handle_other_validations")
   const source = v.sourceLine ?? (v.errorType === "AssertionError" ? "assert ..." : `raise ${v.errorType}(`)
   return [
