@@ -16,22 +16,27 @@
 
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
-import { Effect, Exit, Layer, Stream } from "effect"
+import { Effect, Exit, Stream } from "effect"
 import * as Sshd from "../packages/core/test/support/Sshd.js"
 import * as Check from "../packages/sglang/src/Check.js"
 import { qwen36_27b } from "../packages/sglang/src/internal/fixtures/models.js"
 import * as Launch from "../packages/sglang/src/Launch.js"
 import * as Stop from "../packages/sglang/src/Stop.js"
-import * as Standin from "../packages/sglang/test/integration/standin/install.js"
+import type * as Standin from "../packages/sglang/test/integration/standin/install.js"
+import {
+  alias,
+  fixedStory,
+  freePort,
+  liveLayer,
+  removeDeployment,
+  standinEnv,
+  startHost,
+  story
+} from "../packages/sglang/test/integration/support.js"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10)
 const BASELINE_RUNS = Number(process.env.BENCH_BASELINE_RUNS ?? 1)
-const alias = "testhost"
 
 const median = (xs: ReadonlyArray<number>): number => {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -39,34 +44,6 @@ const median = (xs: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 0)} ms`
-
-const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
-
-const story = (modelPath: string) => [
-  "--model-path",
-  modelPath,
-  "--speculative-algorithm",
-  "NEXTN",
-  "--speculative-num-draft-tokens",
-  "1",
-  "--tp",
-  "2"
-]
-const fixes = [
-  "--mamba-scheduler-strategy",
-  "extra_buffer",
-  "--speculative-num-steps",
-  "1",
-  "--speculative-eagle-topk",
-  "1"
-]
 
 const names: Array<string> = []
 const newName = (label: string) => {
@@ -87,8 +64,8 @@ const detectOnce = (standin: Standin.Standin) =>
     const exit = yield* Launch.launch({
       host: alias,
       name: newName("oom"),
-      argv: [...story(standin.modelPath), ...fixes, "--port", String(port), "--mem-fraction-static", "0.99"],
-      env: { STANDIN_PHASE_SECONDS: "0.02", STANDIN_STAMP_FILE: standin.stampFile },
+      argv: [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.99"],
+      env: standinEnv(standin),
       preflight: false
     }).pipe(
       Stream.tap((event) =>
@@ -118,14 +95,7 @@ const pollOnce = (standin: Standin.Standin, sshd: Sshd.Sshd) =>
     const port = yield* freePort
     const dir = fs.mkdtempSync(path.join(standin.dir, "poll-"))
     const started = Date.now()
-    const argv = [
-      ...story(standin.modelPath),
-      ...fixes,
-      "--port",
-      String(port),
-      "--mem-fraction-static",
-      "0.99"
-    ]
+    const argv = [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.99"]
     const script = [
       `export STANDIN_PHASE_SECONDS=0.02 STANDIN_STAMP_FILE=${standin.stampFile}`,
       `nohup ${standin.venv}/bin/python -m sglang.launch_server ${argv.join(" ")} > ${dir}/log 2>&1 < /dev/null &`,
@@ -156,8 +126,8 @@ const overheadOnce = (standin: Standin.Standin) =>
     yield* Launch.launchDeployment({
       host: alias,
       name,
-      argv: [...story(standin.modelPath), ...fixes, "--port", String(port)],
-      env: { STANDIN_PHASE_SECONDS: "0.05", STANDIN_STAMP_FILE: standin.stampFile }
+      argv: fixedStory(standin.modelPath, port),
+      env: standinEnv(standin, "0.05")
     })
     const total = Date.now() - started
     const start = stampsSince(standin, "start", started)[0]
@@ -218,12 +188,9 @@ const program = Effect.gen(function* () {
   for (let i = 0; i < 200; i++) checks.push(yield* checkOnce)
   const checkMedian = median(checks)
 
-  const standin = yield* Standin.install
-  standin.writeHostsFile(alias)
-  const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
-  const live = ConnectionPool.layer().pipe(
-    Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
-  )
+  const host = yield* startHost
+  const { standin, sshd } = host
+  const live = liveLayer(host)
 
   const { detections, overheads, discoveries } = yield* Effect.gen(function* () {
     const detections: Array<{ event: number; error: number }> = []
@@ -271,9 +238,7 @@ const program = Effect.gen(function* () {
   Effect.scoped,
   Effect.ensuring(
     Effect.sync(() => {
-      for (const name of names) {
-        fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), { recursive: true, force: true })
-      }
+      for (const name of names) removeDeployment(name)
     })
   )
 )

@@ -29,7 +29,11 @@ export class ConnectionPool extends Context.Tag("@mlops/core/ConnectionPool")<
  * @category models
  */
 export interface ConnectionOptions {
-  /** Session channels open at once per connection (sshd's MaxSessions defaults to 10). Default 8. */
+  /**
+   * Session channels open at once per connection (sshd's MaxSessions defaults to 10). Default 8.
+   * If the host's MaxSessions is lower, refused opens are retried (jittered, for about 10 s, cut
+   * short by the command's timeout) and then fail with `ChannelOpenFailed` naming the fix.
+   */
   readonly maxChannels?: number
   /** Default timeout of each command and remote step. Default 30 seconds. */
   readonly commandTimeout?: Duration.DurationInput

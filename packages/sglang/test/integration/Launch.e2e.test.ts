@@ -8,52 +8,33 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
 import { Context, Effect, Exit, Layer, Stream } from "effect"
-import * as Sshd from "../../../core/test/support/Sshd.js"
+import type * as Sshd from "../../../core/test/support/Sshd.js"
 import * as Launch from "../../src/Launch.js"
 import * as Stop from "../../src/Stop.js"
-import * as Standin from "./standin/install.js"
+import type * as Standin from "./standin/install.js"
+import {
+  alias,
+  deploymentDir,
+  standinEnv as env,
+  fixedStory,
+  freePort,
+  liveLayer,
+  removeDeployment,
+  startHost,
+  story as storyOf
+} from "./support.js"
 
 class E2E extends Context.Tag("test/E2E")<
   E2E,
   { readonly standin: Standin.Standin; readonly sshd: Sshd.Sshd }
 >() {}
 
-const alias = "testhost"
-
-const environment = Layer.scoped(
-  E2E,
-  Effect.gen(function* () {
-    const standin = yield* Standin.install
-    standin.writeHostsFile(alias)
-    const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
-    return { standin, sshd }
-  })
+const TestLayer = Layer.unwrapEffect(Effect.map(E2E, liveLayer)).pipe(
+  Layer.provideMerge(Layer.scoped(E2E, startHost))
 )
-
-const pool = Layer.unwrapEffect(
-  Effect.map(E2E, ({ sshd, standin }) =>
-    ConnectionPool.layer().pipe(
-      Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
-    )
-  )
-)
-
-const TestLayer = pool.pipe(Layer.provideMerge(environment))
-
-const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 /** A listener in this process holding `port` for the scope (the "other process" on the host). */
 const holdPort = (port: number) =>
@@ -79,47 +60,17 @@ const standinProcesses = (port: number): Array<string> => {
   }
 }
 
-const fixedStory = (modelPath: string, port: number) => [
-  "--model-path",
-  modelPath,
-  "--speculative-algorithm",
-  "NEXTN",
-  "--speculative-num-draft-tokens",
-  "1",
-  "--tp",
-  "2",
-  "--port",
-  String(port),
-  "--mamba-scheduler-strategy",
-  "extra_buffer",
-  "--speculative-num-steps",
-  "1",
-  "--speculative-eagle-topk",
-  "1"
-]
-
 /** A fresh deployment name; afterwards (even when an assertion failed) it is stopped and its on-host directory removed. */
 const deploymentName = (label: string) =>
   Effect.acquireRelease(
     Effect.sync(() => `e2e-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`),
     (name) =>
-      Stop.stop(alias, name).pipe(
-        Effect.ignore,
-        Effect.zipRight(
-          Effect.sync(() =>
-            fs.rmSync(path.join(os.homedir(), ".mlops", "deployments", name), {
-              recursive: true,
-              force: true
-            })
-          )
-        )
-      )
+      Stop.stop(alias, name).pipe(Effect.ignore, Effect.zipRight(Effect.sync(() => removeDeployment(name))))
   )
 
-const env = (standin: Standin.Standin) => ({
-  STANDIN_PHASE_SECONDS: "0.02",
-  STANDIN_STAMP_FILE: standin.stampFile
-})
+/** Launch on the test host and return its typed failure (throws if it succeeded or died). */
+const launchFailure = (request: Omit<Launch.LaunchRequest, "host">) =>
+  Launch.launchDeployment({ host: alias, ...request }).pipe(Effect.exit, Effect.map(failureOf))
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) throw new Error("expected the launch to fail, it succeeded")
@@ -178,14 +129,7 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         const port = yield* freePort
         const name = yield* deploymentName("oom")
         const argv = [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.99"]
-        const exit = yield* Launch.launchDeployment({
-          host: alias,
-          name,
-          argv,
-          env: env(standin),
-          preflight: false
-        }).pipe(Effect.exit)
-        const failure = failureOf(exit)
+        const failure = yield* launchFailure({ name, argv, env: env(standin), preflight: false })
         assert.strictEqual(failure._tag, "OOM")
         if (failure._tag !== "OOM") return
         assert.strictEqual(failure.process, "TP1")
@@ -193,7 +137,7 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         assert.isTrue(failure.evidence.some((e) => e.text.includes("CUDA out of memory")))
         assert.deepStrictEqual(standinProcesses(port), [])
         // the log is kept on the host
-        const log = path.join(os.homedir(), ".mlops", "deployments", name, "log")
+        const log = path.join(deploymentDir(name), "log")
         assert.isTrue(fs.readFileSync(log, "utf8").includes("Scheduler hit an exception"))
       })
     )
@@ -203,31 +147,19 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         const { standin } = yield* E2E
         const port = yield* freePort
         const name = yield* deploymentName("story")
-        const story = ["--model-path", standin.modelPath, "--speculative-algorithm", "NEXTN"]
-        const rest = ["--speculative-num-draft-tokens", "1", "--tp", "2", "--port", String(port)]
-        const first = failureOf(
-          yield* Launch.launchDeployment({
-            host: alias,
-            name,
-            argv: [...story, ...rest],
-            env: env(standin),
-            preflight: false
-          }).pipe(Effect.exit)
-        )
+        const story = [...storyOf(standin.modelPath), "--port", String(port)]
+        const first = yield* launchFailure({ name, argv: story, env: env(standin), preflight: false })
         assert.strictEqual(first._tag, "MissingSchedulerStrategy")
         if (first._tag !== "MissingSchedulerStrategy") return
         assert.strictEqual(first.fix?.flags?.["--mamba-scheduler-strategy"], "extra_buffer")
 
-        const second = failureOf(
-          yield* Launch.launchDeployment({
-            host: alias,
-            name,
-            argv: [...story, ...rest, "--mamba-scheduler-strategy", "extra_buffer"],
-            env: env(standin),
-            preflight: false,
-            replace: true
-          }).pipe(Effect.exit)
-        )
+        const second = yield* launchFailure({
+          name,
+          argv: [...story, "--mamba-scheduler-strategy", "extra_buffer"],
+          env: env(standin),
+          preflight: false,
+          replace: true
+        })
         assert.strictEqual(second._tag, "AssertionFailure")
         if (second._tag !== "AssertionFailure") return
         assert.include(second.source, "speculative_eagle_topk is None")
@@ -245,23 +177,13 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
           const name = yield* deploymentName("port")
           const argv = fixedStory(standin.modelPath, port)
 
-          const preflight = failureOf(
-            yield* Launch.launchDeployment({ host: alias, name, argv, env: env(standin) }).pipe(Effect.exit)
-          )
+          const preflight = yield* launchFailure({ name, argv, env: env(standin) })
           assert.strictEqual(preflight._tag, "PortUnavailable")
           if (preflight._tag !== "PortUnavailable") return
           assert.strictEqual(preflight.port, port)
           assert.strictEqual(preflight.pid, process.pid)
 
-          const runtime = failureOf(
-            yield* Launch.launchDeployment({
-              host: alias,
-              name,
-              argv,
-              env: env(standin),
-              preflight: false
-            }).pipe(Effect.exit)
-          )
+          const runtime = yield* launchFailure({ name, argv, env: env(standin), preflight: false })
           assert.strictEqual(runtime._tag, "PortInUse")
           if (runtime._tag !== "PortInUse") return
           assert.strictEqual(runtime.port, port)

@@ -7,6 +7,7 @@
  */
 import { FakeHost } from "@mlops/core"
 import { Effect } from "effect"
+import type * as Rule from "../../Rule.js"
 
 /** RTX A6000: 48 GB (49140 MiB), compute capability 8.6. */
 export const gpus: ReadonlyArray<FakeHost.FakeGpu> = [0, 1].map((index) => ({
@@ -17,6 +18,13 @@ export const gpus: ReadonlyArray<FakeHost.FakeGpu> = [0, 1].map((index) => ({
   uuid: `GPU-5a1e0000-0000-4000-8000-00000000000${index}`,
   computeCapability: "8.6"
 }))
+
+/** The same GPUs as the rules see them (what preflight would learn from nvidia-smi). */
+export const forRules: Rule.Gpus = {
+  count: gpus.length,
+  computeCapability: gpus[0]!.computeCapability ?? "8.6",
+  memoryMiB: gpus[0]!.memoryTotalMiB
+}
 
 /** What a fresh GPU shows as used (driver/context), MiB. */
 const idleUsedMiB = 4

@@ -34,15 +34,10 @@ const remoteCheck = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>) 
       return 1
     }
     const traits = yield* Effect.orDie(ModelTraits.fromJson(configText))
-    const gpu = Gpus.gpus[0]!
     const resolved = yield* Effect.either(
       Resolve.resolve(args, explicit, {
         traits,
-        gpus: {
-          count: Gpus.gpus.length,
-          computeCapability: gpu.computeCapability ?? "8.6",
-          memoryMiB: gpu.memoryTotalMiB
-        },
+        gpus: Gpus.forRules,
         env: ctx.env,
         version: Server.sglangVersion
       })

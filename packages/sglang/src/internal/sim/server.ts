@@ -73,16 +73,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     }
     const traits = yield* Effect.orDie(ModelTraits.fromJson(configText, `${args.model_path}/config.json`))
     const gpu = Gpus.gpus[0]!
-    const ctxResolve = {
-      traits,
-      gpus: {
-        count: Gpus.gpus.length,
-        computeCapability: gpu.computeCapability ?? "8.6",
-        memoryMiB: gpu.memoryTotalMiB
-      },
-      env: ctx.env,
-      version: sglangVersion
-    }
+    const ctxResolve = { traits, gpus: Gpus.forRules, env: ctx.env, version: sglangVersion }
     const resolved = Resolve.resolveEither(args, explicit, ctxResolve)
     // model-init checks fail later, in the scheduler ranks (the child-failure path)
     const first = Either.isLeft(resolved) ? resolved.left.violations[0] : undefined
