@@ -1,9 +1,10 @@
 /**
  * Typed helpers over a connection's sftp file operations: text, JSON through a Schema,
- * existence, and reading from a byte offset.
+ * existence, reading from a byte offset, and uploading a local file.
  *
  * @since 0.1.0
  */
+import * as fs from "node:fs/promises"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Connection } from "./Connection.js"
 import { type ConnectError, RemoteFileError } from "./Errors.js"
@@ -85,3 +86,34 @@ export const readFrom = (
     bytes,
     nextOffset: offset + bytes.length
   }))
+
+/**
+ * Copy a local file to the host (parents created), keeping its permission bits unless `mode`
+ * is given. A local file that cannot be read is a RemoteFileError naming the local path.
+ *
+ * @category writing
+ */
+export const upload = Effect.fn("RemoteFiles.upload")(function* (
+  conn: Connection,
+  localPath: string,
+  remotePath: string,
+  options: { readonly mode?: number } = {}
+) {
+  const local = yield* Effect.tryPromise({
+    try: async () => ({ data: await fs.readFile(localPath), mode: (await fs.stat(localPath)).mode & 0o777 }),
+    catch: (cause) =>
+      new RemoteFileError({
+        host: "localhost",
+        path: localPath,
+        operation: "upload (reading the local file)",
+        reason: cause instanceof Error ? cause.message : String(cause),
+        notFound: (cause as { readonly code?: unknown }).code === "ENOENT"
+      })
+  })
+  yield* conn.files.write(remotePath, local.data, { mode: options.mode ?? local.mode })
+}) as (
+  conn: Connection,
+  localPath: string,
+  remotePath: string,
+  options?: { readonly mode?: number }
+) => Effect.Effect<void, FileError>

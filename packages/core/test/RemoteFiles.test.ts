@@ -1,3 +1,6 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { ConnectionPool } from "../src/ConnectionPool.js"
@@ -50,6 +53,21 @@ describe("RemoteFiles", () => {
       assert.deepStrictEqual([new TextDecoder().decode(bytes), nextOffset], ["456", 7])
       const rest = yield* RemoteFiles.readFrom(conn, "/tmp/t.txt", 8)
       assert.deepStrictEqual([new TextDecoder().decode(rest.bytes), rest.nextOffset], ["89", 10])
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("upload copies a local file's bytes; a missing local file names its path", () =>
+    Effect.gen(function* () {
+      const conn = yield* setup
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-upload-"))
+      const local = path.join(dir, "run.sh")
+      const bytes = Uint8Array.from([0x23, 0x21, 0xff, 0x00, 0x0a])
+      fs.writeFileSync(local, bytes)
+      yield* RemoteFiles.upload(conn, local, "~/bin/run.sh")
+      assert.deepStrictEqual([...(yield* conn.files.read("~/bin/run.sh"))], [...bytes])
+      const missing = yield* Effect.flip(RemoteFiles.upload(conn, path.join(dir, "nope"), "~/x"))
+      assert.isTrue(missing._tag === "RemoteFileError" && missing.notFound && missing.path.endsWith("nope"))
+      fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(layer()))
   )
 })

@@ -5,6 +5,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { makeConnection } from "../../src/ConnectionPool.js"
 import { make as cmd } from "../../src/RemoteCommand.js"
+import * as RemoteFiles from "../../src/RemoteFiles.js"
 import * as Tunnel from "../../src/Tunnel.js"
 import { failureTag } from "../support/exits.js"
 import * as Sshd from "../support/Sshd.js"
@@ -46,6 +47,22 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live 
       const home = (yield* conn.exec(cmd(["sh", "-c", "cd && pwd -P"]))).stdout.trim()
       assert.strictEqual(yield* conn.files.resolvePath("~/x/y"), `${home}/x/y`)
       assert.strictEqual(yield* conn.files.resolvePath("/abs"), "/abs")
+    })
+  )
+
+  it.scoped("uploads a local file with its bytes and permission bits", () =>
+    Effect.gen(function* () {
+      const sshd = yield* Sshd.TestSshd
+      const conn = yield* connect
+      const local = path.join(sshd.dir, "upload-src.sh")
+      fs.writeFileSync(local, "#!/bin/sh\necho ok\n", { mode: 0o750 })
+      fs.chmodSync(local, 0o750)
+      const remote = path.join(sshd.dir, "uploaded", "run.sh")
+      yield* RemoteFiles.upload(conn, local, remote)
+      assert.strictEqual(fs.readFileSync(remote, "utf8"), "#!/bin/sh\necho ok\n")
+      assert.strictEqual(fs.statSync(remote).mode & 0o777, 0o750)
+      const ran = yield* conn.exec(cmd([remote]))
+      assert.strictEqual(ran.stdout, "ok\n")
     })
   )
 
