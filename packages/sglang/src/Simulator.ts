@@ -11,6 +11,10 @@
  *   when the memory model says so, and serves `/health`, `/v1/models`, `/generate`,
  *   `/server_info`, `/model_info`.
  *
+ * The simulated host lives in the process that provides `layer`: every `mlops ... --host sim`
+ * run starts a fresh one, so `mlops status --host sim` after `mlops launch --host sim` shows
+ * nothing. Chain steps on one sim by using the library in a single program.
+ *
  * Launch-time knobs (set them in the launch's `env`): `MLOPS_SIM_TIME_SCALE` (default 0.05,
  * a launch takes ~4 s of Clock time), `MLOPS_SIM_HANG=<phase>` (hang when that phase starts).
  *

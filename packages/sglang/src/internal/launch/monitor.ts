@@ -1,8 +1,10 @@
 /**
  * Following a starting server: its log through the classifier (every event reported as it
- * happens, phase timings on the Clock), raced against the death of its process group, a
- * stall timer (no new phase for `stallTimeout`) and the overall cap. Ends with "ready" or a
- * typed failure; the log is read to its end after a death so the traceback is never missed.
+ * happens, phase timings on the Clock), raced against the death of its launcher (the `exit`
+ * file, polled as a cheap file read), a stall timer (no new phase for `stallTimeout`) and the
+ * overall cap. Ends with "ready" or a typed failure. After a death the rest of its group is
+ * killed (no grace: it crashed) while the log is read to its end, so the traceback is never
+ * missed and nothing is left running when the failure is returned.
  *
  * @internal
  */
@@ -128,16 +130,19 @@ export const follow = Effect.fn("Launch.follow")(function* (
         exited: false
       } satisfies Outcome
     case "Died": {
-      // read what the follower had not reached yet: the traceback is usually there
-      // the launcher is gone: kill what is left of its group while reading (one read to EOF)
-      const [bytes] = yield* Effect.all(
-        [conn.files.read(proc.logPath, { offset: nextOffset }), Effect.ignore(Cleanup.killGroup(conn, proc))],
-        { concurrency: "unbounded" }
+      // The launcher is gone: kill what is left of its group while reading the log to its end
+      // (one read; it no longer grows). The traceback is usually there: feed it at once.
+      const readRest = conn.files.read(proc.logPath, { offset: nextOffset }).pipe(
+        Effect.flatMap((bytes) => {
+          const lines = decoder.decode(bytes).split("\n")
+          if (lines.at(-1) === "") lines.pop()
+          return Effect.forEach(lines, feed, { discard: true })
+        })
       )
-      const rest = decoder.decode(bytes)
-      const lines = rest.split("\n")
-      if (lines.at(-1) === "") lines.pop()
-      yield* Effect.forEach(lines, feed, { discard: true })
+      yield* Effect.all([readRest, Effect.ignore(Cleanup.killGroup(conn, proc))], {
+        concurrency: 2,
+        discard: true
+      })
       const exit = first.exit
       const failure = classifier.finish(
         exit === undefined
