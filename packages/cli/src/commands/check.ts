@@ -6,13 +6,11 @@
  */
 import { Command, Options } from "@effect/cli"
 import * as Check from "@mlops/sglang/Check"
-import { Console, Data, Effect, Option } from "effect"
+import { Console, Effect, Option } from "effect"
 import { bold, green, type Style, TerminalStyle } from "../render/style.js"
-import { handle, json, MlopsWords, printJson, SglangFlags } from "./shared.js"
+import { handle, json, MlopsWords, printJson, SglangFlags, UsageError } from "./shared.js"
 
 /** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
-export class CheckUsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
-
 /** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
 export const parseGiB = (text: string): number | undefined => {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m)?\s*$/i.exec(text)
@@ -81,7 +79,7 @@ export const check = Command.make("check", options, (options) =>
       context,
       Effect.gen(function* () {
         if (Option.isSome(parsed.host) === Option.isSome(parsed.modelConfig)) {
-          return yield* new CheckUsageError({
+          return yield* new UsageError({
             message: "give either --host <alias> or --model-config <config.json>"
           })
         }
@@ -91,7 +89,7 @@ export const check = Command.make("check", options, (options) =>
         } else {
           const memory = Option.map(parsed.gpuMemory, parseGiB)
           if (Option.isSome(memory) && memory.value === undefined) {
-            return yield* new CheckUsageError({ message: "--gpu-memory expects e.g. 48GiB or 49152MiB" })
+            return yield* new UsageError({ message: "--gpu-memory expects e.g. 48GiB or 49152MiB" })
           }
           const gpus: Check.GpuFacts = {
             ...(Option.isSome(parsed.gpus) ? { count: parsed.gpus.value } : {}),

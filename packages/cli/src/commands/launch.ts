@@ -5,10 +5,10 @@
  */
 import { Command, Options } from "@effect/cli"
 import * as Launch from "@mlops/sglang/Launch"
-import { Clock, Console, Data, Effect, Option, Ref, Stream } from "effect"
+import { Clock, Console, Effect, Option, Ref, Stream } from "effect"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
-import { handle, host, json, MlopsWords, printJson, SglangFlags } from "./shared.js"
+import { handle, host, json, MlopsWords, printJson, SglangFlags, UsageError } from "./shared.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
@@ -41,9 +41,6 @@ const options = {
     Options.withDescription("Keep a local tunnel to the server open until Ctrl-C")
   )
 }
-
-/** A malformed `--env` entry, or no SGLang flags. */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 /** `K=V` entries to a record; the first `=` splits. */
 export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<string, string>, UsageError> =>

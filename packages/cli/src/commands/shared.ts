@@ -3,7 +3,7 @@
  * failure into its rendering plus the exit code of its class.
  */
 import { Options } from "@effect/cli"
-import { Console, Context, Data, Effect } from "effect"
+import { Console, Context, Data, Effect, Schema } from "effect"
 import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
 import * as Json from "../render/json.js"
@@ -26,6 +26,9 @@ export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/Sg
 export class MlopsWords extends Context.Reference<MlopsWords>()("@mlops/cli/MlopsWords", {
   defaultValue: (): ReadonlyArray<string> => []
 }) {}
+
+/** A command line mlops cannot act on (a malformed option value, no SGLang flags); the message says how to fix it. */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
 
 /** The command is over; exit with `code` (its output is already printed). */
 export class CommandExit extends Data.TaggedError("CommandExit")<{ readonly code: number }> {}
