@@ -29,7 +29,6 @@ import {
   fixedStory,
   freePort,
   liveLayer,
-  removeDeployment,
   standinEnv,
   startHost,
   story
@@ -234,14 +233,9 @@ const program = Effect.gen(function* () {
   console.log(
     `    baseline: both problems met at runtime (two failed launches of the stand-in, mlops detection): median ${ms(discoveryMedian)}; ratio ${(discoveryMedian / checkMedian).toFixed(0)}x`
   )
-}).pipe(
-  Effect.scoped,
-  Effect.ensuring(
-    Effect.sync(() => {
-      for (const name of names) removeDeployment(name)
-    })
-  )
-)
+  // deployments live in the stand-in's state directory (hosts.json `stateDir`), removed with
+  // its temp dir when the scope closes
+}).pipe(Effect.scoped)
 
 Effect.runPromise(program).then(
   () => process.exit(0),

@@ -152,6 +152,8 @@ export interface FakeHostSpec {
   /** `HostConfig.python`. */
   readonly python?: string
   readonly tags?: ReadonlyArray<string>
+  /** `HostConfig.stateDir`; default `~/.mlops`. */
+  readonly stateDir?: string
 }
 
 /** One row of the process table. @category models */

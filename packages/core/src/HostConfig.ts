@@ -1,6 +1,6 @@
 /**
  * What mlops knows about one host after resolving its alias: the ssh_config facts plus the
- * mlops hosts file (python environment, tags).
+ * mlops hosts file (python environment, tags, remote state directory).
  *
  * @since 0.1.0
  */
@@ -28,6 +28,13 @@ export const JumpHost: Schema.Schema<JumpHost> = Schema.Struct({
   identityFiles: Schema.Array(Schema.String)
 })
 
+/**
+ * Where mlops keeps its state on a host when the hosts file says nothing (`stateDir`).
+ *
+ * @category constants
+ */
+export const defaultStateDir = "~/.mlops"
+
 /** @category models */
 export class HostConfig extends Schema.Class<HostConfig>("HostConfig")({
   /** The name the user typed (`ct129`). */
@@ -50,6 +57,12 @@ export class HostConfig extends Schema.Class<HostConfig>("HostConfig")({
   /** From the mlops hosts file: the Python environment (a venv/conda prefix or an interpreter). */
   python: Schema.optional(Schema.String),
   tags: Schema.Array(Schema.String),
+  /**
+   * From the mlops hosts file: the directory on the host where mlops keeps its state
+   * (deployments live in `<stateDir>/deployments/<name>/`). Absolute or `~/`-relative;
+   * default `~/.mlops` (`defaultStateDir`).
+   */
+  stateDir: Schema.optionalWith(Schema.String, { default: () => defaultStateDir }),
   /** Where the host came from, for messages: a file path, or "built-in". */
   source: Schema.String
 }) {}

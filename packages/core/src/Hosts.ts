@@ -18,12 +18,14 @@
  * The mlops hosts file (default `$MLOPS_HOME/hosts.json`, MLOPS_HOME default `~/.mlops`)
  * adds per-alias facts, and can define hosts that ssh_config does not know. Its
  * `hostname`/`user`/`port`/`identityFile` act like `ssh -o` options: they win over
- * ssh_config, and its keys are tried before ssh_config's. Unknown fields are an error.
+ * ssh_config, and its keys are tried before ssh_config's. `stateDir` is the directory ON THE
+ * HOST where mlops keeps its state (deployments in `<stateDir>/deployments/<name>/`): absolute
+ * or starting with `~/`, default `~/.mlops`. Unknown fields are an error.
  *
  * ```json
  * {
  *   "hosts": {
- *     "ct129": { "python": "/opt/venvs/sglang", "tags": ["h100", "prod"] },
+ *     "ct129": { "python": "/opt/venvs/sglang", "tags": ["h100", "prod"], "stateDir": "/scratch/mlops" },
  *     "lab": { "hostname": "127.0.0.1", "port": 2222, "user": "me", "identityFile": "~/.ssh/lab" }
  *   }
  * }
@@ -73,7 +75,7 @@ export interface HostsOptions {
   readonly agentSocket?: string
 }
 
-/** The mlops hosts file schema (`{ hosts: { [alias]: { python?, tags?, hostname?, user?, port?, identityFile? } } }`). @category models */
+/** The mlops hosts file schema (`{ hosts: { [alias]: { python?, tags?, stateDir?, hostname?, user?, port?, identityFile? } } }`). @category models */
 export const HostsFile = internalHostsFile.HostsFile
 
 const localUserName = (): string => {

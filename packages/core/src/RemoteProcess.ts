@@ -9,6 +9,7 @@
 import { Duration, Effect, Schedule } from "effect"
 import type { Connection, DetachedInfo, DetachedOptions, ExitStatus } from "./Connection.js"
 import { type CommandError, type ConnectError, ProcessError, type RemoteFileError } from "./Errors.js"
+import * as Liveness from "./internal/groupLiveness.js"
 import * as RemoteCommand from "./RemoteCommand.js"
 
 /** @category models */
@@ -42,12 +43,67 @@ export const spawnDetached = (
 const sendSignal = (conn: Connection, pgid: number, signal: string) =>
   conn.exec(RemoteCommand.make(["kill", "-s", signal, "--", `-${pgid}`]), { timeout: SIGNAL_TIMEOUT })
 
-/** True while any process of the group lives (`kill -s 0 -- -PGID` exits 0). @category inspecting */
+/**
+ * True while some process of the group runs. Zombies do not count: they hold no memory, GPU or
+ * port, and hosts whose init reaps slowly (or never: Docker without `--init`) keep them. One
+ * exec of `ps -A -o pgid= -o stat=`; where `ps` is missing or unusable, `kill -s 0 -- -PGID`
+ * (which counts zombies).
+ *
+ * @category inspecting
+ */
 export const isAlive = (
   conn: Connection,
   proc: { readonly pgid: number }
 ): Effect.Effect<boolean, CommandError> =>
-  Effect.map(sendSignal(conn, proc.pgid, "0"), (result) => result.exitCode === 0)
+  conn.exec(RemoteCommand.make(Liveness.psArgv), { timeout: SIGNAL_TIMEOUT }).pipe(
+    Effect.flatMap((table) => {
+      const runs = table.exitCode === 0 ? Liveness.groupRuns(table.stdout, proc.pgid) : undefined
+      return runs !== undefined
+        ? Effect.succeed(runs)
+        : Effect.map(sendSignal(conn, proc.pgid, "0"), (result) => result.exitCode === 0)
+    })
+  )
+
+/** How `kill` left the group. @category models */
+export type KillOutcome = "gone" | "still-running"
+
+const KILL_POLL = Duration.millis(50)
+
+/**
+ * SIGKILL the whole group at once (no grace: for what is left of something already failed)
+ * and wait up to `within` (default 5 s) until none of it runs, zombies aside (see `isAlive`).
+ * One round trip where the host has a POSIX shell; otherwise `kill`, then `isAlive` polls.
+ * Fails only with the connection's errors.
+ *
+ * @category stopping
+ */
+export const kill = Effect.fn("RemoteProcess.kill")(function* (
+  conn: Connection,
+  proc: { readonly pgid: number },
+  options: { readonly within?: Duration.DurationInput } = {}
+) {
+  yield* Effect.annotateCurrentSpan({ host: conn.host.alias, pgid: proc.pgid })
+  const within = Duration.decode(options.within ?? "5 seconds")
+  const polls = Math.max(1, Math.ceil(Duration.toMillis(within) / Duration.toMillis(KILL_POLL)))
+  const pgid = String(proc.pgid)
+  const result = yield* conn.exec(
+    RemoteCommand.make(["sh", "-c", Liveness.killAndConfirmScript, "mlops-kill", pgid, String(polls)]),
+    { timeout: Duration.sum(within, Duration.decode(SIGNAL_TIMEOUT)) }
+  )
+  if (result.exitCode === 0) return "gone" satisfies KillOutcome
+  if (result.exitCode !== 127) return "still-running" satisfies KillOutcome
+  // no shell (fake hosts): the same steps, one exec each
+  yield* sendSignal(conn, proc.pgid, "KILL")
+  return yield* isAlive(conn, proc).pipe(
+    Effect.repeat({ schedule: Schedule.spaced(KILL_POLL), until: (alive) => !alive }),
+    Effect.as<KillOutcome>("gone"),
+    Effect.timeoutTo({ duration: within, onSuccess: (o) => o, onTimeout: (): KillOutcome => "still-running" })
+  )
+}) as (
+  conn: Connection,
+  proc: { readonly pgid: number },
+  options?: { readonly within?: Duration.DurationInput }
+) => Effect.Effect<KillOutcome, CommandError>
 
 /** `code 3` / `signal TERM` (a bare number is read as an exit code). */
 export const parseExitFile = (text: string): ExitStatus | undefined => {

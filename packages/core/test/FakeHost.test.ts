@@ -156,6 +156,31 @@ describe("FakeHost", () => {
     )
   )
 
+  it.effect("ps prints the process table (pgid and state columns, header only when named)", () =>
+    withHost(
+      (conn) =>
+        Effect.gen(function* () {
+          const info = yield* conn.spawnDetached(cmd(["parent"]), { runDir: "~/run" })
+          yield* TestClock.adjust("1 millis")
+          const table = yield* conn.exec(cmd(["ps", "-A", "-o", "pgid=", "-o", "stat="]))
+          assert.strictEqual(table.exitCode, 0)
+          const rows = table.stdout.trim().split("\n")
+          // parent, its child, and ps itself (in a group of its own)
+          assert.deepStrictEqual(rows.slice(0, 2), [`${info.pgid} S`, `${info.pgid} S`])
+          assert.strictEqual(rows.length, 3)
+          const named = yield* conn.exec(cmd(["ps", "-e", "-o", "pid,pgid=GROUP"]))
+          assert.deepStrictEqual(named.stdout.split("\n")[0], "PID GROUP")
+          assert.strictEqual((yield* conn.exec(cmd(["ps", "-o", "nope="]))).exitCode, 1)
+        }),
+      [
+        {
+          match: "parent",
+          run: (ctx) => Effect.zipRight(ctx.spawn(cmd(["sleep", "infinity"])), Effect.never)
+        }
+      ]
+    )
+  )
+
   it.effect("spawnDetached writes pid/pgid/log/exit and survives a dropped connection", () =>
     withHost(
       (conn, host) =>

@@ -233,7 +233,7 @@ describe("Hosts", () => {
         ".ssh/config": sshConfig("Host gpu-1", "  HostName 127.0.0.5", "Host *", "  User fallback"),
         ".mlops/hosts.json": JSON.stringify({
           hosts: {
-            "gpu-1": { python: "/opt/venvs/sglang", tags: ["h100", "prod"] },
+            "gpu-1": { python: "/opt/venvs/sglang", tags: ["h100", "prod"], stateDir: "/scratch/mlops" },
             lab: { hostname: "127.0.0.1", port: 2222, user: "me", identityFile: "~/.ssh/lab" }
           }
         })
@@ -242,6 +242,7 @@ describe("Hosts", () => {
       const gpu = yield* hosts.resolve("gpu-1")
       assert.strictEqual(gpu.python, "/opt/venvs/sglang")
       assert.deepStrictEqual(gpu.tags, ["h100", "prod"])
+      assert.strictEqual(gpu.stateDir, "/scratch/mlops")
       assert.strictEqual(gpu.hostname, "127.0.0.5")
       assert.strictEqual(gpu.user, "fallback")
       const lab = yield* hosts.resolve("lab")
@@ -250,6 +251,7 @@ describe("Hosts", () => {
       assert.strictEqual(lab.user, "me")
       assert.deepStrictEqual(lab.identityFiles, [join(home, ".ssh/lab")])
       assert.strictEqual(lab.source, join(home, ".mlops/hosts.json"))
+      assert.strictEqual(lab.stateDir, "~/.mlops", "the default state directory")
       const listed = yield* hosts.list
       assert.deepStrictEqual(
         listed.map((h) => h.alias),
@@ -295,7 +297,11 @@ describe("Hosts", () => {
       const cases = [
         ["{ not json", "JSON"],
         [JSON.stringify({ hosts: { a: { port: "22" } } }), "port"],
-        [JSON.stringify({ hosts: { a: { pyton: "/usr/bin/python3" } } }), "pyton"]
+        [JSON.stringify({ hosts: { a: { pyton: "/usr/bin/python3" } } }), "pyton"],
+        [
+          JSON.stringify({ hosts: { a: { stateDir: "scratch/mlops" } } }),
+          "an absolute path or one starting with ~/"
+        ]
       ] as const
       for (const [text, problem] of cases) {
         const home = makeHome({ ".ssh/config": sshConfig("Host a"), ".mlops/hosts.json": text })

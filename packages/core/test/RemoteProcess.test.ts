@@ -101,7 +101,7 @@ describe("RemoteProcess", () => {
       assert.deepStrictEqual(yield* RemoteProcess.exitStatus(conn, proc), { exitCode: null, signal: "KILL" })
       const signals = (yield* host.journal)
         .map((e) => e.command.argv.slice(0, 3).join(" "))
-        .filter((c) => c !== "kill -s 0")
+        .filter((c) => c !== "ps -A -o")
       assert.deepStrictEqual(signals, ["stubborn", "kill -s TERM", "kill -s KILL"])
     }).pipe(Effect.provide(layer()))
   )
@@ -125,6 +125,60 @@ describe("RemoteProcess", () => {
       const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["true"]), { runDir: "~/d/t" })
       yield* TestClock.adjust("1 millis")
       assert.strictEqual(yield* RemoteProcess.stop(conn, proc), "exited-before")
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("isAlive is one ps exec; without ps it falls back to kill -s 0", () =>
+    Effect.gen(function* () {
+      const { conn, host } = yield* setup
+      const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["sleep", "infinity"]), { runDir: "~/d/a" })
+      const journalled = Effect.map(host.journal, (entries) => entries.map((e) => e.command.argv[0]))
+      const before = (yield* journalled).length
+      assert.isTrue(yield* RemoteProcess.isAlive(conn, proc))
+      assert.deepStrictEqual((yield* journalled).slice(before), ["ps"])
+      yield* host.register({
+        match: "ps",
+        run: (ctx) => Effect.as(ctx.stderr.line("sh: 1: ps: not found"), 127)
+      })
+      assert.isTrue(yield* RemoteProcess.isAlive(conn, proc))
+      assert.deepStrictEqual((yield* journalled).slice(before + 1), ["ps", "kill"])
+      yield* host.signal({ pgid: proc.pgid }, "KILL")
+      assert.isFalse(yield* RemoteProcess.isAlive(conn, proc))
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("kill SIGKILLs a running group at once (TERM handlers do not matter) and reports it gone", () =>
+    Effect.gen(function* () {
+      const { conn, host } = yield* setup
+      const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["stubborn"]), { runDir: "~/d/k" })
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* host.processes).length, 2)
+      assert.strictEqual(yield* RemoteProcess.kill(conn, proc), "gone")
+      assert.deepStrictEqual(yield* host.processes, [])
+      assert.deepStrictEqual(yield* RemoteProcess.exitStatus(conn, proc), { exitCode: null, signal: "KILL" })
+      assert.isFalse((yield* host.journal).some((e) => e.command.argv.includes("TERM")))
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("kill of a group that is already gone reports it gone", () =>
+    Effect.gen(function* () {
+      const { conn } = yield* setup
+      const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["true"]), { runDir: "~/d/g" })
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(yield* RemoteProcess.kill(conn, proc), "gone")
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("kill reports still-running when the group outlives `within`", () =>
+    Effect.gen(function* () {
+      const { conn, host } = yield* setup
+      const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["sleep", "infinity"]), { runDir: "~/d/u" })
+      // a `kill` that reaches nothing: the group survives SIGKILL
+      yield* host.register({ match: "kill", run: () => Effect.succeed(0) })
+      const killing = yield* Effect.fork(RemoteProcess.kill(conn, proc, { within: "1 second" }))
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* Fiber.join(killing), "still-running")
+      assert.strictEqual((yield* host.processes).length, 1)
     }).pipe(Effect.provide(layer()))
   )
 

@@ -1,6 +1,7 @@
 /**
  * A launched SGLang server and its on-host state. The host is the source of truth: every
- * deployment is a directory `~/.mlops/deployments/<name>/` holding
+ * deployment is a directory `<stateDir>/deployments/<name>/` holding (`stateDir` from the
+ * host's hosts.json entry, default `~/.mlops`)
  *
  * - `argv.json`     the flags SGLang was started with (and the ones the user asked for),
  * - `resolved.json` the effective ServerArgs and SGLang's adjustments (when preflight ran),
@@ -13,6 +14,7 @@
  * @since 0.1.0
  */
 import type { Connection } from "@mlops/core/Connection"
+import { defaultStateDir } from "@mlops/core/HostConfig"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { Effect, Option, Schema } from "effect"
 import type { ServerArgs } from "./ServerArgs.js"
@@ -20,11 +22,18 @@ import type { ServerArgs } from "./ServerArgs.js"
 /** The mlops version written into `meta.json`. @category constants */
 export const mlopsVersion = "0.1.0"
 
-/** Where deployments live on a host. @category constants */
-export const root = "~/.mlops/deployments"
+/** Where deployments live on a host whose `stateDir` is the default. @category constants */
+export const root = `${defaultStateDir}/deployments`
 
-/** The run directory of a deployment. @category constructors */
-export const dirOf = (name: string): string => `${root}/${name}`
+/** Where deployments live under a host's state directory (`HostConfig.stateDir`). @category constructors */
+export const rootOf = (stateDir: string): string => `${stateDir.replace(/\/+$/, "")}/deployments`
+
+/** The run directory of a deployment; `stateDir` defaults to `~/.mlops`. @category constructors */
+export const dirOf = (name: string, stateDir: string = defaultStateDir): string =>
+  `${rootOf(stateDir)}/${name}`
+
+/** The run directory of a deployment on the host `conn` reaches. */
+const hostDirOf = (conn: Connection, name: string) => conn.files.resolvePath(dirOf(name, conn.host.stateDir))
 
 /** A deployment name is a directory name: letters, digits, `.`, `_`, `-`. @category validation */
 export const isValidName = (name: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)
@@ -145,7 +154,7 @@ const readInt = (conn: Connection, path: string) =>
  * @category reading
  */
 export const read = Effect.fn("Deployment.read")(function* (conn: Connection, name: string) {
-  const runDir = yield* conn.files.resolvePath(dirOf(name))
+  const runDir = yield* hostDirOf(conn, name)
   const dir = yield* conn.files.stat(runDir)
   if (dir === undefined || !dir.isDirectory) return undefined
   const [argv, resolved, meta, ready, pid, pgid, exit] = yield* Effect.all(
@@ -176,13 +185,13 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
 })
 
 /**
- * The names of the deployments on a host (directories under `~/.mlops/deployments`). Uses
+ * The names of the deployments on a host (directories under `<stateDir>/deployments`). Uses
  * `ls`, which every POSIX host has.
  *
  * @category reading
  */
 export const names = Effect.fn("Deployment.names")(function* (conn: Connection) {
-  const dir = yield* conn.files.resolvePath(root)
+  const dir = yield* conn.files.resolvePath(rootOf(conn.host.stateDir))
   const result = yield* conn.exec(RemoteCommand.make(["ls", "-1", "--", dir]), { timeout: "15 seconds" })
   if (result.exitCode !== 0) return [] as ReadonlyArray<string> // no directory yet: no deployments
   return result.stdout
@@ -216,7 +225,7 @@ export const writeLaunchFiles = Effect.fn("Deployment.writeLaunchFiles")(functio
   name: string,
   files: { readonly argv: ArgvFile; readonly resolved: ResolvedFile; readonly meta: MetaFile }
 ) {
-  const runDir = yield* conn.files.resolvePath(dirOf(name))
+  const runDir = yield* hostDirOf(conn, name)
   yield* conn.files.mkdir(runDir)
   yield* Effect.all(
     [
@@ -237,7 +246,7 @@ export const writeReady = Effect.fn("Deployment.writeReady")(function* (
   name: string,
   ready: ReadyFile
 ) {
-  const runDir = yield* conn.files.resolvePath(dirOf(name))
+  const runDir = yield* hostDirOf(conn, name)
   yield* writeJson(conn, `${runDir}/ready.json`, ready)
 })
 

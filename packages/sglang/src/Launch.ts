@@ -20,7 +20,7 @@
  * Steps: connect (pool) → preflight (python env + SGLang version, GPUs, port, model
  * config, existing deployment; concurrently) → decode + resolve the flags for that version,
  * model and GPUs (`LaunchRulesViolated` lists every problem with the fixed command) →
- * write `~/.mlops/deployments/<name>/` and spawn detached → follow the log through the
+ * write `<stateDir>/deployments/<name>/` (default `~/.mlops`) and spawn detached → follow the log through the
  * classifier (phases, adjustments, weight progress; process death, stall and overall
  * timeouts) → ready = the ready line AND `/health` 200 AND one `/generate` AND `/v1/models`.
  * On failure the process group is stopped, the log kept, and the typed failure (with its

@@ -2,7 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, FakeHost } from "@mlops/core"
 import { Effect } from "effect"
 import * as Deployment from "../src/Deployment.js"
+import * as Launch from "../src/Launch.js"
+import * as Logs from "../src/Logs.js"
 import * as Simulator from "../src/Simulator.js"
+import * as Status from "../src/Status.js"
+import * as Stop from "../src/Stop.js"
+import { drive, fixedArgv } from "./support/sim.js"
 
 const connect = Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get("sim"))
 
@@ -31,6 +36,35 @@ describe("Deployment", () => {
     assert.isFalse(Deployment.isValidName("a b"))
     assert.isFalse(Deployment.isValidName(""))
   })
+
+  it("rootOf/dirOf place deployments under a state directory (default ~/.mlops)", () => {
+    assert.strictEqual(Deployment.dirOf("a"), "~/.mlops/deployments/a")
+    assert.strictEqual(Deployment.root, "~/.mlops/deployments")
+    assert.strictEqual(Deployment.dirOf("a", "/scratch/mlops/"), "/scratch/mlops/deployments/a")
+    assert.strictEqual(Deployment.rootOf("/"), "/deployments")
+  })
+
+  it.effect("a host's stateDir holds its deployments: launch, status, logs and stop all use it", () =>
+    Effect.gen(function* () {
+      const launched = yield* drive(
+        Launch.launchDeployment({ host: "scratch", name: "s1", argv: fixedArgv, env: {} })
+      )
+      assert.strictEqual(launched.runDir, "/scratch/mlops/deployments/s1")
+      const handle = yield* FakeHost.host("scratch")
+      assert.isTrue(yield* handle.fs.exists("/scratch/mlops/deployments/s1/meta.json"))
+      assert.isFalse(yield* handle.fs.exists("/root/.mlops"))
+      const [status] = yield* drive(Status.ofHost("scratch"))
+      assert.deepStrictEqual([status?.name, status?.alive], ["s1", true])
+      assert.isAbove((yield* drive(Logs.tail("scratch", "s1"))).length, 0)
+      const stopped = yield* drive(Stop.stop("scratch", "s1"))
+      assert.strictEqual(stopped.outcome, "terminated")
+      assert.strictEqual(yield* handle.fs.readText("/scratch/mlops/deployments/s1/stopped"), "terminated\n")
+    }).pipe(
+      Effect.provide(
+        FakeHost.layer([{ ...Simulator.makeHostSpec({ alias: "scratch" }), stateDir: "/scratch/mlops/" }])
+      )
+    )
+  )
 
   it.effect("the launch files round-trip through the host, with pid files added by the spawner", () =>
     Effect.gen(function* () {

@@ -1,11 +1,11 @@
 /**
- * The few programs every fake host has: what core's own modules run (kill, true, false, cat,
- * sleep, echo, mkdir -p, test). Unknown programs exit 127 like a shell.
+ * The few programs every fake host has: what core's own modules run (kill, ps, true, false,
+ * cat, sleep, echo, mkdir -p, test). Unknown programs exit 127 like a shell.
  *
  * @internal
  */
 import { Duration, Effect } from "effect"
-import type { Program, ProgramContext } from "../FakeHost.js"
+import type { ProcessInfo, Program, ProgramContext } from "../FakeHost.js"
 import { normalizeSignal } from "./fakeProcesses.js"
 
 const program = (match: string, run: (ctx: ProgramContext) => Effect.Effect<number, unknown>): Program => ({
@@ -61,6 +61,52 @@ const kill = program("kill", (ctx) =>
       }
     }
     return status
+  })
+)
+
+/** `ps` columns the fake knows, with how each prints a process. */
+const PS_COLUMNS: Record<string, { readonly header: string; readonly value: (p: ProcessInfo) => string }> = {
+  pid: { header: "PID", value: (p) => String(p.pid) },
+  ppid: { header: "PPID", value: (p) => String(p.ppid) },
+  pgid: { header: "PGID", value: (p) => String(p.pgid) },
+  // The fake has no zombies: a process leaves the table when it ends.
+  stat: { header: "STAT", value: () => "S" },
+  args: { header: "COMMAND", value: (p) => p.argv.join(" ") },
+  comm: { header: "COMMAND", value: (p) => (p.argv[0] ?? "").slice((p.argv[0] ?? "").lastIndexOf("/") + 1) }
+}
+
+/**
+ * `ps -A -o COL[=HEADER][,COL...] [-o ...]` over the host's process table (every process:
+ * `-A`/`-e` are accepted and implied). The header line is left out when every header is
+ * empty, as procps does. Unknown columns or options exit 1 like procps.
+ */
+const ps = program("ps", (ctx) =>
+  Effect.gen(function* () {
+    const columns: Array<{ readonly header: string; readonly value: (p: ProcessInfo) => string }> = []
+    const args = ctx.argv.slice(1)
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]!
+      if (arg === "-A" || arg === "-e") continue
+      if (arg !== "-o" || args[i + 1] === undefined) {
+        yield* ctx.stderr.line(`error: unsupported option ${arg}`)
+        return 1
+      }
+      for (const spec of args[++i]!.split(",")) {
+        const [name = "", header] = spec.split("=", 2)
+        const column = PS_COLUMNS[name]
+        if (column === undefined) {
+          yield* ctx.stderr.line(`error: unknown user-defined format specifier "${name}"`)
+          return 1
+        }
+        columns.push({ header: header ?? column.header, value: column.value })
+      }
+    }
+    if (columns.length === 0) columns.push(PS_COLUMNS.pid!, PS_COLUMNS.args!)
+    if (columns.some((c) => c.header !== "")) yield* ctx.stdout.line(columns.map((c) => c.header).join(" "))
+    for (const process of yield* ctx.processes) {
+      yield* ctx.stdout.line(columns.map((c) => c.value(process)).join(" "))
+    }
+    return 0
   })
 )
 
@@ -142,6 +188,7 @@ const test = program("test", (ctx) =>
 
 export const builtins: ReadonlyArray<Program> = [
   kill,
+  ps,
   cat,
   sleep,
   echo,

@@ -69,6 +69,7 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
       connectTimeoutMs: 10_000,
       ...(spec.python === undefined ? {} : { python: spec.python }),
       tags: spec.tags ?? [],
+      ...(spec.stateDir === undefined ? {} : { stateDir: spec.stateDir }),
       source: "FakeHost"
     })
     const store = new FakeFileSystem(home)

@@ -283,6 +283,7 @@ export const resolveKnown = (snapshot: Snapshot, alias: string): Effect.Effect<H
       connectTimeoutMs: connectTimeout ? connectTimeout * 1000 : DEFAULT_CONNECT_TIMEOUT_MS,
       ...(entry?.python !== undefined ? { python: entry.python } : {}),
       tags: entry?.tags ?? [],
+      ...(entry?.stateDir !== undefined ? { stateDir: entry.stateDir } : {}),
       source: definedIn ?? (entry !== undefined ? snapshot.settings.hostsFile : snapshot.settings.sshConfig)
     })
   })

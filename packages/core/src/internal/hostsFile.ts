@@ -8,9 +8,17 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import { ConfigFileError } from "../Errors.js"
 import { readTextIfExists } from "./localFiles.js"
 
+/** A directory on the host: absolute or `~/`-relative (a relative path would depend on the login directory). @internal */
+export const StateDir = Schema.String.pipe(
+  Schema.filter((dir) => /^(?:\/|~\/|~$)/.test(dir) || "an absolute path or one starting with ~/", {
+    identifier: "StateDir"
+  })
+)
+
 /** @internal */
 export const HostEntry = Schema.Struct({
   python: Schema.optional(Schema.String),
+  stateDir: Schema.optional(StateDir),
   tags: Schema.optional(Schema.Array(Schema.String)),
   hostname: Schema.optional(Schema.NonEmptyTrimmedString),
   user: Schema.optional(Schema.NonEmptyTrimmedString),

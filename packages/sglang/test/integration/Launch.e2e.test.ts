@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
+import * as os from "node:os"
 import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Stream } from "effect"
@@ -62,10 +63,15 @@ const standinProcesses = (port: number): Array<string> => {
 
 /** A fresh deployment name; afterwards (even when an assertion failed) it is stopped and its on-host directory removed. */
 const deploymentName = (label: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => `e2e-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`),
-    (name) =>
-      Stop.stop(alias, name).pipe(Effect.ignore, Effect.zipRight(Effect.sync(() => removeDeployment(name))))
+  Effect.flatMap(E2E, ({ standin }) =>
+    Effect.acquireRelease(
+      Effect.sync(() => `e2e-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`),
+      (name) =>
+        Stop.stop(alias, name).pipe(
+          Effect.ignore,
+          Effect.zipRight(Effect.sync(() => removeDeployment(standin, name)))
+        )
+    )
   )
 
 /** Launch on the test host and return its typed failure (throws if it succeeded or died). */
@@ -97,6 +103,10 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         assert.strictEqual(last?._tag, "Launched")
         if (last?._tag !== "Launched") return
         const deployment = last.deployment
+        // under the hosts.json stateDir, not this machine's real ~/.mlops
+        assert.strictEqual(deployment.runDir, deploymentDir(standin, name))
+        assert.isTrue(fs.existsSync(path.join(deploymentDir(standin, name), "meta.json")))
+        assert.isFalse(fs.existsSync(path.join(os.homedir(), ".mlops", "deployments", name)))
         assert.strictEqual(deployment.port, port)
         assert.strictEqual(deployment.args?.speculative_algorithm, "EAGLE")
         assert.strictEqual(deployment.args?.speculative_num_draft_tokens, 2)
@@ -137,7 +147,7 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         assert.isTrue(failure.evidence.some((e) => e.text.includes("CUDA out of memory")))
         assert.deepStrictEqual(standinProcesses(port), [])
         // the log is kept on the host
-        const log = path.join(deploymentDir(name), "log")
+        const log = path.join(deploymentDir(standin, name), "log")
         assert.isTrue(fs.readFileSync(log, "utf8").includes("Scheduler hit an exception"))
       })
     )

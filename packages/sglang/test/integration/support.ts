@@ -5,7 +5,6 @@
  */
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
@@ -68,9 +67,10 @@ export const standinEnv = (standin: Standin.Standin, phaseSeconds = "0.02") => (
   STANDIN_STAMP_FILE: standin.stampFile
 })
 
-/** Where a deployment of this name keeps its files (the test host is this machine). */
-export const deploymentDir = (name: string): string => path.join(os.homedir(), ".mlops", "deployments", name)
+/** Where a deployment of this name keeps its files (the test host is this machine; its stateDir is the stand-in's). */
+export const deploymentDir = (standin: Standin.Standin, name: string): string =>
+  path.join(standin.stateDir, "deployments", name)
 
 /** Remove a deployment's on-host directory. */
-export const removeDeployment = (name: string): void =>
-  fs.rmSync(deploymentDir(name), { recursive: true, force: true })
+export const removeDeployment = (standin: Standin.Standin, name: string): void =>
+  fs.rmSync(deploymentDir(standin, name), { recursive: true, force: true })

@@ -16,7 +16,6 @@ import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
-import * as Cleanup from "./cleanup.js"
 import { LaunchTimedOut } from "./types.js"
 
 export type Outcome =
@@ -81,8 +80,8 @@ export const follow = Effect.fn("Launch.follow")(function* (
   )
 
   // The supervisor writes `exit` the moment the launcher ends: a file read (no shell start on
-  // the host) tells a crash within one poll. `kill -0` is the fallback for a supervisor killed
-  // with its group, which writes nothing. (The caller removed any previous attempt's `exit`.)
+  // the host) tells a crash within one poll. `isAlive` (zombies do not count) is the fallback
+  // for a supervisor killed with its group, which writes nothing. (The caller removed any previous attempt's `exit`.)
   const exited = Effect.gen(function* () {
     for (;;) {
       const exit = yield* RemoteProcess.exitStatus(conn, proc)
@@ -139,7 +138,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
           return Effect.forEach(lines, feed, { discard: true })
         })
       )
-      yield* Effect.all([readRest, Effect.ignore(Cleanup.killGroup(conn, proc))], {
+      yield* Effect.all([readRest, Effect.ignore(RemoteProcess.kill(conn, proc))], {
         concurrency: 2,
         discard: true
       })

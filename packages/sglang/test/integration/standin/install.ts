@@ -3,7 +3,8 @@
  * on this machine, which the test sshd serves as the remote host: `python3 -m venv` (no pip,
  * no network), the package and its dist-info copied into site-packages, the stand-in
  * `nvidia-smi` into the venv's bin, a Qwen3.6-27B-like model directory, and an mlops home whose
- * hosts.json points the test host at the venv.
+ * hosts.json points the test host at the venv and at a state directory inside the temp dir (so
+ * deployments never touch this machine's real `~/.mlops`).
  */
 
 import { execFile } from "node:child_process"
@@ -29,11 +30,13 @@ export interface Standin {
   readonly modelPath: string
   /** `MLOPS_HOME` for the client: holds hosts.json. */
   readonly mlopsHome: string
+  /** The test host's `stateDir` (hosts.json): deployments go to `<stateDir>/deployments/<name>`. */
+  readonly stateDir: string
   /** Where the stand-in appends `{"event","ms"}` stamps when `STANDIN_STAMP_FILE` points here. */
   readonly stampFile: string
   /** sshd_config lines that put the venv's bin (the stand-in nvidia-smi) first on the remote PATH. */
   readonly sshdConfig: ReadonlyArray<string>
-  /** Write `$MLOPS_HOME/hosts.json` giving `alias` this venv as its Python environment. */
+  /** Write `$MLOPS_HOME/hosts.json` giving `alias` this venv as its Python environment and `stateDir`. */
   readonly writeHostsFile: (alias: string) => void
   /** The `{"event","ms"}` records written so far. */
   readonly stamps: () => ReadonlyArray<{ readonly event: string; readonly ms: number; readonly pid: number }>
@@ -85,6 +88,7 @@ export const install: Effect.Effect<Standin, StandinError, Scope.Scope> = Effect
   fs.writeFileSync(path.join(modelPath, "config.json"), JSON.stringify(qwen36_27b, null, 2))
   const mlopsHome = path.join(dir, "mlops-home")
   fs.mkdirSync(mlopsHome, { recursive: true })
+  const stateDir = path.join(dir, "state")
   const stampFile = path.join(dir, "stamps.ndjson")
   const remotePath = [
     bin,
@@ -101,12 +105,13 @@ export const install: Effect.Effect<Standin, StandinError, Scope.Scope> = Effect
     bin,
     modelPath,
     mlopsHome,
+    stateDir,
     stampFile,
     sshdConfig: [`SetEnv PATH=${remotePath}`],
     writeHostsFile: (alias) =>
       fs.writeFileSync(
         path.join(mlopsHome, "hosts.json"),
-        JSON.stringify({ hosts: { [alias]: { python: venv } } })
+        JSON.stringify({ hosts: { [alias]: { python: venv, stateDir } } })
       ),
     stamps: () =>
       fs.existsSync(stampFile)
