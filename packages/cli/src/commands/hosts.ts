@@ -19,6 +19,9 @@ export const hosts = Command.make("hosts", { json }, ({ json: asJson }) =>
             port: h.port,
             user: h.user,
             python: h.python ?? null,
+            stateDir: h.stateDir,
+            proxyJump: h.proxyJump.map((hop) => hop.alias),
+            hostKeyPolicy: h.hostKeyPolicy,
             tags: h.tags,
             source: h.source
           }))
