@@ -2,9 +2,10 @@
  * Running commands on a host by alias through the `ConnectionPool`: to completion, as a
  * must-succeed step, as a stream of lines, or several at once.
  *
- * A refused session channel (sshd's MaxSessions, a busy connection) is retried a few times
- * with backoff: the command never started, so retrying is safe. A lost connection is not
- * retried: the command may have run.
+ * A refused session channel (sshd's MaxSessions) is already retried by the live connection
+ * for about 10 s before it surfaces as ChannelOpenFailed, so `run` does not retry again by
+ * default; `channelRetries` adds more (the command never started, so retrying is safe). A lost
+ * connection is never retried: the command may have run.
  *
  * @since 0.1.0
  */
@@ -19,7 +20,7 @@ export type RunError = CommandError | HostNotFound | ConfigFileError
 
 /** @category models */
 export interface RunOptions extends ExecOptions {
-  /** Retries after ChannelOpenFailed (default 3, exponential from 100 ms, jittered). */
+  /** Extra retries after ChannelOpenFailed, on top of the connection's own (default 0; exponential from 100 ms, jittered). */
   readonly channelRetries?: number
 }
 
@@ -46,7 +47,7 @@ export const run = Effect.fn("Command.run")(function* (
   const pool = yield* ConnectionPool
   return yield* Effect.flatMap(pool.get(alias), (conn) => conn.exec(command, execOptions(options))).pipe(
     Effect.retry({
-      schedule: channelRetry(options.channelRetries ?? 3),
+      schedule: channelRetry(options.channelRetries ?? 0),
       while: (error) => error._tag === "ChannelOpenFailed"
     })
   )

@@ -57,11 +57,21 @@ describe("Command", () => {
     }).pipe(Effect.provide(layer()))
   )
 
-  it.effect("refused channels are retried with backoff, then typed when they keep failing", () =>
+  it.effect("refused channels are not retried again by default (the connection already retried)", () =>
+    Effect.gen(function* () {
+      const host = yield* FakeHost.host("gpu")
+      yield* host.refuseChannels(1)
+      const refused = yield* Effect.flip(Command.run("gpu", cmd(["true"])))
+      assert.strictEqual(refused._tag, "ChannelOpenFailed")
+      assert.strictEqual((yield* Command.run("gpu", cmd(["echo", "ok"]))).stdout, "ok\n")
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("channelRetries retries refused channels with backoff, then fails typed", () =>
     Effect.gen(function* () {
       const host = yield* FakeHost.host("gpu")
       yield* host.refuseChannels(2)
-      const retried = yield* Effect.fork(Command.run("gpu", cmd(["echo", "ok"])))
+      const retried = yield* Effect.fork(Command.run("gpu", cmd(["echo", "ok"]), { channelRetries: 3 }))
       yield* TestClock.adjust("2 seconds")
       assert.strictEqual((yield* Fiber.join(retried)).stdout, "ok\n")
       yield* host.refuseChannels(10)
