@@ -1,6 +1,7 @@
 /**
- * Which hosts the CLI talks to: the built-in simulated host `sim` (Simulator.layer) and every
- * real host (the live ssh2 `ConnectionPool` over `Hosts` from ssh_config + `$MLOPS_HOME/hosts.json`).
+ * Which hosts the CLI talks to: the built-in simulated host `sim` (Simulator.layerPersistent,
+ * kept in `$MLOPS_HOME/sim/`) and every real host (the live ssh2 `ConnectionPool` over `Hosts`
+ * from ssh_config + `$MLOPS_HOME/hosts.json`).
  * One `ConnectionPool` and one `Hosts` route by alias, so `--host sim` and `--host ct129` use the
  * same commands, and `mlops hosts` / `mlops status` see both.
  *
@@ -13,6 +14,8 @@
  * @since 0.1.0
  */
 
+import { homedir } from "node:os"
+import { join } from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConfigFileError } from "@mlops/core/Errors"
 import * as Hosts from "@mlops/core/Hosts"
@@ -37,8 +40,23 @@ export const live: Layer.Layer<Services, ConfigFileError> = ConnectionPool.layer
   )
 )
 
-/** The simulated side: only `sim`. @category layers */
-export const sim: Layer.Layer<Services> = Simulator.layer
+/** Where the CLI keeps the `sim` host between invocations, under an mlops home. @category constructors */
+export const simStateFile = (mlopsHome: string): string => join(mlopsHome, "sim", "state.json")
+
+/**
+ * The simulated side: only `sim`, persisted in `$MLOPS_HOME/sim/state.json` (MLOPS_HOME
+ * default `~/.mlops`), so a launch on `sim` is still there for the next `mlops` command.
+ *
+ * @category layers
+ */
+export const sim: Layer.Layer<Services> = Layer.unwrapEffect(
+  Hosts.config.pipe(
+    Effect.orElseSucceed((): Hosts.HostsOptions => ({})),
+    Effect.map((options) =>
+      Simulator.layerPersistent({ stateFile: simStateFile(options.mlopsHome ?? join(homedir(), ".mlops")) })
+    )
+  )
+)
 
 /** Route `sim` to `simulated`, every other alias to `real`; both built lazily. @category constructors */
 export const makeRouted = (simulated: Layer.Layer<Services>, real: Layer.Layer<Services, ConfigFileError>) =>

@@ -167,6 +167,37 @@ export interface ProcessInfo {
   readonly state: "running" | "stopping"
   readonly detached: boolean
   readonly startedAtMs: number
+  /** A detached process started with a run directory (`spawnDetached`, `start` with `runDir`). */
+  readonly runDir?: string
+  /** Where its output goes (with `runDir`). */
+  readonly logPath?: string
+}
+
+/** One file of a fake host, as `exportFiles` gives it and `importFiles` takes it. @category models */
+export interface FakeFileEntry {
+  /** Absolute. */
+  readonly path: string
+  readonly data: Uint8Array
+  readonly mtimeMs: number
+  readonly mode: number
+}
+
+/**
+ * How `FakeHostHandle.start` starts a process; everything is optional. With `runDir` it runs
+ * as `spawnDetached` runs it (output appended to `logPath`, default `<runDir>/log`; `pid`,
+ * `pgid` and, when it ends, `exit` files in `runDir`); without, its output is discarded.
+ *
+ * @category models
+ */
+export interface StartOptions {
+  /** Use this pid (it must not be running); later pids are allocated above it. */
+  readonly pid?: number
+  /** Join (or lead) this group; default: a new group led by the pid. */
+  readonly pgid?: number
+  /** The start time the process table reports (epoch ms); default: now. */
+  readonly startedAtMs?: number
+  readonly runDir?: string
+  readonly logPath?: string
 }
 
 /** A process that ended (kept in the host's history). @category models */
@@ -227,8 +258,19 @@ export interface FakeHostHandle {
   readonly restoreHostKey: Effect.Effect<void>
   /** Signal processes as `kill` would; returns how many it reached. */
   readonly signal: (target: SignalTarget, signal: string) => Effect.Effect<number>
-  /** Start a detached process directly (no connection, not journaled), e.g. a background writer. */
-  readonly start: (command: RemoteCommand) => Effect.Effect<ChildProcess>
+  /**
+   * Start a detached process directly (no connection, not journaled), e.g. a background writer,
+   * or a process restored with its earlier pid (see `StartOptions`).
+   */
+  readonly start: (command: RemoteCommand, options?: StartOptions) => Effect.Effect<ChildProcess>
+  /** Every file (bytes copied), with mtime and mode, sorted by path. */
+  readonly exportFiles: Effect.Effect<ReadonlyArray<FakeFileEntry>>
+  /** Create or replace files keeping their mtime and mode (parents are created). */
+  readonly importFiles: (files: ReadonlyArray<FakeFileEntry>) => Effect.Effect<void>
+  /** The pid the next process will get. */
+  readonly nextPid: Effect.Effect<number>
+  /** Never hand out a pid below `next` again (e.g. the pids of an earlier, saved run). */
+  readonly reservePids: (next: number) => Effect.Effect<void>
 }
 
 /** @category tags */

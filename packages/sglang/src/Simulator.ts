@@ -11,9 +11,11 @@
  *   when the memory model says so, and serves `/health`, `/v1/models`, `/generate`,
  *   `/server_info`, `/model_info`.
  *
- * The simulated host lives in the process that provides `layer`: every `mlops ... --host sim`
- * run starts a fresh one, so `mlops status --host sim` after `mlops launch --host sim` shows
- * nothing. Chain steps on one sim by using the library in a single program.
+ * `layer` is in memory (deterministic, for tests and single programs). `layerPersistent`, which
+ * the CLI uses, saves the sim to a local state file when its scope closes and restores it on the
+ * next build: the files under the sim's state dir and the servers that were running (same pid,
+ * port, GPU memory; ready ones ready at once), so `mlops launch --host sim` then
+ * `mlops status/logs/stop --host sim` work across invocations.
  *
  * Launch-time knobs (set them in the launch's `env`): `MLOPS_SIM_TIME_SCALE` (default 0.05,
  * a launch takes ~4 s of Clock time), `MLOPS_SIM_HANG=<phase>` (hang when that phase starts).
@@ -27,6 +29,7 @@ import type { Layer } from "effect"
 import { qwen36_27b } from "./internal/fixtures/models.js"
 import * as Gpus from "./internal/sim/gpus.js"
 import * as Paths from "./internal/sim/paths.js"
+import * as Persistent from "./internal/sim/persistent.js"
 import * as Python from "./internal/sim/python.js"
 import * as Server from "./internal/sim/server.js"
 import * as Tools from "./internal/sim/tools.js"
@@ -79,3 +82,18 @@ export const hostSpec: FakeHost.FakeHostSpec = makeHostSpec()
 export const layer: Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> = FakeHost.layer([
   hostSpec
 ])
+
+/**
+ * `layer`, kept between processes in `stateFile` (a JSON file on this machine; the CLI uses
+ * `$MLOPS_HOME/sim/state.json`). Restored when built: files, the next pid, and the servers that
+ * were running (a ready one is ready again at once and appends nothing to its log; one still
+ * starting starts over with the same pid). Saved atomically when the layer's scope closes, only
+ * when something changed. A corrupt or unknown-version file is ignored with a one-line warning
+ * on stderr (a fresh sim); deleting the file resets the sim.
+ *
+ * @category layers
+ */
+export const layerPersistent = (options: {
+  readonly stateFile: string
+}): Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> =>
+  Persistent.layer(layer, alias, options.stateFile)

@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
-import { ConfigProvider, Console, Effect } from "effect"
+import { ConfigProvider, Console, type Duration, Effect } from "effect"
 import { main } from "../../src/Cli.js"
 
 export interface Ran {
@@ -28,11 +28,38 @@ export const env: Record<string, string> = {
   MLOPS_HOME: path.join(isolated, "home")
 }
 
+let homes = 0
+
+/** A new, empty MLOPS_HOME (so a new sim: the sim is kept under `$MLOPS_HOME/sim/`). */
+export const freshHome = (): string => path.join(isolated, `home-${++homes}`)
+
 const text = (args: ReadonlyArray<unknown>) =>
   args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")
 
-/** `mlops <args...>`. */
-export const mlops = (...args: ReadonlyArray<string>): Effect.Effect<Ran> =>
+export interface RunOptions {
+  /** Default: a fresh one per run (each run starts with a fresh sim). */
+  readonly mlopsHome?: string
+  /** Interrupt the command after this long (Ctrl-C), e.g. `logs -f`; `code` is then -1. */
+  readonly interruptAfter?: Duration.DurationInput
+}
+
+/** `mlops <args...>` with a fresh MLOPS_HOME: a fresh sim, as if nothing ran before. */
+export const mlops = (...args: ReadonlyArray<string>): Effect.Effect<Ran> => mlopsWith({}, ...args)
+
+/**
+ * Invocations sharing one MLOPS_HOME, like a user typing commands one after another: the sim
+ * keeps its state from one to the next.
+ */
+export const session = (mlopsHome: string = freshHome()) => ({
+  mlopsHome,
+  stateFile: path.join(mlopsHome, "sim", "state.json"),
+  mlops: (...args: ReadonlyArray<string>) => mlopsWith({ mlopsHome }, ...args),
+  interrupted: (after: Duration.DurationInput, ...args: ReadonlyArray<string>) =>
+    mlopsWith({ mlopsHome, interruptAfter: after }, ...args)
+})
+
+/** `mlops <args...>` with options. */
+export const mlopsWith = (options: RunOptions, ...args: ReadonlyArray<string>): Effect.Effect<Ran> =>
   Effect.gen(function* () {
     const stdout: Array<string> = []
     const stderr: Array<string> = []
@@ -51,11 +78,18 @@ export const mlops = (...args: ReadonlyArray<string>): Effect.Effect<Ran> =>
         warn: (...a) => void stderr.push(...text(a).split("\n"))
       }
     }
-    const code = yield* main(["node", "mlops", ...args]).pipe(
+    const runEnv = { ...env, MLOPS_HOME: options.mlopsHome ?? freshHome() }
+    const run = main(["node", "mlops", ...args]).pipe(
       Console.withConsole(captured),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(runEnv)))),
       Effect.provide(NodeContext.layer)
     )
+    const code =
+      options.interruptAfter === undefined
+        ? yield* run
+        : yield* run.pipe(
+            Effect.timeoutTo({ duration: options.interruptAfter, onSuccess: (c) => c, onTimeout: () => -1 })
+          )
     return { code, stdout, stderr, text: [...stdout, ...stderr].join("\n") }
   })
 

@@ -31,6 +31,7 @@ import {
 import type { FakeFs, JournalEntry } from "../FakeHost.js"
 import type { HostConfig } from "../HostConfig.js"
 import { describe, type RemoteCommand } from "../RemoteCommand.js"
+import { startInRunDir } from "./fakeDetached.js"
 import { decodeLossy, type FakeFileSystem, toBytes } from "./fakeFs.js"
 import type { ProcessTable } from "./fakeProcesses.js"
 
@@ -221,19 +222,7 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
       const made = host.store.mkdir(runDir, now)
       if (!made.ok) return yield* new ProcessError({ host: alias, runDir, reason: `mkdir: ${made.reason}` })
-      const toLog = (bytes: Uint8Array) => host.fs.append(logPath, bytes)
-      yield* host.fs.append(logPath, "")
-      const proc = yield* host.table.start(command, {
-        io: { stdout: toLog, stderr: toLog },
-        detached: true,
-        onExit: (status) =>
-          host.fs.write(
-            `${runDir}/exit`,
-            status.signal !== null ? `signal ${status.signal}\n` : `code ${status.exitCode}\n`
-          )
-      })
-      yield* host.fs.write(`${runDir}/pid`, `${proc.pid}\n`)
-      yield* host.fs.write(`${runDir}/pgid`, `${proc.pgid}\n`)
+      const proc = yield* startInRunDir(host.fs, host.table, command, { runDir, logPath })
       return { pid: proc.pid, pgid: proc.pgid, runDir, logPath }
     })
 

@@ -142,4 +142,12 @@ export class FakeFileSystem {
   listFiles(): ReadonlyArray<string> {
     return [...this.files.keys()].sort()
   }
+
+  /** Every file with its bytes (a copy), mtime and mode, sorted by path. */
+  entries(): ReadonlyArray<{ path: string; data: Uint8Array; mtimeMs: number; mode: number }> {
+    return this.listFiles().map((path) => {
+      const file = this.files.get(path)!
+      return { path, data: file.data.slice(), mtimeMs: file.mtimeMs, mode: file.mode }
+    })
+  }
 }

@@ -14,6 +14,7 @@ import { HostConfig } from "../HostConfig.js"
 import { Hosts } from "../Hosts.js"
 import { builtins, notFound } from "./fakeBuiltins.js"
 import { type ConnectionState, type HostRuntime, makeConnection } from "./fakeConnection.js"
+import { startInRunDir } from "./fakeDetached.js"
 import { decodeLossy, FakeFileSystem, type FsResult } from "./fakeFs.js"
 import { matches, ProcessTable } from "./fakeProcesses.js"
 
@@ -180,11 +181,34 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
         keyChanged = false
       }),
       signal: (target, signal) => table.signal(target, signal),
-      start: (command) =>
-        table.start(command, {
-          io: { stdout: () => Effect.void, stderr: () => Effect.void },
-          detached: true
-        })
+      start: (command, options = {}) => {
+        const ids = {
+          ...(options.pid === undefined ? {} : { pid: options.pid }),
+          ...(options.pgid === undefined ? {} : { pgid: options.pgid }),
+          ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs })
+        }
+        if (options.runDir === undefined)
+          return table.start(command, {
+            io: { stdout: () => Effect.void, stderr: () => Effect.void },
+            detached: true,
+            ...ids
+          })
+        const runDir = store.resolve(options.runDir)
+        const logPath = store.resolve(options.logPath ?? `${runDir}/log`)
+        return Effect.zipRight(
+          fs.mkdir(runDir),
+          startInRunDir(fs, table, command, { runDir, logPath, ...ids })
+        )
+      },
+      exportFiles: Effect.sync(() => store.entries()),
+      importFiles: (files) =>
+        Effect.forEach(
+          files,
+          (file) => orDie(store.write(file.path, file.data, file.mtimeMs, file.mode), `import ${file.path}`),
+          { discard: true }
+        ),
+      nextPid: Effect.sync(() => table.peekNextPid()),
+      reservePids: (next) => Effect.sync(() => table.reservePids(next))
     }
     return {
       handle,

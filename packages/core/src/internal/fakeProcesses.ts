@@ -38,6 +38,13 @@ export interface StartOptions {
   readonly detached?: boolean
   /** Runs before the process leaves the table (e.g. write the `exit` file). */
   readonly onExit?: (status: ExitStatus) => Effect.Effect<void>
+  /** Use this pid (it must be free); default: the next one. Later pids are allocated above it. */
+  readonly pid?: number
+  /** The start time the table reports; default: now. */
+  readonly startedAtMs?: number
+  /** Recorded in the process table (a detached process's run directory and log). */
+  readonly runDir?: string
+  readonly logPath?: string
 }
 
 interface Entry {
@@ -106,6 +113,16 @@ export class ProcessTable {
     return this.listening.get(port)
   }
 
+  /** The pid the next process gets. */
+  peekNextPid(): number {
+    return this.nextPid
+  }
+
+  /** Never hand out a pid below `next` (pids of an earlier run stay unique). */
+  reservePids(next: number): void {
+    this.nextPid = Math.max(this.nextPid, Math.floor(next))
+  }
+
   /** Deliver a signal; returns how many processes it reached. */
   signal(target: SignalTarget, rawSignal: string): Effect.Effect<number> {
     return Effect.suspend(() => {
@@ -142,7 +159,10 @@ export class ProcessTable {
       if (this.closed)
         return yield* Effect.dieMessage(`fake host ${this.alias}: used after its layer was closed`)
       const now = yield* Clock.currentTimeMillis
-      const pid = this.nextPid++
+      if (options.pid !== undefined && this.entries.has(options.pid))
+        return yield* Effect.dieMessage(`fake host ${this.alias}: pid ${options.pid} is already running`)
+      const pid = options.pid ?? this.nextPid
+      this.reservePids(pid + 1)
       const pgid = options.pgid ?? pid
       const cwd = this.fs.resolve(command.cwd ?? this.home)
       const env = { ...this.baseEnv, ...command.env }
@@ -156,7 +176,9 @@ export class ProcessTable {
           cwd,
           state: "running",
           detached: options.detached ?? false,
-          startedAtMs: now
+          startedAtMs: options.startedAtMs ?? now,
+          ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
+          ...(options.logPath === undefined ? {} : { logPath: options.logPath })
         },
         fiber: undefined,
         handlers: new Map(),

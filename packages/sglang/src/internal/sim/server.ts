@@ -24,6 +24,7 @@ import type { Phase } from "../phase.js"
 import * as Gpus from "./gpus.js"
 import { handler } from "./http.js"
 import * as Memory from "./memory.js"
+import * as Resume from "./resume.js"
 import * as Tracebacks from "./tracebacks.js"
 
 export const sglangVersion = "0.5.11"
@@ -55,6 +56,11 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     const raw = (lines: ReadonlyArray<string>) =>
       Effect.forEach(lines, (l) => ctx.stderr.line(l), { discard: true })
     const phase = (p: Phase) => (hangAt === p ? Effect.never : Effect.void)
+
+    // restored by the persistent sim: it was ready when the last mlops run ended
+    const resumePort = ctx.env[Resume.resumeEnv]
+    if (resumePort !== undefined)
+      return yield* Resume.run(ctx, argv, { port: Number(resumePort), version: sglangVersion })
 
     // argparse runs first: a usage error, exit 2
     const decoded = yield* Effect.either(Argv.decodeArgv(argv))
