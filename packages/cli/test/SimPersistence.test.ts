@@ -65,6 +65,8 @@ describe("the sim across mlops invocations", () => {
       const after = yield* user.mlops("status", "--host", "sim", "--json")
       const [stopped] = parseLines(after.stdout)[0]!.deployments as Array<Record<string, unknown>>
       assert.deepStrictEqual([stopped?.name, stopped?.alive, stopped?.gpuMemoryMiB], [name, false, undefined])
+      // a deliberate stop is reported as such, not as a crash
+      assert.deepStrictEqual([stopped?.stopped, stopped?.failure], ["terminated", null])
       assert.strictEqual(after.stderr.join(""), "")
     })
   )

@@ -119,6 +119,8 @@ export interface State {
   readonly pgid: number | undefined
   /** The `exit` file: `code N` / `signal NAME`, undefined while running or never started. */
   readonly exit: string | undefined
+  /** The `stopped` file core's `RemoteProcess.stop` writes (`terminated`, `killed`, ...): a deliberate stop. */
+  readonly stopped: string | undefined
 }
 
 const decoder = new TextDecoder()
@@ -157,7 +159,7 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
   const runDir = yield* hostDirOf(conn, name)
   const dir = yield* conn.files.stat(runDir)
   if (dir === undefined || !dir.isDirectory) return undefined
-  const [argv, resolved, meta, ready, pid, pgid, exit] = yield* Effect.all(
+  const [argv, resolved, meta, ready, pid, pgid, exit, stopped] = yield* Effect.all(
     [
       readJson(conn, `${runDir}/argv.json`, ArgvFile),
       readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
@@ -165,7 +167,8 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
       readJson(conn, `${runDir}/ready.json`, ReadyFile),
       readInt(conn, `${runDir}/pid`),
       readInt(conn, `${runDir}/pgid`),
-      readText(conn, `${runDir}/exit`)
+      readText(conn, `${runDir}/exit`),
+      readText(conn, `${runDir}/stopped`)
     ],
     { concurrency: "unbounded" }
   )
@@ -179,7 +182,8 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
     ready,
     pid,
     pgid,
-    exit: exit?.trim() || undefined
+    exit: exit?.trim() || undefined,
+    stopped: stopped?.trim() || undefined
   }
   return state
 })
@@ -232,8 +236,9 @@ export const writeLaunchFiles = Effect.fn("Deployment.writeLaunchFiles")(functio
       writeJson(conn, `${runDir}/argv.json`, files.argv),
       writeJson(conn, `${runDir}/resolved.json`, files.resolved),
       writeJson(conn, `${runDir}/meta.json`, files.meta),
-      // a previous run's ready.json must not describe this one
-      writeJson(conn, `${runDir}/ready.json`, null)
+      // a previous run's ready.json and stop record must not describe this one (empty = none)
+      writeJson(conn, `${runDir}/ready.json`, null),
+      conn.files.write(`${runDir}/stopped`, "")
     ],
     { concurrency: "unbounded" }
   )

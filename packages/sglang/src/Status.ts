@@ -29,6 +29,8 @@ export interface DeploymentStatus {
   readonly alive: boolean
   /** `code N` / `signal NAME` once it ended. */
   readonly exit: string | undefined
+  /** How a deliberate `stop` ended it (`terminated`, `killed`, `exited-before`); no failure then. */
+  readonly stopped: string | undefined
   readonly phase: Phase
   /** `/health` answered 200 (undefined when not alive or not asked). */
   readonly healthy: boolean | undefined
@@ -59,16 +61,18 @@ const one = (conn: Connection, state: Deployment.State) =>
     const classifier = Classifier.make()
     for (const line of lines) classifier.feed(line.text)
     const exit = state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)
-    const failure = alive
-      ? undefined
-      : classifier.finish(
-          exit === undefined
-            ? undefined
-            : {
-                ...(exit.exitCode === null ? {} : { exitCode: exit.exitCode }),
-                ...(exit.signal === null ? {} : { signal: exit.signal })
-              }
-        )
+    const stopped = alive ? undefined : state.stopped
+    const failure =
+      alive || stopped !== undefined
+        ? undefined
+        : classifier.finish(
+            exit === undefined
+              ? undefined
+              : {
+                  ...(exit.exitCode === null ? {} : { exitCode: exit.exitCode }),
+                  ...(exit.signal === null ? {} : { signal: exit.signal })
+                }
+          )
     const phase: Phase = state.ready !== undefined && alive ? "ready" : classifier.phase()
     const port = state.meta?.port
     const healthy =
@@ -94,6 +98,7 @@ const one = (conn: Connection, state: Deployment.State) =>
       port,
       alive,
       exit: state.exit,
+      stopped,
       phase,
       healthy,
       uptimeMs: alive && state.meta !== undefined ? now - state.meta.createdAt : undefined,

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import * as Launch from "../src/Launch.js"
 import * as Simulator from "../src/Simulator.js"
 import * as Status from "../src/Status.js"
+import * as Stop from "../src/Stop.js"
 import { drive, fixedArgv } from "./support/sim.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
@@ -55,5 +56,20 @@ describe("Status", () => {
     }).pipe(
       Effect.provide(FakeHost.layer([Simulator.hostSpec, Simulator.makeHostSpec({ alias: "sim-down" })]))
     )
+  )
+
+  it.effect("a stopped deployment is reported as stopped, not as a failure; a relaunch clears it", () =>
+    Effect.gen(function* () {
+      yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      yield* drive(Stop.stop("sim", "qwen"))
+      const [stopped] = yield* drive(Status.ofHost("sim", { name: "qwen" }))
+      assert.isFalse(stopped?.alive)
+      assert.strictEqual(stopped?.stopped, "terminated")
+      assert.isUndefined(stopped?.failure)
+      yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      const [again] = yield* drive(Status.ofHost("sim", { name: "qwen" }))
+      assert.isTrue(again?.alive)
+      assert.isUndefined(again?.stopped)
+    }).pipe(Effect.provide(Simulator.layer))
   )
 })

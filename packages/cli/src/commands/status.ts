@@ -42,7 +42,7 @@ export const status = Command.make("status", options, (parsed) =>
       const rows = result.deployments.map((d) => [
         d.host,
         d.name,
-        d.alive ? "running" : (d.exit ?? "not running"),
+        d.alive ? "running" : d.stopped !== undefined ? `stopped (${d.stopped})` : (d.exit ?? "not running"),
         d.phase,
         health(d),
         d.pid === undefined ? "-" : String(d.pid),
