@@ -1,0 +1,69 @@
+// The installed entry point: `bin/mlops` (bash) builds the bundle when it is missing or stale
+// and runs it with plain node. These run the real executable as a subprocess.
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { ExitCode } from "../src/ExitCodes.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const bin = path.join(here, "..", "bin", "mlops")
+const config = path.join(here, "fixtures", "qwen3.6-27b.config.json")
+const home = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-bin-test-"))
+
+const mlops = (...args: Array<string>) => {
+  const out = spawnSync(bin, args, {
+    encoding: "utf8",
+    env: { ...process.env, MLOPS_HOME: home, MLOPS_SSH_CONFIG: path.join(home, "none"), NO_COLOR: "1" },
+    timeout: 60_000
+  })
+  return { code: out.status, stdout: out.stdout, stderr: out.stderr }
+}
+
+const story = [
+  "--model-path",
+  "/root/models/Qwen3.6-27B",
+  "--speculative-algorithm",
+  "NEXTN",
+  "--speculative-num-draft-tokens",
+  "1",
+  "--tp",
+  "2"
+]
+const gpus = ["--gpus", "2", "--compute-capability", "8.6", "--gpu-memory", "48GiB"]
+
+describe("bin/mlops", () => {
+  it("checks the story offline: exit 3, both problems in SGLang's order, the fixed command", () => {
+    const ran = mlops("check", "--model-config", config, ...gpus, "--json", "--", ...story)
+    assert.strictEqual(ran.code, ExitCode.RulesViolated, ran.stderr)
+    const result = JSON.parse(ran.stdout.trim().split("\n").at(-1)!) as {
+      _tag: string
+      violations: Array<{ ruleId: string }>
+      fixedCommand: string
+    }
+    assert.strictEqual(result._tag, "LaunchRulesViolated")
+    assert.deepStrictEqual(
+      result.violations.map((v) => v.ruleId),
+      ["R24", "R12"]
+    )
+    assert.include(result.fixedCommand, "--mamba-scheduler-strategy extra_buffer")
+    assert.include(result.fixedCommand, "--speculative-num-steps 1 --speculative-eagle-topk 1")
+  })
+
+  it("rebuilds a stale bundle before running (a source newer than the bundle)", () => {
+    const bundle = path.join(here, "..", "dist", "mlops.mjs")
+    mlops("hosts")
+    const past = new Date(Date.now() - 3_600_000)
+    fs.utimesSync(bundle, past, past)
+    const ran = mlops("hosts", "--json")
+    assert.strictEqual(ran.code, ExitCode.Ok, ran.stderr)
+    assert.isAbove(fs.statSync(bundle).mtimeMs, past.getTime() + 1000)
+    const hosts = JSON.parse(ran.stdout) as { hosts: Array<{ alias: string }> }
+    assert.deepStrictEqual(
+      hosts.hosts.map((h) => h.alias),
+      ["sim"]
+    )
+  })
+})
