@@ -6,7 +6,7 @@
 
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { ConfigFileError } from "../Errors.js"
-import { readTextIfExists } from "./localFiles.js"
+import { readTextIfExists } from "../LocalFiles.js"
 
 /** A directory on the host: absolute or `~/`-relative (a relative path would depend on the login directory). @internal */
 export const StateDir = Schema.String.pipe(

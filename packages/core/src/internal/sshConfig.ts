@@ -12,8 +12,8 @@ import { isAbsolute, join, sep } from "node:path"
 import { Effect } from "effect"
 import SSHConfig, { type Directive, type Line, LineType, type Section } from "ssh-config"
 import { ConfigFileError } from "../Errors.js"
+import { readTextIfExists } from "../LocalFiles.js"
 import { matchPatternList } from "./knownHosts.js"
-import { readTextIfExists } from "./localFiles.js"
 
 /** OpenSSH's own limit on nested includes. */
 const MAX_INCLUDE_DEPTH = 16

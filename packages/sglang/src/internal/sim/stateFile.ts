@@ -6,8 +6,9 @@
  *
  * @internal
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
+import { mkdir, rename, rm, writeFile } from "node:fs/promises"
 import { dirname } from "node:path"
+import * as LocalFiles from "@mlops/core/LocalFiles"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { SimState, version } from "./state.js"
 
@@ -18,19 +19,9 @@ export type Loaded =
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-/** The file's text; undefined when it does not exist. */
+/** The file's text; undefined when it does not exist; the reason when it cannot be read. */
 export const readText = (path: string): Effect.Effect<string | undefined, string> =>
-  Effect.tryPromise({
-    try: () => readFile(path, "utf8"),
-    catch: (error) => error as NodeJS.ErrnoException
-  }).pipe(
-    Effect.map((text): string | undefined => text),
-    Effect.catchIf(
-      (error) => error.code === "ENOENT",
-      () => Effect.succeed(undefined)
-    ),
-    Effect.mapError((error) => `cannot read it: ${errorText(error)}`)
-  )
+  LocalFiles.readTextIfExists(path).pipe(Effect.mapError((error) => `cannot read it: ${error.reason}`))
 
 const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
 const decodeState = Schema.decodeUnknownEither(SimState)

@@ -1,14 +1,14 @@
 /**
- * Reading local config files (ssh_config, the mlops hosts file) where a missing file is
- * normal and means "nothing configured".
+ * Reading files on the client (ssh_config, the mlops hosts file, the sim's state) where a
+ * missing file is normal and means "nothing configured".
  *
- * @internal
+ * @since 0.1.0
  */
 import { readFile } from "node:fs/promises"
 import { Effect } from "effect"
-import { ConfigFileError } from "../Errors.js"
+import { ConfigFileError } from "./Errors.js"
 
-/** The file's text, `undefined` when it does not exist, ConfigFileError when it cannot be read. */
+/** The file's text, `undefined` when it does not exist, ConfigFileError when it cannot be read. @category reading */
 export const readTextIfExists = (path: string): Effect.Effect<string | undefined, ConfigFileError> =>
   Effect.tryPromise({
     try: () => readFile(path, "utf8"),
