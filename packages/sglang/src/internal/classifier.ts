@@ -5,6 +5,7 @@
  * @internal
  */
 
+import type { ExitStatus } from "../Classifier.js"
 import type { EvidenceLine, LaunchFailure } from "../Failures.js"
 import * as F from "../Failures.js"
 import type { ArgValue, LaunchEvent } from "../LaunchEvent.js"
@@ -13,7 +14,6 @@ import {
   capacityEvent,
   childCrashNote,
   consequence,
-  type ExitStatus,
   fatalPython,
   httpBind,
   recordOwner,
@@ -26,8 +26,6 @@ import { type Phase, phaseIndex } from "./phase.js"
 import { parseServerArgs } from "./serverArgsRepr.js"
 import { type Candidate, classifyTraceback } from "./signatures.js"
 import { TracebackBuilder } from "./traceback.js"
-
-export type { ExitStatus } from "./lineSignatures.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
 const TAIL = 40

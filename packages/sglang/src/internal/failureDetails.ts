@@ -7,6 +7,7 @@
 import type { EvidenceLine } from "../Failures.js"
 import * as F from "../Failures.js"
 import type { Phase } from "./phase.js"
+import { flagOf } from "./rules/helpers.js"
 import type { Traceback } from "./traceback.js"
 
 export interface Context {
@@ -22,7 +23,18 @@ export const toGiB = (value: string, unit: string) =>
   round2(unit === "MiB" ? Number(value) / 1024 : Number(value))
 const FLAG = /--[a-z][a-z0-9-]*[a-z0-9]/g
 export const flagsIn = (text: string): Array<string> => [...new Set(text.match(FLAG) ?? [])]
-const kebab = (field: string) => `--${field.replace(/_/g, "-")}`
+/** A signal number as its name (`9` -> `SIGKILL`). */
+const SIGNALS: Record<number, string> = {
+  1: "SIGHUP",
+  2: "SIGINT",
+  3: "SIGQUIT",
+  6: "SIGABRT",
+  9: "SIGKILL",
+  11: "SIGSEGV",
+  15: "SIGTERM"
+}
+export const signalName = (n: number) => SIGNALS[n] ?? `signal ${n}`
+
 export const firstLine = (text: string) => {
   const nl = text.indexOf("\n")
   return nl === -1 ? text : text.slice(0, nl)
@@ -60,7 +72,7 @@ export const assertion = (tb: Traceback, base: Base, message: string): F.Asserti
     : ""
   const fields = [
     ...source.matchAll(/(?:self\.|server_args\.|args\.)?\b([a-z]+(?:_[a-z0-9]+)+)\b(?!\s*\()/g)
-  ].map((m) => kebab(m[1]!))
+  ].map((m) => flagOf(m[1]!))
   const flags = [...new Set([...fields, ...flagsIn(message)])]
   // the only bare assert in _handle_speculative_decoding is the all-or-nothing triple (rules R12);
   // older Pythons show just its first source line, `assert (`

@@ -5,16 +5,13 @@
  * @internal
  */
 
+import type { ExitStatus } from "../Classifier.js"
 import type { EvidenceLine } from "../Failures.js"
 import * as F from "../Failures.js"
 import type { Capacity } from "../LaunchEvent.js"
+import { signalName } from "./failureDetails.js"
 import type { Phase } from "./phase.js"
 import { type Candidate, CONSEQUENCE, ROOT, UNKNOWN } from "./signatures.js"
-
-export interface ExitStatus {
-  readonly exitCode?: number | undefined
-  readonly signal?: string | undefined
-}
 
 /** The process that printed a `... hit an exception` record (rank prefix, or the manager named). */
 export const recordOwner = (line: string, process: string): string =>
@@ -137,17 +134,6 @@ export const withExit = (failure: F.ProcessExited, exit: ExitStatus): F.ProcessE
     ...(signal === undefined ? {} : { signal })
   })
 }
-
-const SIGNALS: Record<number, string> = {
-  1: "SIGHUP",
-  2: "SIGINT",
-  3: "SIGQUIT",
-  6: "SIGABRT",
-  9: "SIGKILL",
-  11: "SIGSEGV",
-  15: "SIGTERM"
-}
-export const signalName = (n: number) => SIGNALS[n] ?? `signal ${n}`
 
 export const argparse = (
   message: string,

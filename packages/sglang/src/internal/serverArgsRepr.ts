@@ -4,7 +4,7 @@
  * their repr text.
  * @internal
  */
-import type { ArgValue } from "./lifecycleLines.js"
+import type { ArgValue } from "../LaunchEvent.js"
 
 const OPEN = "([{<"
 const CLOSE = ")]}>"

@@ -18,6 +18,7 @@ import {
   invalidArgument,
   linkImportError,
   memoryFailure,
+  signalName,
   tracebackEvidence
 } from "./failureDetails.js"
 import type { Traceback } from "./traceback.js"
@@ -242,7 +243,7 @@ export const classifyTraceback = (tb: Traceback, ctx: Context): Candidate | unde
         ...base,
         process: `rank ${died[1]}`,
         reason: firstLine(final.message),
-        ...(code < 0 ? { signal: code === -9 ? "SIGKILL" : `signal ${-code}` } : { exitCode: code }),
+        ...(code < 0 ? { signal: signalName(-code) } : { exitCode: code }),
         ...(code === -9
           ? { fix: { action: "likely the OS OOM killer (host RAM): check `dmesg -T | grep -i oom`" } }
           : {})

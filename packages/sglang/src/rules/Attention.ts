@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { attentionBackendDefault } from "../internal/lifecycle/messages.js"
 import { capability, isBlackwell, isHopper, isSm100, platformOf, V0_5_11 } from "../internal/rules/helpers.js"
 import * as Rule from "../Rule.js"
 
@@ -55,7 +56,7 @@ export const defaultBackend = Rule.make({
     return Rule.adjust(
       { attention_backend: backend },
       `no --attention-backend given; SGLang picks ${backend} for this GPU and model`,
-      `Attention backend not specified. Use ${backend} backend by default.`
+      attentionBackendDefault(backend)
     )
   }
 })

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { specV2Enabled } from "../internal/lifecycle/messages.js"
 import { envBool, isEagleFamily, V0_5_11 } from "../internal/rules/helpers.js"
 import { resetMaxRunningRequests } from "../internal/rules/maxRunningRequests.js"
 import * as Rule from "../Rule.js"
@@ -100,11 +101,9 @@ export const specVersion = Rule.make({
           "Spec v1 is used for eagle/eagle3/standalone speculative decoding because overlap schedule is disabled.",
           ["disable_overlap_schedule"]
         )
-      : Rule.warning(
-          "speculative decoding runs on the spec v2 (overlap) worker",
-          "Spec v2 is enabled by default for eagle/eagle3/standalone speculative decoding.",
-          ["speculative_algorithm"]
-        )
+      : Rule.warning("speculative decoding runs on the spec v2 (overlap) worker", specV2Enabled(), [
+          "speculative_algorithm"
+        ])
   }
 })
 

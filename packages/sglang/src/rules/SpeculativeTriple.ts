@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { draftTokensAdjusted } from "../internal/lifecycle/messages.js"
 import { attentionBackends, isEagleFamily, V0_5_11 } from "../internal/rules/helpers.js"
 import * as Rule from "../Rule.js"
 
@@ -128,7 +129,7 @@ export const draftTokensForTopkOne = Rule.make({
     return Rule.adjust(
       { speculative_num_draft_tokens: steps + 1 },
       `with topk 1 SGLang verifies steps + 1 = ${steps + 1} draft tokens`,
-      "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1"
+      draftTokensAdjusted()
     )
   }
 })

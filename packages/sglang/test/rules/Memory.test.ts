@@ -63,7 +63,12 @@ describe("rules/Memory", () => {
     assert.deepStrictEqual(adjust(Memory.piecewiseCudaGraph.check(input({}, { traits: qwen36 }))).set, {
       disable_piecewise_cuda_graph: true
     })
-    assert.isDefined(Memory.piecewiseCudaGraph.check(input({ pp_size: 2 }, { traits: llama })))
+    assert.deepStrictEqual(
+      adjust(Memory.piecewiseCudaGraph.check(input({ pp_size: 2 }, { traits: llama }))).set,
+      {
+        disable_piecewise_cuda_graph: true
+      }
+    )
     assert.isUndefined(Memory.piecewiseCudaGraph.check(input({}, { traits: llama })))
     assert.isUndefined(
       Memory.piecewiseCudaGraph.check(input({ enforce_piecewise_cuda_graph: true }, { traits: qwen36 }))

@@ -78,7 +78,11 @@ describe("rules/Parallelism", () => {
       ).sglangMessage,
       "The expert parallel size must be 1 or the same as the tensor parallel size"
     )
-    assert.isDefined(P.eplbNeedsEp.check(input({ enable_eplb: true })))
+    assert.deepStrictEqual(violation(P.eplbNeedsEp.check(input({ enable_eplb: true }))).fix, {
+      set: { ep_size: 2 },
+      alternatives: [{ enable_eplb: false }]
+    })
+    assert.isUndefined(P.eplbNeedsEp.check(input({ enable_eplb: true, ep_size: 2 })))
   })
 
   it("R40 and R18.pp: pipeline parallelism turns overlap off and forbids speculative decoding", () => {

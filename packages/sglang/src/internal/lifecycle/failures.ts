@@ -95,22 +95,3 @@ export const portInUse = (epochMs: number, host: string, port: number) =>
     "",
     `ERROR:    [Errno 98] error while attempting to bind on address ('${host}', ${port}): address already in use`
   )
-
-/** NCCL failure in a rank during distributed init. */
-export const ncclError = (epochMs: number, process: string): ReadonlyArray<string> => [
-  schedulerException(epochMs, process),
-  ...schedulerFrames(),
-  ...frame(
-    "srt/distributed/parallel_state.py",
-    1402,
-    "init_distributed_environment",
-    "torch.distributed.barrier()"
-  ),
-  ...frame(
-    "srt/distributed/device_communicators/pynccl_wrapper.py",
-    398,
-    "NCCL_CHECK",
-    'raise RuntimeError(f"NCCL error: {error_str}")'
-  ),
-  "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"
-]

@@ -3,7 +3,9 @@
  * Message functions return the text after the `[time prefix] ` part; `line` adds the prefix.
  * @internal
  */
-export type ArgValue = string | number | boolean | null
+import type { ArgValue } from "../../LaunchEvent.js"
+
+export type { ArgValue }
 
 export const PKG = "/usr/local/lib/python3.12/dist-packages/sglang"
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`)
@@ -55,8 +57,6 @@ export const serverArgs = (values: Readonly<Record<string, ArgValue>>): string =
   `server_args=ServerArgs(${Object.entries(values)
     .map(([k, v]) => `${k}=${pyRepr(v)}`)
     .join(", ")})`
-export const importErrorIgnored = (module: string, error: string) =>
-  `Ignore import error when loading ${module}: ${error}`
 
 // ---- each scheduler rank ------------------------------------------------------------------
 

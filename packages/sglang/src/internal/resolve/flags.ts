@@ -4,6 +4,7 @@
  * @internal
  */
 import * as Catalogue from "../../Catalogue.js"
+import { flagOf } from "../rules/helpers.js"
 
 const flagSpec = (catalogue: Catalogue.Catalogue, field: string) => catalogue.byField.get(field)
 
@@ -14,7 +15,7 @@ export const wordsFor = (
   catalogue: Catalogue.Catalogue = Catalogue.latest
 ): ReadonlyArray<string> => {
   const spec = flagSpec(catalogue, field)
-  const flag = spec?.flag ?? `--${field.replaceAll("_", "-")}`
+  const flag = spec?.flag ?? flagOf(field)
   if (value === null || value === undefined) return []
   if (typeof value === "boolean") {
     if (value) return [flag]
@@ -35,7 +36,7 @@ export const describePatch = (
   for (const [field, value] of Object.entries(patch)) {
     const words = wordsFor(field, value, catalogue)
     if (words.length > 0) add.push(words.join(" "))
-    else drop.push(flagSpec(catalogue, field)?.flag ?? `--${field.replaceAll("_", "-")}`)
+    else drop.push(flagSpec(catalogue, field)?.flag ?? flagOf(field))
   }
   return [...add, ...(drop.length > 0 ? [`without ${drop.join(", ")}`] : [])].join(" ") || "(no flag change)"
 }

@@ -51,8 +51,6 @@ export const isBlackwell = (input: RuleInput): boolean => {
 export const isEagleFamily = (algorithm: ServerArgs["speculative_algorithm"]): boolean =>
   algorithm === "EAGLE" || algorithm === "EAGLE3" || algorithm === "STANDALONE" || algorithm === "NEXTN"
 
-export const architectureOf = (input: RuleInput): string | undefined => input.traits?.architecture
-
 /** The flag spelling of a field (`tp_size` -> `--tp-size`); canonical flags are named after their field. */
 export const flagOf = (field: Field | string): string => `--${field.replaceAll("_", "-")}`
 

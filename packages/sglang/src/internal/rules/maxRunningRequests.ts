@@ -4,10 +4,8 @@
  * @internal
  */
 import * as Rule from "../../Rule.js"
+import { maxRunningRequestsReset } from "../lifecycle/messages.js"
 import { V0_5_11 } from "./helpers.js"
-
-export const maxRunningRequestsMessage =
-  "Max running requests is reset to 48 for speculative decoding. You can override this by explicitly setting --max-running-requests."
 
 /** max_running_requests -> 48 (a hard-coded literal in 0.5.11) when unset and `when` holds. */
 export const resetMaxRunningRequests = (
@@ -26,7 +24,7 @@ export const resetMaxRunningRequests = (
         ? Rule.adjust(
             { max_running_requests: 48 },
             "speculative decoding caps concurrent requests at 48 unless --max-running-requests is given",
-            maxRunningRequestsMessage
+            maxRunningRequestsReset()
           )
         : undefined
   })
