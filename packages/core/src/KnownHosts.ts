@@ -16,12 +16,13 @@
  * @since 0.1.0
  */
 
-import { appendFile, mkdir, readFile } from "node:fs/promises"
+import { appendFile, mkdir } from "node:fs/promises"
 import { dirname } from "node:path"
 import { Effect } from "effect"
 import { ConfigFileError, HostKeyMismatch, HostKeyUnknown } from "./Errors.js"
 import type { HostKeyPolicy } from "./HostConfig.js"
 import * as internal from "./internal/knownHosts.js"
+import { readTextIfExists } from "./LocalFiles.js"
 import { quote } from "./RemoteCommand.js"
 
 /** @category models */
@@ -62,19 +63,13 @@ export const keyType: (key: Uint8Array) => string = internal.keyTypeOf
 export const hostToken: (host: string, port: number) => string = internal.hostToken
 
 const readKnownHosts = (file: string) =>
-  Effect.tryPromise({
-    try: () => readFile(file, "utf8"),
-    catch: (error) => error as NodeJS.ErrnoException
-  }).pipe(
-    Effect.catchIf(
-      (error) => error.code === "ENOENT" || error.code === "ENOTDIR",
-      () => Effect.succeed("")
-    ),
+  readTextIfExists(file).pipe(
+    Effect.map((text) => text ?? ""),
     Effect.mapError(
       (error) =>
         new ConfigFileError({
-          path: file,
-          reason: `cannot read known_hosts: ${error.message}`,
+          path: error.path,
+          reason: error.reason,
           fix: `check the file's permissions (chmod 600 ${quote(file)})`
         })
     )

@@ -9,8 +9,7 @@ import * as http from "node:http"
 import * as net from "node:net"
 import { Duration, Effect, ExecutionStrategy, Exit, Runtime, Schema, Scope } from "effect"
 import type { Connection } from "./Connection.js"
-import type { ConnectError, ForwardFailed } from "./Errors.js"
-import { ForwardFailed as ForwardFailedError } from "./Errors.js"
+import { type ConnectError, ForwardFailed } from "./Errors.js"
 
 /** An HTTP request through a tunnel got no complete answer in time. @category errors */
 export class TunnelTimeout extends Schema.TaggedError<TunnelTimeout>()("TunnelTimeout", {
@@ -58,7 +57,7 @@ export const request = (
       const duplex = yield* connection.forward(options.port)
       return yield* Effect.async<TunnelResponse, ForwardFailed>((resume) => {
         const fail = (error: Error) =>
-          resume(Effect.fail(new ForwardFailedError({ host, port: options.port, reason: error.message })))
+          resume(Effect.fail(new ForwardFailed({ host, port: options.port, reason: error.message })))
         const req = http.request(
           {
             method: options.method,

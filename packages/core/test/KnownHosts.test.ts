@@ -225,6 +225,24 @@ describe("KnownHosts", () => {
     })
   )
 
+  it.live("a known_hosts path under a regular file counts as missing (empty), as ssh does", () =>
+    Effect.gen(function* () {
+      const file = writeKnownHosts([`127.0.0.1 ${keyA.type} ${keyA.base64}`])
+      const underFile = join(file, "known_hosts")
+      const error = yield* Effect.flip(verifyStrict(underFile, "127.0.0.1", 22, keyA))
+      assert.strictEqual(error._tag, "HostKeyUnknown")
+      // the next file is still consulted
+      const result = yield* KnownHosts.verify({
+        host: "127.0.0.1",
+        port: 22,
+        key: keyA.blob,
+        files: [underFile, file],
+        policy: "strict"
+      })
+      assert.strictEqual(result, "known")
+    })
+  )
+
   it.live("knownKeyTypes lists the recorded types for the host", () =>
     Effect.gen(function* () {
       const rsa = generateKey(tempDir(), "rsa", "rsa")

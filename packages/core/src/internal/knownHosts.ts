@@ -103,9 +103,7 @@ export const matchPatternList = (patterns: ReadonlyArray<string>, name: string):
   return matched
 }
 
-/** @internal */
-export const hashHost = (salt: Uint8Array, token: string): Buffer =>
-  createHmac("sha1", salt).update(token).digest()
+const hashHost = (salt: Uint8Array, token: string): Buffer => createHmac("sha1", salt).update(token).digest()
 
 /** @internal */
 export const matchesHost = (entry: KnownHostsEntry, host: string, port: number): boolean => {

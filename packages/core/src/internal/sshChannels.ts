@@ -126,15 +126,8 @@ export const openChannel = (
       }
       const open = yield* restore(
         openRaw(client, endpoint, line, onOpen).pipe(
-          Effect.retry({
-            schedule: retryRefused,
-            while: (e) => e._tag === "ChannelOpenFailed" && isRefused(e)
-          }),
-          Effect.mapError((e) =>
-            e._tag === "ChannelOpenFailed" && isRefused(e)
-              ? new ChannelOpenFailed({ ...e, fix: REFUSED_FIX })
-              : e
-          )
+          Effect.retry({ schedule: retryRefused, while: isRefused }),
+          Effect.mapError((e) => (isRefused(e) ? new ChannelOpenFailed({ ...e, fix: REFUSED_FIX }) : e))
         )
       ).pipe(Effect.onInterrupt(() => (opened === undefined ? Effect.void : release(opened))))
       yield* Effect.addFinalizer(() => release(open))
@@ -142,7 +135,8 @@ export const openChannel = (
     })
   )
 
-const isRefused = (error: ChannelOpenFailed) => isChannelOpenFailure(new Error(error.reason))
+const isRefused = (error: ChannelOpenFailed | ConnectionLost): error is ChannelOpenFailed =>
+  error._tag === "ChannelOpenFailed" && isChannelOpenFailure(error.reason)
 
 const decoder = () => new TextDecoder("utf-8", { fatal: false })
 

@@ -28,8 +28,8 @@ export interface SshConfigSet {
 /** @internal */
 export type Computed = Readonly<Record<string, string | ReadonlyArray<string>>>
 
-/** A directive's values as a list (`ssh-config` gives a string for single values). @internal */
-export const valuesOf = (value: Directive["value"]): ReadonlyArray<string> =>
+/** A directive's values as a list (`ssh-config` gives a string for single values). */
+const valuesOf = (value: Directive["value"]): ReadonlyArray<string> =>
   typeof value === "string" ? [value] : value.map((v) => v.val)
 
 const isDirective = (line: Line): line is Directive => line.type === LineType.DIRECTIVE
@@ -171,8 +171,8 @@ const flatten = (set: SshConfigSet, config: SSHConfig, alias: string, depth: num
   return out
 }
 
-/** A Host line's patterns (whitespace or comma separated). @internal */
-export const hostPatterns = (section: Directive): ReadonlyArray<string> =>
+/** A Host line's patterns (whitespace or comma separated). */
+const hostPatterns = (section: Directive): ReadonlyArray<string> =>
   valuesOf(section.value).flatMap((v) => v.split(","))
 
 /** ssh_config options for `alias`, first value wins, keys lower-cased. Never runs commands. @internal */
@@ -181,8 +181,8 @@ export const compute = (set: SshConfigSet, alias: string): Computed => {
   return toConfig(flatten(set, main, alias, 0)).compute(alias, { ignoreCase: true, matchExec: false })
 }
 
-/** Every Host block, in reading order, with the file it came from. @internal */
-export const hostSections = (
+/** Every Host block, in reading order, with the file it came from. */
+const hostSections = (
   set: SshConfigSet
 ): ReadonlyArray<{ readonly file: string; readonly section: Section }> => {
   const out: Array<{ file: string; section: Section }> = []

@@ -51,12 +51,8 @@ export const make = (
     const timeoutOf = (execOptions: ExecOptions | undefined) =>
       execOptions?.timeout === undefined ? defaultTimeout : Duration.decode(execOptions.timeout)
 
-    const timedOut = (command: RemoteCommand.RemoteCommand, timeout: Duration.Duration) =>
-      new CommandTimeout({
-        host: host.alias,
-        command: RemoteCommand.describe(command),
-        timeoutMs: Duration.toMillis(timeout)
-      })
+    const timedOut = (description: string, timeout: Duration.Duration) =>
+      new CommandTimeout({ host: host.alias, command: description, timeoutMs: Duration.toMillis(timeout) })
 
     /** Run one shell line (already rendered) under the lifeline, to completion. */
     const run = (line: string, description: string, execOptions: ExecOptions | undefined) => {
@@ -74,15 +70,7 @@ export const make = (
         )
         .pipe(
           // interruption runs the channel's release (EOF -> the remote group is killed) first
-          Effect.timeoutFail({
-            duration: timeout,
-            onTimeout: () =>
-              new CommandTimeout({
-                host: host.alias,
-                command: description,
-                timeoutMs: Duration.toMillis(timeout)
-              })
-          })
+          Effect.timeoutFail({ duration: timeout, onTimeout: () => timedOut(description, timeout) })
         )
     }
 
@@ -111,7 +99,9 @@ export const make = (
       const timeout = Duration.decode(execOptions.timeout)
       return output.pipe(
         Stream.interruptWhen(
-          Effect.sleep(timeout).pipe(Effect.zipRight(Effect.fail(timedOut(command, timeout))))
+          Effect.sleep(timeout).pipe(
+            Effect.zipRight(Effect.fail(timedOut(RemoteCommand.describe(command), timeout)))
+          )
         )
       )
     }

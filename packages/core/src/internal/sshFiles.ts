@@ -118,13 +118,15 @@ export const makeFiles = (
     const resolvePath = (path: string): Effect.Effect<string, FsError> => {
       if (path !== "~" && !path.startsWith("~/")) return Effect.succeed(path)
       const rest = path.slice(2)
-      if (home !== undefined) return Effect.succeed(rest === "" ? home : `${home}/${rest}`)
-      return call<string>(".", "resolve home directory", (s, done) => s.realpath(".", done)).pipe(
-        Effect.map((resolved) => {
-          home = resolved
-          return rest === "" ? resolved : `${resolved}/${rest}`
-        })
-      )
+      const homeDir =
+        home !== undefined
+          ? Effect.succeed(home)
+          : call<string>(".", "resolve home directory", (s, done) => s.realpath(".", done)).pipe(
+              Effect.tap((resolved) => {
+                home = resolved
+              })
+            )
+      return Effect.map(homeDir, (dir) => (rest === "" ? dir : `${dir}/${rest}`))
     }
 
     const statRaw = (path: string) =>
@@ -205,6 +207,6 @@ export const makeFiles = (
       read,
       write,
       mkdir,
-      resolvePath: (path) => resolvePath(path)
+      resolvePath
     } satisfies RemoteFs
   })

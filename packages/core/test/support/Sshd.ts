@@ -295,28 +295,9 @@ export const layer = (options: SshdOptions = {}): Layer.Layer<TestSshd, SshdErro
 
 // ---- the OpenSSH client, for comparisons and benches ------------------------------------
 
-export interface SshResult {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
 /** `ssh -F <harness ssh_config> [options] testhost <remote command>`. */
 export const sshArgs = (
   sshd: Pick<Sshd, "sshConfigPath">,
   remote: string,
   options: ReadonlyArray<string> = []
 ): Array<string> => ["-F", sshd.sshConfigPath, ...options, "testhost", remote]
-
-/** Run the local `ssh` client against the harness sshd. */
-export const ssh = (
-  sshd: Pick<Sshd, "sshConfigPath">,
-  remote: string,
-  options: ReadonlyArray<string> = []
-): Effect.Effect<SshResult> =>
-  Effect.async<SshResult>((resume) => {
-    execFile("ssh", sshArgs(sshd, remote, options), { timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-      resume(Effect.succeed({ code, stdout, stderr }))
-    })
-  })
