@@ -102,7 +102,7 @@ const pollOnce = (standin: Standin.Standin, sshd: Sshd.Sshd) =>
       "while sleep 30; do kill -0 $pid 2>/dev/null || break; done",
       "date +%s%3N"
     ].join("\n")
-    // the harness' `Sshd.ssh` gives up after 30 s, the length of one poll: run ssh ourselves
+    // one baseline poll lasts 30 s: run ssh with a longer timeout of its own
     const stdout = yield* Effect.async<string>((resume) => {
       execFile("ssh", Sshd.sshArgs(sshd, script), { timeout: 120_000 }, (_error, out) =>
         resume(Effect.succeed(out))

@@ -16,7 +16,10 @@
 import type { Connection } from "@mlops/core/Connection"
 import { defaultStateDir } from "@mlops/core/HostConfig"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemoteFiles from "@mlops/core/RemoteFiles"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Effect, Option, Schema } from "effect"
+import type { ExitStatus } from "./Classifier.js"
 import type { ServerArgs } from "./ServerArgs.js"
 
 /** The mlops version written into `meta.json`. @category constants */
@@ -123,18 +126,8 @@ export interface State {
   readonly stopped: string | undefined
 }
 
-const decoder = new TextDecoder()
-
-const readText = (conn: Connection, path: string) =>
-  conn.files
-    .stat(path)
-    .pipe(
-      Effect.flatMap((stat) =>
-        stat === undefined || stat.isDirectory
-          ? Effect.succeed(undefined)
-          : Effect.map(conn.files.read(path), (bytes) => decoder.decode(bytes))
-      )
-    )
+// one read per file (no stat first): a missing file is undefined
+const readText = RemoteFiles.readTextIfExists
 
 // a half-written or foreign file counts as missing
 const readJson = <A, I>(conn: Connection, path: string, schema: Schema.Schema<A, I>) =>
@@ -279,4 +272,23 @@ export const fromState = (host: string, state: State, url?: string): Deployment 
     runDir: state.runDir,
     logPath: state.logPath
   }
+}
+
+/**
+ * The detached process a recorded state describes (undefined without its pid files), for
+ * core's `RemoteProcess` without reading the pid files again.
+ *
+ * @category constructors
+ */
+export const processOf = (host: string, state: State): RemoteProcess.DetachedProcess | undefined =>
+  state.pid === undefined || state.pgid === undefined
+    ? undefined
+    : { host, pid: state.pid, pgid: state.pgid, runDir: state.runDir, logPath: state.logPath }
+
+/** The recorded exit status (the `exit` file) in the classifier's terms; undefined while running. @category reading */
+export const exitStatusOf = (state: State): ExitStatus | undefined => {
+  const exit = state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)
+  return exit === undefined
+    ? undefined
+    : { exitCode: exit.exitCode ?? undefined, signal: exit.signal ?? undefined }
 }

@@ -6,7 +6,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
-import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import { Effect, Option } from "effect"
 import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
@@ -36,13 +36,11 @@ export const localFile = Effect.fn("Diagnose.localFile")(function* (path: string
   return text(path, yield* fs.readFileString(path))
 })
 
-const decoder = new TextDecoder()
-
 /** Classify a file on a host. @category programs */
 export const remoteFile = Effect.fn("Diagnose.remoteFile")(function* (host: string, path: string) {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(host)
-  return text(`${host}:${path}`, decoder.decode(yield* conn.files.read(path)))
+  return text(`${host}:${path}`, yield* RemoteFiles.readText(conn, path))
 })
 
 /**
@@ -56,19 +54,6 @@ export const deployment = Effect.fn("Diagnose.deployment")(function* (host: stri
   const conn = yield* pool.get(host)
   const state = yield* Deployment.read(conn, name)
   if (state === undefined) return undefined
-  const log =
-    (yield* conn.files.stat(state.logPath)) === undefined
-      ? ""
-      : decoder.decode(yield* conn.files.read(state.logPath))
-  const exit = state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)
-  return text(
-    `${host}:${state.logPath}`,
-    log,
-    exit === undefined
-      ? undefined
-      : {
-          ...(exit.exitCode === null ? {} : { exitCode: exit.exitCode }),
-          ...(exit.signal === null ? {} : { signal: exit.signal })
-        }
-  )
+  const log = (yield* RemoteFiles.readTextIfExists(conn, state.logPath)) ?? ""
+  return text(`${host}:${state.logPath}`, log, Deployment.exitStatusOf(state))
 })

@@ -45,7 +45,7 @@ export const follow = (host: string, name: string, options: { readonly lines?: n
     Effect.gen(function* () {
       const path = yield* logPathOf(host, name)
       const last = yield* LogTail.tail(host, path, { lines: options.lines ?? 10 })
-      // an empty tail means an empty log (or lines: 0 asked): follow from the start / the end
+      // an empty tail (an empty log, or lines: 0 asked) follows from the start of the log
       const fromOffset = last.at(-1)?.nextOffset ?? 0
       return Stream.concat(Stream.fromIterable(last), LogTail.follow(host, path, { fromOffset }))
     })

@@ -7,7 +7,6 @@
  * @since 0.1.0
  */
 
-import { Tunnel } from "@mlops/core"
 import type { Connection } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
@@ -17,6 +16,7 @@ import { Clock, Effect } from "effect"
 import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
 import type { LaunchFailure } from "./Failures.js"
+import { isHealthy } from "./internal/launch/readiness.js"
 import type { Phase } from "./LaunchEvent.js"
 import { gpuMemoryOf, groupPids } from "./Stop.js"
 
@@ -60,28 +60,12 @@ const one = (conn: Connection, state: Deployment.State) =>
     )
     const classifier = Classifier.make()
     for (const line of lines) classifier.feed(line.text)
-    const exit = state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)
     const stopped = alive ? undefined : state.stopped
     const failure =
-      alive || stopped !== undefined
-        ? undefined
-        : classifier.finish(
-            exit === undefined
-              ? undefined
-              : {
-                  ...(exit.exitCode === null ? {} : { exitCode: exit.exitCode }),
-                  ...(exit.signal === null ? {} : { signal: exit.signal })
-                }
-          )
+      alive || stopped !== undefined ? undefined : classifier.finish(Deployment.exitStatusOf(state))
     const phase: Phase = state.ready !== undefined && alive ? "ready" : classifier.phase()
     const port = state.meta?.port
-    const healthy =
-      alive && port !== undefined
-        ? yield* Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "5 seconds" }).pipe(
-            Effect.map((r) => r.status === 200),
-            Effect.orElseSucceed(() => false)
-          )
-        : undefined
+    const healthy = alive && port !== undefined ? yield* isHealthy(conn, port, "5 seconds") : undefined
     const now = yield* Clock.currentTimeMillis
     const gpuMemoryMiB =
       alive && state.pid !== undefined && state.pgid !== undefined

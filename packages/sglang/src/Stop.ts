@@ -89,10 +89,10 @@ export const stop = Effect.fn("Stop.stop")(function* (
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(host)
   const state = yield* Deployment.read(conn, name)
-  if (state === undefined || state.pid === undefined) {
+  const proc = state === undefined ? undefined : Deployment.processOf(host, state)
+  if (proc === undefined) {
     return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
   }
-  const proc = yield* RemoteProcess.attach(conn, state.runDir)
   const pids = yield* groupPids(conn, proc)
   const outcome = yield* RemoteProcess.stop(
     conn,

@@ -10,7 +10,7 @@ import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
 import { Effect, Layer } from "effect"
 import * as Sshd from "../../../core/test/support/Sshd.js"
-import { mambaFix, tripleFix } from "../support/story.js"
+import { mambaFix, storyArgv, storyModelPath, tripleFix } from "../support/story.js"
 import * as Standin from "./standin/install.js"
 
 /** The host alias the test sshd answers to. */
@@ -41,16 +41,8 @@ export const freePort = Effect.async<number>((resume) => {
 })
 
 /** The story's command (both problems) for the stand-in's model directory. */
-export const story = (modelPath: string): Array<string> => [
-  "--model-path",
-  modelPath,
-  "--speculative-algorithm",
-  "NEXTN",
-  "--speculative-num-draft-tokens",
-  "1",
-  "--tp",
-  "2"
-]
+export const story = (modelPath: string): Array<string> =>
+  storyArgv.map((word) => (word === storyModelPath ? modelPath : word))
 
 /** The story's command with both fixes, on `port`. */
 export const fixedStory = (modelPath: string, port: number): Array<string> => [

@@ -18,8 +18,8 @@ export const portOf = (argv: ReadonlyArray<string>): number => {
   return DEFAULT_PORT
 }
 
-export /** `--model-path P` / `--model P` (or `=P`). */
-const modelPathOf = (argv: ReadonlyArray<string>): string => {
+/** `--model-path P` / `--model P` (or `=P`). */
+export const modelPathOf = (argv: ReadonlyArray<string>): string => {
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i]!
     if (word.startsWith("--model-path=") || word.startsWith("--model="))

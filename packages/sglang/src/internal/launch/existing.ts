@@ -6,11 +6,11 @@
  * @internal
  */
 
-import { Tunnel } from "@mlops/core"
 import type { Connection } from "@mlops/core/Connection"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Effect } from "effect"
 import * as Deployment from "../../Deployment.js"
+import { isHealthy } from "./readiness.js"
 import { DeploymentExists, type LaunchProgress, type LaunchRequest } from "./types.js"
 
 const sameArgs = (
@@ -23,11 +23,7 @@ const sameArgs = (
     JSON.stringify(state.argv.argv) === JSON.stringify(argv)) &&
   JSON.stringify(Object.entries(state.meta?.env ?? {}).sort()) === JSON.stringify(Object.entries(env).sort())
 
-const healthy = (conn: Connection, port: number) =>
-  Tunnel.request(conn, { port, method: "GET", path: "/health", timeout: "10 seconds" }).pipe(
-    Effect.map((r) => r.status === 200),
-    Effect.orElseSucceed(() => false)
-  )
+const healthy = (conn: Connection, port: number) => isHealthy(conn, port, "10 seconds")
 
 /** The running deployment to return, or undefined when a new one must be started. */
 export const check = Effect.fn("Launch.existing")(function* (
@@ -65,7 +61,8 @@ export const check = Effect.fn("Launch.existing")(function* (
         fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
       })
     }
-    const proc = yield* RemoteProcess.attach(conn, existing.runDir)
+    // the pid files were just read: attach (which reads them again) only to report a broken record
+    const proc = Deployment.processOf(host, existing) ?? (yield* RemoteProcess.attach(conn, existing.runDir))
     const outcome = yield* RemoteProcess.stop(conn, proc)
     yield* emit({ _tag: "Replacing", name, pid: proc.pid, outcome })
   }

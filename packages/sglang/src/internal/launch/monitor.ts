@@ -146,10 +146,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
       const failure = classifier.finish(
         exit === undefined
           ? { signal: "KILL" }
-          : {
-              ...(exit.exitCode === null ? {} : { exitCode: exit.exitCode }),
-              ...(exit.signal === null ? {} : { signal: exit.signal })
-            }
+          : { exitCode: exit.exitCode ?? undefined, signal: exit.signal ?? undefined }
       )
       return {
         _tag: "Failed",

@@ -149,8 +149,8 @@ export const remoteCheck = Effect.fn("Launch.remoteCheck")(function* (
   if (result.exitCode === 0) return
   const text = `${result.stdout}\n${result.stderr}`
   const failure = Classifier.classifyText(text, {
-    ...(result.exitCode === null ? {} : { exitCode: result.exitCode }),
-    ...(result.signal === null ? {} : { signal: result.signal })
+    exitCode: result.exitCode ?? undefined,
+    signal: result.signal ?? undefined
   }).failure
   if (failure !== undefined) return yield* failure
 })

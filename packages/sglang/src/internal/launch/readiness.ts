@@ -8,8 +8,15 @@
 
 import { Tunnel } from "@mlops/core"
 import type { Connection } from "@mlops/core/Connection"
-import { Clock, Effect, Schedule } from "effect"
+import { Clock, type Duration, Effect, Schedule } from "effect"
 import { NotHealthy } from "./types.js"
+
+/** One `GET /health` through the tunnel: 200 or not (any error, timeout included, is "no"). */
+export const isHealthy = (conn: Connection, port: number, timeout: Duration.DurationInput) =>
+  Tunnel.request(conn, { port, method: "GET", path: "/health", timeout }).pipe(
+    Effect.map((r) => r.status === 200),
+    Effect.orElseSucceed(() => false)
+  )
 
 export const check = Effect.fn("Launch.readiness")(function* (
   conn: Connection,

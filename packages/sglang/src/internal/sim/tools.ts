@@ -1,6 +1,6 @@
 /**
  * Small POSIX tools the sim host needs beyond FakeHost's built-ins: `ls -1 DIR` (listing
- * deployments) and `pgrep -g PGID` is deliberately absent (callers fall back to the pid).
+ * deployments). `pgrep -g PGID` is deliberately absent (callers fall back to the pid).
  *
  * @internal
  */
