@@ -4,134 +4,44 @@
  * directories, HTTP listeners reachable through `forward`, and scripted faults. Time comes
  * only from Effect's `Clock`, so `TestClock` drives sleeps, timeouts and mtimes.
  *
- * `layer(specs)` provides `Hosts`, `ConnectionPool` and `FakeHostControl`.
+ * `layer(specs)` provides `Hosts`, `ConnectionPool` and `FakeHostControl`. What a program
+ * running on it sees is `FakeProgram` (re-exported here).
  *
  * @since 0.1.0
  */
-import { Context, Data, type Duration, Effect, type Layer } from "effect"
-import type { ExitStatus, FileStat } from "./Connection.js"
+import { Context, type Duration, Effect, type Layer } from "effect"
+import type { ExitStatus } from "./Connection.js"
 import type { ConnectionPool } from "./ConnectionPool.js"
 import type { HostNotFound } from "./Errors.js"
+import type {
+  ChildProcess,
+  FakeFs,
+  ListeningPort,
+  ProcessInfo,
+  Program,
+  SignalTarget
+} from "./FakeProgram.js"
 import type { Hosts } from "./Hosts.js"
 import * as internal from "./internal/fakeHost.js"
 import * as tools from "./internal/fakeTools.js"
 import type { Gpu } from "./Probes.js"
 import type { RemoteCommand } from "./RemoteCommand.js"
 
-// ---- programs ------------------------------------------------------------------------------
-
-/** Where a program writes: bytes or text chunks, or whole lines (a `\n` is added). @category models */
-export interface Writer {
-  readonly write: (chunk: string | Uint8Array) => Effect.Effect<void>
-  readonly line: (text: string) => Effect.Effect<void>
-}
-
-/** An HTTP request as a fake program sees it. @category models */
-export interface HttpRequest {
-  readonly method: string
-  /** Path with query string, e.g. `/health?x=1`. */
-  readonly path: string
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: string
-}
-
-/** @category models */
-export interface HttpResponse {
-  readonly status: number
-  readonly body: string
-  readonly headers?: Readonly<Record<string, string>>
-}
-
-/** @category models */
-export type HttpHandler = (request: HttpRequest) => Effect.Effect<HttpResponse, unknown>
-
-/** `listen` on a port some process already listens on. @category errors */
-export class AddressInUse extends Data.TaggedError("AddressInUse")<{
-  readonly port: number
-  readonly pid: number
-}> {
-  override get message() {
-    return `port ${this.port} is already in use by pid ${this.pid}`
-  }
-}
-
-/** Which processes a signal goes to: one pid or a whole process group. @category models */
-export type SignalTarget = { readonly pid: number } | { readonly pgid: number }
-
-/** The file system of a fake host, as programs and tests use it. Paths may start with `~/`. @category models */
-export interface FakeFs {
-  readonly resolve: (path: string) => string
-  readonly stat: (path: string) => Effect.Effect<FileStat | undefined>
-  /** `undefined` when the file does not exist. */
-  readonly read: (
-    path: string,
-    options?: { readonly offset?: number; readonly length?: number }
-  ) => Effect.Effect<Uint8Array | undefined>
-  /** Lossy UTF-8; `undefined` when the file does not exist. */
-  readonly readText: (path: string) => Effect.Effect<string | undefined>
-  /** Create or replace, creating parent directories; mtime from the Clock. */
-  readonly write: (path: string, data: string | Uint8Array) => Effect.Effect<void>
-  readonly append: (path: string, data: string | Uint8Array) => Effect.Effect<void>
-  readonly mkdir: (path: string) => Effect.Effect<void>
-  readonly exists: (path: string) => Effect.Effect<boolean>
-  /** Remove a file or a directory tree; false when nothing was there. */
-  readonly remove: (path: string) => Effect.Effect<boolean>
-  readonly listFiles: Effect.Effect<ReadonlyArray<string>>
-}
-
-/** What a running program gets. @category models */
-export interface ProgramContext {
-  readonly alias: string
-  readonly argv: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
-  /** Absolute working directory (home unless the command set one). */
-  readonly cwd: string
-  readonly pid: number
-  readonly pgid: number
-  readonly stdin: Uint8Array
-  readonly stdinText: string
-  readonly stdout: Writer
-  readonly stderr: Writer
-  readonly fs: FakeFs
-  /**
-   * Serve HTTP on `127.0.0.1:port` of the fake host until the program ends. `forward(port)`
-   * reaches it (through a real loopback server), and `ss` lists it with this pid.
-   */
-  readonly listen: (port: number, handler: HttpHandler) => Effect.Effect<void, AddressInUse>
-  /**
-   * Handle a signal instead of dying from it (TERM, INT, HUP...; KILL cannot be handled). The
-   * handler runs alongside the program; to exit, it can `exit(code)`.
-   */
-  readonly onSignal: (signal: string, handler: Effect.Effect<void>) => Effect.Effect<void>
-  /** End this process now with `code` (from a signal handler or a child fiber). */
-  readonly exit: (code: number) => Effect.Effect<void>
-  /** Send a signal (`"0"` only checks existence). Returns how many processes it reached. */
-  readonly kill: (target: SignalTarget, signal: string) => Effect.Effect<number>
-  /** Start a child process in this process's group (output goes where this process's goes). */
-  readonly spawn: (command: RemoteCommand) => Effect.Effect<ChildProcess>
-  /** The host's listening ports (what `ss` prints). */
-  readonly ports: Effect.Effect<ReadonlyArray<ListeningPort>>
-  /** The host's process table (what `ps` would print). */
-  readonly processes: Effect.Effect<ReadonlyArray<ProcessInfo>>
-}
-
-/** @category models */
-export interface ChildProcess {
-  readonly pid: number
-  readonly exit: Effect.Effect<ExitStatus>
-}
-
-/**
- * A program the fake host can run. `match` is a name compared with `argv[0]` and its basename,
- * or a predicate on the whole argv. A failure or defect of `run` ends the process with exit 1
- * and the error on stderr.
- *
- * @category models
- */
-export interface Program {
-  readonly match: string | ((argv: ReadonlyArray<string>) => boolean)
-  readonly run: (ctx: ProgramContext) => Effect.Effect<number, unknown>
-}
+// The program-facing API lives in FakeProgram; these names stay reachable as `FakeHost.X`.
+export {
+  AddressInUse,
+  type ChildProcess,
+  type FakeFs,
+  type HttpHandler,
+  type HttpRequest,
+  type HttpResponse,
+  type ListeningPort,
+  type ProcessInfo,
+  type Program,
+  type ProgramContext,
+  type SignalTarget,
+  type Writer
+} from "./FakeProgram.js"
 
 // ---- hosts ---------------------------------------------------------------------------------
 
@@ -154,23 +64,6 @@ export interface FakeHostSpec {
   readonly tags?: ReadonlyArray<string>
   /** `HostConfig.stateDir`; default `~/.mlops`. */
   readonly stateDir?: string
-}
-
-/** One row of the process table. @category models */
-export interface ProcessInfo {
-  readonly pid: number
-  readonly pgid: number
-  readonly ppid: number
-  readonly argv: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
-  readonly cwd: string
-  readonly state: "running" | "stopping"
-  readonly detached: boolean
-  readonly startedAtMs: number
-  /** A detached process started with a run directory (`spawnDetached`, `start` with `runDir`). */
-  readonly runDir?: string
-  /** Where its output goes (with `runDir`). */
-  readonly logPath?: string
 }
 
 /** One file of a fake host, as `exportFiles` gives it and `importFiles` takes it. @category models */
@@ -215,16 +108,6 @@ export interface JournalEntry {
   readonly atMs: number
   /** Which connection (1 = the first connect) carried it. */
   readonly connection: number
-}
-
-/** @category models */
-export interface ListeningPort {
-  readonly port: number
-  readonly pid: number
-  /** The program's name (basename of argv[0]). */
-  readonly command: string
-  /** The real loopback port that `forward` connects to. */
-  readonly loopbackPort: number
 }
 
 /** Inspection and scripted faults for one fake host. @category models */
@@ -295,9 +178,6 @@ export const host = (alias: string): Effect.Effect<FakeHostHandle, HostNotFound,
 export const layer = (
   specs: ReadonlyArray<FakeHostSpec>
 ): Layer.Layer<Hosts | ConnectionPool | FakeHostControl> => internal.layer(specs)
-
-/** Exec default: the command timeout (30 s) shared with the live layer. @category constants */
-export const defaultCommandTimeout: Duration.DurationInput = "30 seconds"
 
 // ---- canned tools for probes and the simulator --------------------------------------------
 

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Option, Schedule, Stream } from "effect"
+import { Chunk, Duration, Effect, Option, Schedule, Stream } from "effect"
 import type { Connection } from "./Connection.js"
 import { ConnectionPool } from "./ConnectionPool.js"
 import type { ConfigFileError, ConnectError, HostNotFound, RemoteFileError } from "./Errors.js"
@@ -142,8 +142,8 @@ export function follow(
       return Stream.repeatEffectChunk(
         Effect.flatMap(pollOnce, (items) =>
           items.length === 0
-            ? Effect.as(Effect.sleep(pollInterval), internal.emptyChunk())
-            : Effect.succeed(internal.toChunk(items))
+            ? Effect.as(Effect.sleep(pollInterval), Chunk.empty())
+            : Effect.succeed(Chunk.unsafeFromArray(items))
         )
       )
     })

@@ -11,6 +11,7 @@ import type { Connection, DetachedInfo, DetachedOptions, ExitStatus } from "./Co
 import { type CommandError, type ConnectError, ProcessError, type RemoteFileError } from "./Errors.js"
 import * as Liveness from "./internal/groupLiveness.js"
 import * as RemoteCommand from "./RemoteCommand.js"
+import * as RemoteFiles from "./RemoteFiles.js"
 
 /** @category models */
 export interface DetachedProcess extends DetachedInfo {
@@ -64,6 +65,19 @@ export const isAlive = (
     })
   )
 
+/** Poll `isAlive` until the group is gone (true) or `within` has passed (false). */
+const goneWithin = (
+  conn: Connection,
+  proc: { readonly pgid: number },
+  within: Duration.Duration,
+  poll: Duration.DurationInput
+) =>
+  isAlive(conn, proc).pipe(
+    Effect.repeat({ schedule: Schedule.spaced(poll), until: (alive) => !alive }),
+    Effect.as(true),
+    Effect.timeoutTo({ duration: within, onSuccess: (gone) => gone, onTimeout: () => false })
+  )
+
 /** How `kill` left the group. @category models */
 export type KillOutcome = "gone" | "still-running"
 
@@ -94,11 +108,7 @@ export const kill = Effect.fn("RemoteProcess.kill")(function* (
   if (result.exitCode !== 127) return "still-running" satisfies KillOutcome
   // no shell (fake hosts): the same steps, one exec each
   yield* sendSignal(conn, proc.pgid, "KILL")
-  return yield* isAlive(conn, proc).pipe(
-    Effect.repeat({ schedule: Schedule.spaced(KILL_POLL), until: (alive) => !alive }),
-    Effect.as<KillOutcome>("gone"),
-    Effect.timeoutTo({ duration: within, onSuccess: (o) => o, onTimeout: (): KillOutcome => "still-running" })
-  )
+  return (yield* goneWithin(conn, proc, within, KILL_POLL)) ? "gone" : "still-running"
 }) as (
   conn: Connection,
   proc: { readonly pgid: number },
@@ -115,21 +125,12 @@ export const parseExitFile = (text: string): ExitStatus | undefined => {
   return undefined
 }
 
-const readOptional = (conn: Connection, path: string) =>
-  conn.files.read(path).pipe(
-    Effect.map((bytes): string | undefined => new TextDecoder().decode(bytes)),
-    Effect.catchIf(
-      (e): e is RemoteFileError => e._tag === "RemoteFileError" && e.notFound,
-      () => Effect.succeed(undefined)
-    )
-  )
-
 /** The recorded exit status; `undefined` while running or when none was recorded (killed with its wrapper). @category inspecting */
 export const exitStatus = (
   conn: Connection,
   proc: { readonly runDir: string }
 ): Effect.Effect<ExitStatus | undefined, RemoteFileError | ConnectError> =>
-  Effect.map(readOptional(conn, `${proc.runDir}/exit`), (text) =>
+  Effect.map(RemoteFiles.readTextIfExists(conn, `${proc.runDir}/exit`), (text) =>
     text === undefined ? undefined : parseExitFile(text)
   )
 
@@ -188,18 +189,6 @@ export interface StopOptions {
   readonly poll?: Duration.DurationInput
 }
 
-const goneWithin = (
-  conn: Connection,
-  proc: DetachedProcess,
-  within: Duration.Duration,
-  poll: Duration.DurationInput
-) =>
-  isAlive(conn, proc).pipe(
-    Effect.repeat({ schedule: Schedule.spaced(poll), until: (alive) => !alive }),
-    Effect.as(true),
-    Effect.timeoutTo({ duration: within, onSuccess: (gone) => gone, onTimeout: () => false })
-  )
-
 /**
  * SIGTERM to the whole group, up to `grace` to exit, then SIGKILL, then confirm it is gone.
  * Writes the outcome to `<runDir>/stopped`.
@@ -246,7 +235,7 @@ export const attach = Effect.fn("RemoteProcess.attach")(function* (
 ) {
   const dir = yield* conn.files.resolvePath(runDir)
   const number = (name: string) =>
-    Effect.flatMap(readOptional(conn, `${dir}/${name}`), (text) => {
+    Effect.flatMap(RemoteFiles.readTextIfExists(conn, `${dir}/${name}`), (text) => {
       const value = text === undefined ? Number.NaN : Number(text.trim())
       return Number.isInteger(value) && value > 0
         ? Effect.succeed(value)

@@ -1,7 +1,7 @@
 import * as Http from "node:http"
 import type { Duplex } from "node:stream"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Layer, Stream, TestClock } from "effect"
+import { Cause, Chunk, Effect, Exit, Fiber, Layer, Scope, Stream, TestClock } from "effect"
 import type { Connection } from "../src/Connection.js"
 import { ConnectionPool } from "../src/ConnectionPool.js"
 import * as FakeHost from "../src/FakeHost.js"
@@ -411,5 +411,18 @@ describe("FakeHost forward", () => {
         )
       )
     )
+  )
+
+  it.effect("a handle kept past its layer's close can start nothing more", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(fake(), scope)
+      const host = yield* Effect.provide(FakeHost.host("gpu"), context)
+      yield* Scope.close(scope, Exit.void)
+      const late = yield* Effect.exit(host.start(cmd(["true"])))
+      assert.isTrue(
+        Exit.isFailure(late) && Cause.pretty(late.cause).includes("used after its layer was closed")
+      )
+    })
   )
 })

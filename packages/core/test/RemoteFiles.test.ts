@@ -49,6 +49,7 @@ describe("RemoteFiles", () => {
       assert.isTrue(yield* RemoteFiles.exists(conn, "/tmp/t.txt"))
       assert.isFalse(yield* RemoteFiles.exists(conn, "/tmp/none"))
       assert.isUndefined(yield* RemoteFiles.readTextIfExists(conn, "/tmp/none"))
+      assert.strictEqual(yield* RemoteFiles.readTextIfExists(conn, "/tmp/t.txt"), "0123456789")
       const { bytes, nextOffset } = yield* RemoteFiles.readFrom(conn, "/tmp/t.txt", 4, 3)
       assert.deepStrictEqual([new TextDecoder().decode(bytes), nextOffset], ["456", 7])
       const rest = yield* RemoteFiles.readFrom(conn, "/tmp/t.txt", 8)

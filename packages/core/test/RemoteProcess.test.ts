@@ -121,10 +121,15 @@ describe("RemoteProcess", () => {
 
   it.effect("stop of a process that already ended says exited-before", () =>
     Effect.gen(function* () {
-      const { conn } = yield* setup
+      const { conn, host } = yield* setup
       const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["true"]), { runDir: "~/d/t" })
       yield* TestClock.adjust("1 millis")
       assert.strictEqual(yield* RemoteProcess.stop(conn, proc), "exited-before")
+      assert.strictEqual(yield* host.fs.readText("~/d/t/stopped"), "exited-before\n")
+      assert.isFalse(
+        (yield* host.journal).some((e) => e.command.argv[0] === "kill"),
+        "no signal sent"
+      )
     }).pipe(Effect.provide(layer()))
   )
 

@@ -5,8 +5,8 @@
  * @internal
  */
 import { Duration, Effect } from "effect"
-import type { ProcessInfo, Program, ProgramContext } from "../FakeHost.js"
-import { normalizeSignal } from "./fakeProcesses.js"
+import type { ProcessInfo, Program, ProgramContext } from "../FakeProgram.js"
+import { basename, normalizeSignal } from "./fakeProcesses.js"
 
 const program = (match: string, run: (ctx: ProgramContext) => Effect.Effect<number, unknown>): Program => ({
   match,
@@ -72,7 +72,7 @@ const PS_COLUMNS: Record<string, { readonly header: string; readonly value: (p: 
   // The fake has no zombies: a process leaves the table when it ends.
   stat: { header: "STAT", value: () => "S" },
   args: { header: "COMMAND", value: (p) => p.argv.join(" ") },
-  comm: { header: "COMMAND", value: (p) => (p.argv[0] ?? "").slice((p.argv[0] ?? "").lastIndexOf("/") + 1) }
+  comm: { header: "COMMAND", value: (p) => basename(p.argv[0] ?? "") }
 }
 
 /**

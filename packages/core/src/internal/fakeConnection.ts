@@ -28,11 +28,12 @@ import {
   ProcessError,
   RemoteFileError
 } from "../Errors.js"
-import type { FakeFs, JournalEntry } from "../FakeHost.js"
+import type { JournalEntry } from "../FakeHost.js"
+import type { FakeFs } from "../FakeProgram.js"
 import type { HostConfig } from "../HostConfig.js"
 import { describe, type RemoteCommand } from "../RemoteCommand.js"
 import { startInRunDir } from "./fakeDetached.js"
-import { decodeLossy, type FakeFileSystem, toBytes } from "./fakeFs.js"
+import { concatBytes, decodeLossy, type FakeFileSystem, toBytes } from "./fakeFs.js"
 import type { ProcessTable } from "./fakeProcesses.js"
 
 type Outcome =
@@ -81,16 +82,6 @@ export const lineSplitter = (emit: (line: string) => Effect.Effect<void>) => {
       return rest === "" ? Effect.void : emitAll([rest])
     })
   }
-}
-
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.length
-  }
-  return out
 }
 
 export const makeConnection = (host: HostRuntime, state: ConnectionState): Connection => {
@@ -145,7 +136,11 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
         Effect.as(Effect.sleep(timeout), { _tag: "timeout" } as Outcome)
       ]).pipe(Effect.onInterrupt(() => killGroup(proc.pgid)))
       if (outcome._tag === "exit") {
-        return { ...outcome.status, stdout: decodeLossy(concat(out)), stderr: decodeLossy(concat(err)) }
+        return {
+          ...outcome.status,
+          stdout: decodeLossy(concatBytes(out)),
+          stderr: decodeLossy(concatBytes(err))
+        }
       }
       yield* killGroup(proc.pgid)
       yield* proc.exit

@@ -6,7 +6,7 @@
  * @internal
  */
 import { Effect } from "effect"
-import type { ChildProcess, FakeFs } from "../FakeHost.js"
+import type { ChildProcess, FakeFs } from "../FakeProgram.js"
 import type { RemoteCommand } from "../RemoteCommand.js"
 import type { ProcessTable } from "./fakeProcesses.js"
 

@@ -24,6 +24,17 @@ const encoder = new TextEncoder()
 export const toBytes = (data: string | Uint8Array): Uint8Array =>
   typeof data === "string" ? encoder.encode(data) : data
 
+/** One array holding `chunks` in order. */
+export const concatBytes = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.length
+  }
+  return out
+}
+
 /** Lossy UTF-8 decoding: invalid sequences become U+FFFD, never an error. */
 export const decodeLossy = (bytes: Uint8Array): string =>
   new TextDecoder("utf-8", { fatal: false }).decode(bytes)
@@ -76,10 +87,6 @@ export class FakeFileSystem {
     return undefined
   }
 
-  isDirectory(path: string): boolean {
-    return this.dirs.has(this.resolve(path))
-  }
-
   read(path: string, offset = 0, length?: number): FsResult<Uint8Array> {
     const abs = this.resolve(path)
     const file = this.files.get(abs)
@@ -109,11 +116,7 @@ export class FakeFileSystem {
     const abs = this.resolve(path)
     const file = this.files.get(abs)
     if (file === undefined) return this.write(abs, data, nowMs)
-    const extra = toBytes(data)
-    const next = new Uint8Array(file.data.length + extra.length)
-    next.set(file.data, 0)
-    next.set(extra, file.data.length)
-    file.data = next
+    file.data = concatBytes([file.data, toBytes(data)])
     file.mtimeMs = nowMs
     return ok(undefined)
   }

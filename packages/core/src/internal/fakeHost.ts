@@ -4,12 +4,13 @@
  *
  * @internal
  */
-import { Clock, Context, Deferred, Duration, Effect, Layer, type Scope } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Scope } from "effect"
 import type { Connection } from "../Connection.js"
 import { ConnectionPool } from "../ConnectionPool.js"
 import { ConnectionLost, ConnectionRefused, HostKeyMismatch, HostNotFound } from "../Errors.js"
-import type { FakeFs, FakeHostHandle, FakeHostSpec, JournalEntry, Program } from "../FakeHost.js"
+import type { FakeHostHandle, FakeHostSpec, JournalEntry } from "../FakeHost.js"
 import { FakeHostControl } from "../FakeHost.js"
+import type { FakeFs, Program } from "../FakeProgram.js"
 import { HostConfig } from "../HostConfig.js"
 import { Hosts } from "../Hosts.js"
 import { builtins, notFound } from "./fakeBuiltins.js"
@@ -81,6 +82,10 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
       programs.find((p) => matches(p, argv)) ?? builtins.find((p) => matches(p, argv)) ?? notFound
     const env = { PATH: "/usr/local/bin:/usr/bin:/bin", ...spec.env, HOME: home, USER: user }
     const table = new ProcessTable(alias, fs, env, home, lookup, scope)
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.sync(() => table.close())
+    )
     const journal: Array<JournalEntry> = []
     let refusals = 0
     let down = false

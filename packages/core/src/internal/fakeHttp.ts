@@ -8,7 +8,7 @@
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { Effect, Exit, Runtime, type Scope } from "effect"
-import type { HttpHandler, HttpRequest } from "../FakeHost.js"
+import type { HttpHandler, HttpRequest } from "../FakeProgram.js"
 
 /** Start the server in `scope`'s lifetime; returns the loopback port. Handlers run on the caller's runtime. */
 export const serve = (handler: HttpHandler): Effect.Effect<number, never, Scope.Scope> =>

@@ -7,9 +7,9 @@
  */
 import { Cause, Clock, Deferred, Effect, Equal, Exit, Fiber, Scope } from "effect"
 import type { ExitStatus } from "../Connection.js"
+import type { ExitedProcess } from "../FakeHost.js"
 import type {
   ChildProcess,
-  ExitedProcess,
   FakeFs,
   HttpHandler,
   ListeningPort,
@@ -17,8 +17,8 @@ import type {
   Program,
   ProgramContext,
   SignalTarget
-} from "../FakeHost.js"
-import { AddressInUse } from "../FakeHost.js"
+} from "../FakeProgram.js"
+import { AddressInUse } from "../FakeProgram.js"
 import type { RemoteCommand } from "../RemoteCommand.js"
 import { decodeLossy, toBytes } from "./fakeFs.js"
 import { serve } from "./fakeHttp.js"
@@ -57,8 +57,6 @@ interface Entry {
   readonly scope: Scope.CloseableScope
 }
 
-interface PortEntry extends ListeningPort {}
-
 const SIGNAL_NUMBERS: Record<string, string> = { "1": "HUP", "2": "INT", "9": "KILL", "15": "TERM", "0": "0" }
 
 /** `SIGTERM`, `TERM`, `15` → `TERM`. */
@@ -68,7 +66,8 @@ export const normalizeSignal = (signal: string): string => {
   return SIGNAL_NUMBERS[bare] ?? bare
 }
 
-const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
+/** The last path component (`ps -o comm`, the `ss` program name). */
+export const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
 
 export const matches = (program: Program, argv: ReadonlyArray<string>): boolean =>
   typeof program.match === "string"
@@ -79,9 +78,9 @@ export class ProcessTable {
   private nextPid = 1000
   private readonly entries = new Map<number, Entry>()
   private readonly history: Array<ExitedProcess> = []
-  private readonly listening = new Map<number, PortEntry>()
+  private readonly listening = new Map<number, ListeningPort>()
   /** Set when the layer's scope closes: nothing can start any more. */
-  closed = false
+  private closed = false
 
   constructor(
     readonly alias: string,
@@ -92,6 +91,11 @@ export class ProcessTable {
     private readonly hostScope: Scope.Scope
   ) {}
 
+  /** The layer's scope closed: refuse new processes from now on. */
+  close(): void {
+    this.closed = true
+  }
+
   running(): ReadonlyArray<ProcessInfo> {
     return [...this.entries.values()].map((e) => e.info).sort((a, b) => a.pid - b.pid)
   }
@@ -101,12 +105,7 @@ export class ProcessTable {
   }
 
   ports(): ReadonlyArray<ListeningPort> {
-    return [...this.listening.values()].map(({ port, pid, command, loopbackPort }) => ({
-      port,
-      pid,
-      command,
-      loopbackPort
-    }))
+    return [...this.listening.values()]
   }
 
   port(port: number): ListeningPort | undefined {

@@ -5,7 +5,8 @@
  * @internal
  */
 import { Effect } from "effect"
-import type { FakeGpu, FakeGpuProcess, Live, Program } from "../FakeHost.js"
+import type { FakeGpu, FakeGpuProcess, Live } from "../FakeHost.js"
+import type { Program } from "../FakeProgram.js"
 
 const read = <A>(value: Live<A>): Effect.Effect<A> => (Effect.isEffect(value) ? value : Effect.succeed(value))
 

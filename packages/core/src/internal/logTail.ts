@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Chunk, Effect } from "effect"
+import { Effect } from "effect"
 import type { LogLine } from "../LogTail.js"
 
 export interface FollowState {
@@ -59,10 +59,6 @@ export const consume = (state: FollowState, bytes: Uint8Array): Array<LogLine> =
   state.pending = buffer.slice(start)
   return lines
 }
-
-export const emptyChunk = <A>(): Chunk.Chunk<A> => Chunk.empty()
-
-export const toChunk = <A>(items: ReadonlyArray<A>): Chunk.Chunk<A> => Chunk.unsafeFromArray(items)
 
 /**
  * The last `count` complete lines of a file of `size` bytes, reading backwards `chunkBytes`
