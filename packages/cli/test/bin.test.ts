@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { ExitCode } from "../src/ExitCodes.js"
+import { story } from "./support/run.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.join(here, "..", "bin", "mlops")
@@ -22,16 +23,6 @@ const mlops = (...args: Array<string>) => {
   return { code: out.status, stdout: out.stdout, stderr: out.stderr }
 }
 
-const story = [
-  "--model-path",
-  "/root/models/Qwen3.6-27B",
-  "--speculative-algorithm",
-  "NEXTN",
-  "--speculative-num-draft-tokens",
-  "1",
-  "--tp",
-  "2"
-]
 const gpus = ["--gpus", "2", "--compute-capability", "8.6", "--gpu-memory", "48GiB"]
 
 describe("bin/mlops", () => {
