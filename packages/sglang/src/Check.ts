@@ -15,8 +15,10 @@ import { Effect } from "effect"
 import * as Argv from "./Argv.js"
 import * as Catalogue from "./Catalogue.js"
 import * as Preflight from "./internal/launch/preflight.js"
+import * as PythonEnv from "./internal/launch/pythonEnv.js"
 import * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
+import * as Secrets from "./Secrets.js"
 import type { ServerArgs } from "./ServerArgs.js"
 
 /** GPU facts for an offline check. @category models */
@@ -39,11 +41,18 @@ export interface CheckResult {
   /** SGLang's own adjustment messages (or ours when SGLang is silent), in order. */
   readonly adjustments: ReadonlyArray<string>
   readonly commandLine: string
+  /** Against a host: the Python environment whose SGLang was checked, and where that choice came from. */
+  readonly python?: {
+    readonly interpreter: string
+    readonly source: "--python" | "hosts.json" | "discovered"
+    readonly sglangVersion: string
+    readonly setting: string
+  }
 }
 
 const toResult = (version: string, argv: ReadonlyArray<string>, resolved: Resolve.Resolved): CheckResult => ({
   version,
-  effective: resolved.effective,
+  effective: Secrets.redactFields(resolved.effective),
   adjustments: resolved.adjustments.map((a) => a.sglangMessage ?? a.message),
   commandLine: Argv.formatCommandLine(argv)
 })
@@ -63,7 +72,8 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
   readonly version?: string
 }) {
   const match = yield* Catalogue.forVersion(o.version ?? Catalogue.latest.version)
-  const decoded = yield* Argv.decodeArgv(o.argv, match.catalogue)
+  const argv = Secrets.redactArgv(o.argv, match.catalogue)
+  const decoded = yield* Argv.decodeArgv(argv, match.catalogue)
   const traits =
     o.modelConfig === undefined
       ? undefined
@@ -81,7 +91,7 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
     env: o.env ?? {},
     version: match.catalogue.version
   })
-  return toResult(match.catalogue.version, o.argv, resolved)
+  return toResult(match.catalogue.version, argv, resolved)
 })
 
 /**
@@ -116,14 +126,21 @@ export const host = Effect.fn("Check.host")(function* (o: {
 }) {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(o.host)
-  const decoded = yield* Argv.decodeArgv(o.argv)
+  const argv = Secrets.redactArgv(o.argv)
+  const env = o.env ?? {}
+  const decoded = yield* Argv.decodeArgv(argv)
   const result = yield* Preflight.run(conn, {
-    python: o.python ?? conn.host.python ?? "~/ml-env",
-    argv: o.argv,
-    env: o.env ?? {},
+    python: PythonEnv.choose(conn, { explicit: o.python, env }),
+    argv,
+    env,
     port: decoded.args.port,
     modelPath: decoded.args.model_path,
-    checkPort: false
+    checkPort: false,
+    busyGpus: "ignore"
   })
-  return toResult(result.catalogue.version, o.argv, result.resolved)
+  const { interpreter, source, sglangVersion, setting } = result.python
+  return {
+    ...toResult(result.catalogue.version, argv, result.resolved),
+    python: { interpreter, source, sglangVersion, setting }
+  } satisfies CheckResult
 })

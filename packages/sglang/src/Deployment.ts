@@ -4,8 +4,13 @@
  * host's hosts.json entry, default `~/.mlops`)
  *
  * - `argv.json`     the flags SGLang was started with (and the ones the user asked for),
+ *                   secret values (`--api-key`, ...) shown as `***`,
  * - `resolved.json` the effective ServerArgs and SGLang's adjustments (when preflight ran),
- * - `meta.json`     port, SGLang version, python, env, createdAt, mlops version, attempt,
+ *                   secret fields shown as `***`,
+ * - `meta.json`     port, SGLang version, python, the NAMES of the environment variables and a
+ *                   salted digest of their values and of the secret flag values (so a relaunch
+ *                   can tell "same secrets" without the host holding any), createdAt, mlops
+ *                   version, attempt,
  * - `ready.json`    when it became ready and the phase timings (written once ready),
  * - `pid`, `pgid`, `log`, `exit`: written by core's `spawnDetached`.
  *
@@ -46,7 +51,8 @@ export const PhaseTiming = Schema.Struct({ phase: Schema.String, atMs: Schema.Nu
 /** @category models */
 export type PhaseTiming = typeof PhaseTiming.Type
 
-const Env = Schema.Record({ key: Schema.String, value: Schema.String })
+/** A salted SHA-256 of secret inputs (see `Secrets.digest`). @category files */
+export const SecretsDigest = Schema.Struct({ salt: Schema.String, sha256: Schema.String })
 
 /** `argv.json`. @category files */
 export const ArgvFile = Schema.Struct({
@@ -72,7 +78,10 @@ export const MetaFile = Schema.Struct({
   port: Schema.Number,
   sglangVersion: Schema.NullOr(Schema.String),
   python: Schema.String,
-  env: Env,
+  /** The environment variables the server was started with: names only. */
+  envNames: Schema.Array(Schema.String),
+  /** Digest of the environment values and secret flag values. */
+  secrets: SecretsDigest,
   /** Epoch ms. */
   createdAt: Schema.Number,
   mlopsVersion: Schema.String,
@@ -96,10 +105,12 @@ export interface Deployment {
   /** `http://127.0.0.1:<port>` as seen on the host, or the local tunnel URL when one was asked for. */
   readonly url: string
   readonly sglangVersion: string | null
-  /** Effective ServerArgs (null when preflight was skipped). */
+  /** Effective ServerArgs (null when preflight was skipped); secret fields shown as `***`. */
   readonly args: ServerArgs | null
+  /** The flags SGLang was started with; secret values shown as `***`. */
   readonly argv: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
+  /** The names of the environment variables it was started with (never their values). */
+  readonly envNames: ReadonlyArray<string>
   readonly phases: ReadonlyArray<PhaseTiming>
   /** Epoch ms when the process was started. */
   readonly startedAt: number
@@ -220,7 +231,11 @@ const writeJson = (conn: Connection, path: string, value: unknown) =>
 export const writeLaunchFiles = Effect.fn("Deployment.writeLaunchFiles")(function* (
   conn: Connection,
   name: string,
-  files: { readonly argv: ArgvFile; readonly resolved: ResolvedFile; readonly meta: MetaFile }
+  files: {
+    readonly argv: ArgvFile
+    readonly resolved: { readonly effective: object | null; readonly adjustments: ReadonlyArray<string> }
+    readonly meta: MetaFile
+  }
 ) {
   const runDir = yield* hostDirOf(conn, name)
   yield* conn.files.mkdir(runDir)
@@ -265,7 +280,7 @@ export const fromState = (host: string, state: State, url?: string): Deployment 
     sglangVersion: state.meta.sglangVersion,
     args: (state.resolved?.effective ?? null) as ServerArgs | null,
     argv: state.argv?.argv ?? [],
-    env: state.meta.env,
+    envNames: state.meta.envNames,
     phases: state.ready?.phases ?? [],
     startedAt: state.meta.createdAt,
     readyAt: state.ready?.readyAt,

@@ -22,7 +22,8 @@ const files = (name: string): Parameters<typeof Deployment.writeLaunchFiles>[2] 
     port: 30000,
     sglangVersion: "0.5.11",
     python: "~/ml-env",
-    env: { A: "1" },
+    envNames: ["A"],
+    secrets: { salt: "00", sha256: "00" },
     createdAt: 1000,
     mlopsVersion: Deployment.mlopsVersion,
     attempt: 1

@@ -110,25 +110,50 @@ describe("Launch", () => {
     }).pipe(Effect.provide(Simulator.layer))
   )
 
-  it.effect("port in use: a typed error naming the holder", () =>
-    Effect.gen(function* () {
-      const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "a" }))
-      const error = yield* Effect.flip(
-        drive(
-          Launch.launchDeployment({
-            host: "sim",
-            argv: ["--model-path", Simulator.modelPath, "--tp", "2"],
-            name: "b"
-          })
+  it.effect(
+    "a second server on the first one's GPUs and port: both problems, GPUs first, naming the holder",
+    () =>
+      Effect.gen(function* () {
+        const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "a" }))
+        const second = (allowBusyGpus: boolean) =>
+          Effect.flip(
+            drive(
+              Launch.launchDeployment({
+                host: "sim",
+                argv: ["--model-path", Simulator.modelPath, "--tp", "2"],
+                name: "b",
+                allowBusyGpus
+              })
+            )
+          )
+        const error = yield* second(false)
+        assert.strictEqual(error._tag, "HostNotReady")
+        if (error._tag !== "HostNotReady") return
+        assert.deepStrictEqual(
+          error.problems.map((p) => p._tag),
+          ["GpusBusy", "PortUnavailable"]
         )
-      )
-      assert.strictEqual(error._tag, "PortUnavailable")
-      if (error._tag === "PortUnavailable") {
-        assert.strictEqual(error.pid, first.pid)
-        assert.strictEqual(error.port, 30000)
+        const [busy, port] = error.problems
+        if (busy?._tag !== "GpusBusy" || port?._tag !== "PortUnavailable") return
+        assert.deepStrictEqual(
+          busy.holders.map((h) => [h.pid, h.gpu, h.deployment]),
+          [
+            [first.pid, 0, "a"],
+            [first.pid, 1, "a"]
+          ]
+        )
+        assert.isTrue(
+          busy.holders.every((h) => (h.usedMiB ?? 0) > 1000 && h.command?.includes("sglang") === true)
+        )
+        assert.include(busy.fix, "mlops stop --host sim --name a")
+        assert.include(busy.fix, "--allow-busy-gpus")
+        assert.strictEqual(port.pid, first.pid)
+        assert.strictEqual(port.port, 30000)
         assert.include(error.message, `pid ${first.pid}`)
-      }
-    }).pipe(Effect.provide(Simulator.layer))
+        // allowed: the GPUs are no longer a problem, the port still is
+        const allowed = yield* second(true)
+        assert.strictEqual(allowed._tag, "PortUnavailable")
+      }).pipe(Effect.provide(Simulator.layer))
   )
 
   it.effect("idempotent: the same launch again returns the running deployment", () =>

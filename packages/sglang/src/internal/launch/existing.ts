@@ -1,71 +1,120 @@
 /**
- * Idempotence: a deployment of the same name that is alive. Same args and healthy → it is
- * the result (`AlreadyRunning`); otherwise `DeploymentExists`, unless `replace` (then it is
- * stopped first).
+ * Idempotence: a deployment of the same name that is alive. The same launch and healthy →
+ * it is the result (`AlreadyRunning`); otherwise `DeploymentExists`, unless `replace` (then it
+ * is stopped first).
+ *
+ * "The same launch" compares what SGLang would run, not the text: both argvs are decoded
+ * with the catalogue of the running server's SGLang version, so aliases (`--tp` /
+ * `--tp-size`), order and defaults given explicitly do not matter; the environment compares
+ * the variable names and a salted digest of the values (with the secret flag values), since
+ * the host keeps no value.
  *
  * @internal
  */
 
 import type { Connection } from "@mlops/core/Connection"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import { Effect } from "effect"
+import { Effect, Either, Option } from "effect"
+import * as Argv from "../../Argv.js"
+import * as Catalogue from "../../Catalogue.js"
 import * as Deployment from "../../Deployment.js"
+import * as Secrets from "../../Secrets.js"
 import { isHealthy } from "./readiness.js"
-import { DeploymentExists, type LaunchProgress, type LaunchRequest } from "./types.js"
+import { DeploymentExists, type LaunchProgress } from "./types.js"
 
-const sameArgs = (
+/** Stable text of decoded args (keys sorted). */
+const canonical = (args: object): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(args).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
+
+/** True when the two argvs decode to the same args; textual equality when either does not decode. */
+export const sameArgs = (
+  a: ReadonlyArray<string>,
+  b: ReadonlyArray<string>,
+  catalogue: Catalogue.Catalogue
+): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    if (JSON.stringify(a) === JSON.stringify(b)) return true
+    const [da, db] = yield* Effect.all([
+      Effect.either(Argv.decodeArgv(a, catalogue)),
+      Effect.either(Argv.decodeArgv(b, catalogue))
+    ])
+    if (Either.isLeft(da) || Either.isLeft(db)) return false
+    return canonical(da.right.args) === canonical(db.right.args)
+  })
+
+const catalogueOf = (version: string | null | undefined) =>
+  version === null || version === undefined
+    ? Effect.succeed(Catalogue.latest)
+    : Effect.map(Effect.option(Catalogue.forVersion(version)), (match) =>
+        Option.match(match, { onNone: () => Catalogue.latest, onSome: (m) => m.catalogue })
+      )
+
+/** Why a recorded deployment is not this launch (undefined when it is). */
+const difference = (
   state: Deployment.State,
-  argv: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>>
+  shown: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>>,
+  secrets: ReadonlyArray<Secrets.ArgvSecret>
 ) =>
-  state.argv !== undefined &&
-  (JSON.stringify(state.argv.requestedArgv) === JSON.stringify(argv) ||
-    JSON.stringify(state.argv.argv) === JSON.stringify(argv)) &&
-  JSON.stringify(Object.entries(state.meta?.env ?? {}).sort()) === JSON.stringify(Object.entries(env).sort())
-
-const healthy = (conn: Connection, port: number) => isHealthy(conn, port, "10 seconds")
+  Effect.gen(function* () {
+    if (state.argv === undefined || state.meta === undefined) return "its record is incomplete"
+    const catalogue = yield* catalogueOf(state.meta.sglangVersion)
+    const same =
+      (yield* sameArgs(state.argv.argv, shown, catalogue)) ||
+      (yield* sameArgs(state.argv.requestedArgv, shown, catalogue))
+    if (!same) return "it runs with different args"
+    const names = Object.keys(env).sort()
+    if (JSON.stringify([...state.meta.envNames].sort()) !== JSON.stringify(names)) {
+      return `it runs with other environment variables (${state.meta.envNames.join(", ") || "none"})`
+    }
+    if (!Secrets.matches(state.meta.secrets, env, secrets)) {
+      return "it runs with other environment values or secret flag values"
+    }
+    return undefined
+  })
 
 /** The running deployment to return, or undefined when a new one must be started. */
 export const check = Effect.fn("Launch.existing")(function* (
   conn: Connection,
   o: {
-    readonly request: LaunchRequest
     readonly name: string
     readonly port: number
+    /** The request's argv as shown (secrets `***`) and its secrets. */
+    readonly shown: ReadonlyArray<string>
+    readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
     readonly env: Readonly<Record<string, string>>
+    readonly replace: boolean
     readonly emit: (p: LaunchProgress) => Effect.Effect<void>
   }
 ) {
-  const { request, name, port, env, emit } = o
+  const { name, port, emit } = o
   const host = conn.host.alias
   const existing = yield* Deployment.read(conn, name)
   const existingAlive =
     existing?.pgid !== undefined ? yield* RemoteProcess.isAlive(conn, { pgid: existing.pgid }) : false
-  if (existing !== undefined && existingAlive) {
-    const same = sameArgs(existing, request.argv, env)
-    const port0 = existing.meta?.port ?? port
-    if (same && (yield* healthy(conn, port0))) {
-      const deployment = Deployment.fromState(host, existing)
-      if (deployment !== undefined) {
-        yield* emit({ _tag: "AlreadyRunning", deployment })
-        return deployment
-      }
+  if (existing === undefined || !existingAlive) return undefined
+  const different = yield* difference(existing, o.shown, o.env, o.secrets)
+  const port0 = existing.meta?.port ?? port
+  if (different === undefined && (yield* isHealthy(conn, port0, "10 seconds"))) {
+    const deployment = Deployment.fromState(host, existing)
+    if (deployment !== undefined) {
+      yield* emit({ _tag: "AlreadyRunning", deployment })
+      return deployment
     }
-    if (request.replace !== true) {
-      return yield* new DeploymentExists({
-        host,
-        name,
-        pid: existing.pid ?? existing.pgid ?? 0,
-        reason: same ? "it runs with these args but is not healthy (yet)" : "it runs with different args",
-        runningArgv: existing.argv?.argv ?? [],
-        fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
-      })
-    }
-    // the pid files were just read: attach (which reads them again) only to report a broken record
-    const proc = Deployment.processOf(host, existing) ?? (yield* RemoteProcess.attach(conn, existing.runDir))
-    const outcome = yield* RemoteProcess.stop(conn, proc)
-    yield* emit({ _tag: "Replacing", name, pid: proc.pid, outcome })
   }
-
+  if (!o.replace) {
+    return yield* new DeploymentExists({
+      host,
+      name,
+      pid: existing.pid ?? existing.pgid ?? 0,
+      reason: different ?? "it runs with these args but is not healthy (yet)",
+      runningArgv: existing.argv?.argv ?? [],
+      fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
+    })
+  }
+  // the pid files were just read: attach (which reads them again) only to report a broken record
+  const proc = Deployment.processOf(host, existing) ?? (yield* RemoteProcess.attach(conn, existing.runDir))
+  const outcome = yield* RemoteProcess.stop(conn, proc)
+  yield* emit({ _tag: "Replacing", name, pid: proc.pid, outcome })
   return undefined
 })

@@ -1,14 +1,19 @@
 /**
  * Following a starting server: its log through the classifier (every event reported as it
- * happens, phase timings on the Clock), raced against the death of its launcher (the `exit`
- * file, polled as a cheap file read), a stall timer (no new phase for `stallTimeout`) and the
- * overall cap. Ends with "ready" or a typed failure. After a death the rest of its group is
- * killed (no grace: it crashed) while the log is read to its end, so the traceback is never
- * missed and nothing is left running when the failure is returned.
+ * happens, phase timings on the Clock) up to the ready line and then the readiness checks,
+ * raced against the death of its launcher (the `exit` file, polled as a cheap file read), a
+ * stall timer (no new phase for `stallTimeout`) and the overall cap. Ends with "ready" or a
+ * typed failure. After a death the rest of its group is killed (no grace: it crashed) while
+ * the log is read to its end, so the traceback is never missed and nothing is left running
+ * when the failure is returned.
+ *
+ * Every remote step goes through the launch's session: when the connection drops, the death
+ * watchers, the log follow and readiness all carry on once it is back, so a crash that
+ * happened meanwhile is read from the `exit` file and the log as soon as the host answers
+ * again, and the outage itself never counts as a stall.
  *
  * @internal
  */
-import type { Connection } from "@mlops/core/Connection"
 import * as LogTail from "@mlops/core/LogTail"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Clock, Duration, Effect, Schedule, Stream } from "effect"
@@ -16,6 +21,8 @@ import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
+import type { ReadinessError } from "./readiness.js"
+import type { Session } from "./session.js"
 import { LaunchTimedOut } from "./types.js"
 
 export type Outcome =
@@ -31,25 +38,28 @@ export type Outcome =
 const decoder = new TextDecoder()
 const EXIT_POLL = "50 millis"
 const ALIVE_POLL = "2 seconds"
+const LOG_RECONNECT_SPACING = "250 millis"
 
 export const follow = Effect.fn("Launch.follow")(function* (
-  conn: Connection,
+  session: Session,
   proc: RemoteProcess.DetachedProcess,
   o: {
     readonly name: string
     readonly fromOffset: number
     readonly startedAt: number
     readonly stallTimeout: Duration.Duration
-    /** Epoch ms by which the whole launch must be ready, and the cap it came from. */
-    readonly deadline: number
+    /** The launch's cap (ms), for the error. The deadline is the session's. */
     readonly overallMs: number
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
+    /** Run once the ready line is seen (the HTTP checks); the death watchers keep running meanwhile. */
+    readonly readiness: Effect.Effect<void, ReadinessError>
   }
 ) {
   const classifier = Classifier.make()
   const phases: Array<PhaseTiming> = []
   let nextOffset = o.fromOffset
   let lastProgressAt = yield* Clock.currentTimeMillis
+  let readyLineSeen = false
   const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - o.startedAt)
 
   const feed = (line: string) =>
@@ -64,9 +74,16 @@ export const follow = Effect.fn("Launch.follow")(function* (
       }
     })
 
-  const untilReady = LogTail.follow(proc.host, proc.logPath, {
+  const remaining = Effect.map(Clock.currentTimeMillis, (now) => Math.max(0, session.deadline - now))
+  const logReconnect = Schedule.spaced(LOG_RECONNECT_SPACING).pipe(
+    Schedule.jittered,
+    Schedule.upTo(Duration.millis(Math.max(0, session.deadline - lastProgressAt)))
+  )
+
+  const untilReady = LogTail.follow(session.alias, proc.logPath, {
     fromOffset: o.fromOffset,
-    pollInterval: "100 millis"
+    pollInterval: "100 millis",
+    reconnect: logReconnect
   }).pipe(
     Stream.mapEffect((line) =>
       Effect.suspend(() => {
@@ -76,38 +93,51 @@ export const follow = Effect.fn("Launch.follow")(function* (
     ),
     Stream.takeUntil((ready) => ready),
     Stream.runDrain,
+    Effect.zipRight(
+      Effect.suspend(() => {
+        readyLineSeen = true
+        return o.readiness
+      })
+    ),
     Effect.as({ _tag: "Ready" as const })
   )
 
   // The supervisor writes `exit` the moment the launcher ends: a file read (no shell start on
   // the host) tells a crash within one poll. `isAlive` (zombies do not count) is the fallback
-  // for a supervisor killed with its group, which writes nothing. (The caller removed any previous attempt's `exit`.)
+  // for a supervisor killed with its group, which writes nothing. (The caller removed any
+  // previous attempt's `exit`.)
   const exited = Effect.gen(function* () {
     for (;;) {
-      const exit = yield* RemoteProcess.exitStatus(conn, proc)
+      const exit = yield* session.run((conn) => RemoteProcess.exitStatus(conn, proc))
       if (exit !== undefined) return exit
       yield* Effect.sleep(EXIT_POLL)
     }
   })
-  const vanished = RemoteProcess.isAlive(conn, proc).pipe(
-    Effect.repeat({ schedule: Schedule.spaced(ALIVE_POLL), until: (alive) => !alive }),
-    Effect.zipRight(RemoteProcess.exitStatus(conn, proc)),
-    // the loser's in-flight exec is cancelled in the background: the failure must not wait for it
-    Effect.disconnect
-  )
+  const vanished = session
+    .run((conn) => RemoteProcess.isAlive(conn, proc))
+    .pipe(
+      Effect.repeat({ schedule: Schedule.spaced(ALIVE_POLL), until: (alive) => !alive }),
+      Effect.zipRight(session.run((conn) => RemoteProcess.exitStatus(conn, proc))),
+      // the loser's in-flight exec is cancelled in the background: the failure must not wait for it
+      Effect.disconnect
+    )
   const death = Effect.race(exited, vanished).pipe(Effect.map((exit) => ({ _tag: "Died" as const, exit })))
 
+  // Silence counts from the last progress or the last reconnect, whichever is later, and only
+  // while the host can be seen and the server has not printed its ready line.
   const stall = Effect.gen(function* () {
     for (;;) {
       yield* Effect.sleep("1 second")
-      const silent = (yield* Clock.currentTimeMillis) - lastProgressAt
+      if (readyLineSeen || (yield* session.isDown)) continue
+      const since = Math.max(lastProgressAt, yield* session.lastReconnectAt)
+      const silent = (yield* Clock.currentTimeMillis) - since
       if (silent >= Duration.toMillis(o.stallTimeout)) return { _tag: "Stalled" as const, silentMs: silent }
     }
   })
 
   const first = yield* Effect.raceAll([untilReady, death, stall]).pipe(
     Effect.timeoutFail({
-      duration: Duration.millis(Math.max(0, o.deadline - lastProgressAt)),
+      duration: Duration.millis(yield* remaining),
       onTimeout: () =>
         new LaunchTimedOut({
           host: proc.host,
@@ -131,17 +161,19 @@ export const follow = Effect.fn("Launch.follow")(function* (
     case "Died": {
       // The launcher is gone: kill what is left of its group while reading the log to its end
       // (one read; it no longer grows). The traceback is usually there: feed it at once.
-      const readRest = conn.files.read(proc.logPath, { offset: nextOffset }).pipe(
-        Effect.flatMap((bytes) => {
-          const lines = decoder.decode(bytes).split("\n")
-          if (lines.at(-1) === "") lines.pop()
-          return Effect.forEach(lines, feed, { discard: true })
-        })
+      const readRest = session
+        .run((conn) => conn.files.read(proc.logPath, { offset: nextOffset }))
+        .pipe(
+          Effect.flatMap((bytes) => {
+            const lines = decoder.decode(bytes).split("\n")
+            if (lines.at(-1) === "") lines.pop()
+            return Effect.forEach(lines, feed, { discard: true })
+          })
+        )
+      yield* Effect.all(
+        [readRest, Effect.ignore(session.run((conn) => RemoteProcess.kill(conn, proc), { retry: "write" }))],
+        { concurrency: 2, discard: true }
       )
-      yield* Effect.all([readRest, Effect.ignore(RemoteProcess.kill(conn, proc))], {
-        concurrency: 2,
-        discard: true
-      })
       const exit = first.exit
       const failure = classifier.finish(
         exit === undefined

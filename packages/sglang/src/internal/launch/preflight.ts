@@ -1,22 +1,33 @@
 /**
  * Preflight: everything about the host that decides a launch before any GPU time is spent,
- * probed concurrently (one exec each: python env + SGLang version, GPUs, port holder; one
- * sftp read for the model's config.json). Then the flags are decoded and resolved for that
- * SGLang version, model and GPUs.
+ * probed concurrently (the Python environment with its SGLang version, GPUs and the
+ * processes on them, the port holder, the model's config.json). Every host problem is
+ * reported at once, always in the same order (Python environment, GPUs, port, model): one
+ * problem as itself, several as `HostNotReady`. Then the flags are decoded and resolved for
+ * that SGLang version, model and GPUs.
  *
  * @internal
  */
 import type { Connection } from "@mlops/core/Connection"
+import type { CommandError, ConnectError, RemoteFileError } from "@mlops/core/Errors"
 import * as Probes from "@mlops/core/Probes"
-import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import { Effect } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
-import * as Classifier from "../../Classifier.js"
 import { ModelNotFound } from "../../Failures.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
-import { NotEnoughGpus, PortUnavailable, type PreflightFacts, PythonEnvUnusable } from "./types.js"
+import * as GpuHolders from "./gpuHolders.js"
+import type { PythonChoice } from "./pythonEnv.js"
+import {
+  type GpuHolder,
+  HostNotReady,
+  HostProblem,
+  NotEnoughGpus,
+  PortUnavailable,
+  type PreflightFacts,
+  type PythonEnvUnusable
+} from "./types.js"
 
 const decoder = new TextDecoder()
 
@@ -47,59 +58,116 @@ export interface PreflightResult {
   readonly facts: PreflightFacts
   readonly resolved: Resolve.Resolved
   readonly catalogue: Catalogue.Catalogue
+  readonly python: PythonChoice
 }
+
+/** What a probe fails with: a host problem, or connection trouble (which fails the step, to be retried above). */
+type ProbeError = HostProblem | CommandError | ConnectError
+
+const isHostProblem = Schema.is(HostProblem)
+
+/** A probe's value, or undefined with its host problem recorded; connection trouble fails. */
+const settle = <A>(
+  either: Either.Either<A, ProbeError>,
+  problems: Array<HostProblem>
+): Effect.Effect<A | undefined, CommandError | ConnectError> => {
+  if (Either.isRight(either)) return Effect.succeed(either.right)
+  const error = either.left
+  if (!isHostProblem(error)) return Effect.fail(error)
+  problems.push(error)
+  return Effect.succeed(undefined)
+}
+
+/** What to do about GPUs of this launch that other processes hold memory on. */
+export type BusyGpuPolicy = "refuse" | "report" | "ignore"
 
 /** Probe the host and resolve the flags. */
 export const run = Effect.fn("Launch.preflight")(function* (
   conn: Connection,
   o: {
-    readonly python: string
+    /** Choosing (and probing) the Python environment. */
+    readonly python: Effect.Effect<
+      PythonChoice,
+      PythonEnvUnusable | CommandError | ConnectError | RemoteFileError
+    >
     readonly argv: ReadonlyArray<string>
     readonly env: Readonly<Record<string, string>>
     readonly port: number
     readonly modelPath: string
     /** Fail when the port is taken (a launch); a flags-only check skips it. Default true. */
     readonly checkPort?: boolean
+    /** GPUs other processes hold memory on: refused (a launch; default), reported (allowed), or not looked at (a flags-only check). */
+    readonly busyGpus?: BusyGpuPolicy
   }
 ) {
   const host = conn.host.alias
-  const [env, gpus, holder, traits] = yield* Effect.all(
+  const policy = o.busyGpus ?? "refuse"
+  const outcomes = yield* Effect.all(
     [
-      Probes.python(conn, o.python, "sglang"),
-      Probes.gpus(conn),
-      o.checkPort === false ? Effect.succeed(undefined) : Probes.portHolder(conn, o.port),
-      readModelConfig(conn, o.modelPath)
+      Effect.either(o.python),
+      Effect.either(Probes.gpus(conn)),
+      Effect.either(policy === "ignore" ? Effect.succeed([]) : Probes.gpuProcesses(conn)),
+      Effect.either(o.checkPort === false ? Effect.succeed(undefined) : Probes.portHolder(conn, o.port)),
+      Effect.either(readModelConfig(conn, o.modelPath))
     ],
     { concurrency: "unbounded" }
   )
-  if (env.packageVersion === undefined) {
-    return yield* new PythonEnvUnusable({
-      host,
-      python: env.executable,
-      reason: "SGLang is not installed in this environment",
-      fix: `install it (${env.executable} -m pip install "sglang[all]") or point --python at the environment that has it`
-    })
-  }
-  const match = yield* Catalogue.forVersion(env.packageVersion)
-  const decoded = yield* Argv.decodeArgv(o.argv, match.catalogue)
-  const needed = decoded.args.tp_size * decoded.args.pp_size
-  if (needed > gpus.length * Math.max(1, decoded.args.nnodes)) {
-    return yield* new NotEnoughGpus({
-      host,
-      needed,
-      available: gpus.length,
-      gpus: gpus.map((g) => `${g.index}: ${g.name}`),
-      fix: `use --tp-size ${Math.max(1, gpus.length)} (or a host with ${needed} GPUs)`
-    })
+  // in the fixed order: Python environment, GPUs, port, model
+  const pythonProblems: Array<HostProblem> = []
+  const gpuProblems: Array<HostProblem> = []
+  const portProblems: Array<HostProblem> = []
+  const modelProblems: Array<HostProblem> = []
+  const python = yield* settle(outcomes[0], pythonProblems)
+  const gpus = yield* settle(outcomes[1], gpuProblems)
+  const apps = yield* settle(outcomes[2], gpuProblems)
+  const holder = yield* settle(outcomes[3], portProblems)
+  const traits = yield* settle(outcomes[4], modelProblems)
+
+  const match =
+    python === undefined ? undefined : yield* Effect.either(Catalogue.forVersion(python.sglangVersion))
+  if (match !== undefined && Either.isLeft(match)) pythonProblems.push(match.left)
+  const catalogue = match !== undefined && Either.isRight(match) ? match.right.catalogue : Catalogue.latest
+  // flags that do not parse are a usage error, reported before anything about the host
+  const decoded = yield* Argv.decodeArgv(o.argv, catalogue)
+
+  let busyGpus: ReadonlyArray<GpuHolder> = []
+  if (gpus !== undefined) {
+    const needed = decoded.args.tp_size * decoded.args.pp_size
+    if (needed > gpus.length * Math.max(1, decoded.args.nnodes)) {
+      gpuProblems.push(
+        new NotEnoughGpus({
+          host,
+          needed,
+          available: gpus.length,
+          gpus: gpus.map((g) => `${g.index}: ${g.name}`),
+          fix: `use --tp-size ${Math.max(1, gpus.length)} (or a host with ${needed} GPUs)`
+        })
+      )
+    } else if (policy !== "ignore" && apps !== undefined) {
+      const used = GpuHolders.gpusUsed(gpus, decoded.args, o.env)
+      const busy = yield* GpuHolders.find(conn, used, apps)
+      if (busy !== undefined && policy === "refuse") {
+        gpuProblems.push(GpuHolders.refusal(host, busy, gpus.length, used.length))
+      } else if (busy !== undefined) busyGpus = busy.holders
+    }
   }
   if (holder !== undefined) {
-    return yield* new PortUnavailable({
-      host,
-      port: o.port,
-      ...(holder.pid === undefined ? {} : { pid: holder.pid }),
-      ...(holder.command === undefined ? {} : { command: holder.command }),
-      fix: `stop that process or pass another --port (e.g. --port ${o.port + 1})`
-    })
+    portProblems.push(
+      new PortUnavailable({
+        host,
+        port: o.port,
+        ...(holder.pid === undefined ? {} : { pid: holder.pid }),
+        ...(holder.command === undefined ? {} : { command: holder.command }),
+        fix: `stop that process or pass another --port (e.g. --port ${o.port + 1})`
+      })
+    )
+  }
+  const problems = [...pythonProblems, ...gpuProblems, ...portProblems, ...modelProblems]
+  if (problems.length === 1) return yield* Effect.fail(problems[0]!)
+  if (problems.length > 1) return yield* new HostNotReady({ host, problems })
+  // no problem left means every probe answered
+  if (python === undefined || gpus === undefined || match === undefined || Either.isLeft(match)) {
+    return yield* Effect.dieMessage("preflight: a probe gave neither a value nor a problem")
   }
   const first = gpus[0]
   const resolved = yield* Resolve.resolve(decoded.args, decoded.explicit, {
@@ -113,44 +181,16 @@ export const run = Effect.fn("Launch.preflight")(function* (
             memoryMiB: first.memoryTotalMiB
           },
     env: o.env,
-    version: match.catalogue.version
+    version: catalogue.version
   })
   const facts: PreflightFacts = {
-    python: env.executable,
-    pythonVersion: env.version,
-    sglangVersion: env.packageVersion,
+    python: python.interpreter,
+    pythonVersion: python.pythonVersion,
+    sglangVersion: python.sglangVersion,
     gpus,
     port: o.port,
-    model: { path: o.modelPath, architecture: traits?.architecture }
+    model: { path: o.modelPath, architecture: traits?.architecture },
+    busyGpus
   }
-  return { facts, resolved, catalogue: match.catalogue } satisfies PreflightResult
-})
-
-/**
- * `--remote-check`: the host's own SGLang parses and validates the flags (no model load),
- * and its output goes through the classifier.
- */
-const REMOTE_CHECK = [
-  "import sys",
-  "from sglang.srt.server_args import prepare_server_args",
-  "prepare_server_args(sys.argv[1:])",
-  "print('{\"ok\": true}')"
-].join("\n")
-
-export const remoteCheck = Effect.fn("Launch.remoteCheck")(function* (
-  conn: Connection,
-  interpreter: string,
-  argv: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>>
-) {
-  const result = yield* conn.exec(RemoteCommand.make([interpreter, "-c", REMOTE_CHECK, ...argv], { env }), {
-    timeout: "60 seconds"
-  })
-  if (result.exitCode === 0) return
-  const text = `${result.stdout}\n${result.stderr}`
-  const failure = Classifier.classifyText(text, {
-    exitCode: result.exitCode ?? undefined,
-    signal: result.signal ?? undefined
-  }).failure
-  if (failure !== undefined) return yield* failure
+  return { facts, resolved, catalogue, python } satisfies PreflightResult
 })

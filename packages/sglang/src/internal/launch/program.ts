@@ -1,14 +1,16 @@
 /**
- * The launch program: connect, preflight, idempotence, spawn, follow, readiness, auto-fix.
- * Written as one Effect that reports progress into a mailbox; `launchStream` exposes the
- * mailbox as the `Stream` callers consume.
+ * The launch program: connect, idempotence, Python environment, preflight, spawn, follow,
+ * readiness, auto-fix. Written as one Effect that reports progress into a mailbox;
+ * `launchStream` exposes the mailbox as the `Stream` callers consume.
+ *
+ * Secrets: the request's argv is split once into the shown argv (`***` for secret values)
+ * and its secrets. Everything the program emits, stores or fails with is built from the shown
+ * argv; the real values are put back only into the server's command (`serverCommand`), and
+ * environment values only ever travel in the command's environment.
  *
  * @internal
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
-import * as Probes from "@mlops/core/Probes"
-import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
 import * as Argv from "../../Argv.js"
@@ -16,14 +18,31 @@ import * as Catalogue from "../../Catalogue.js"
 import * as Deployment from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchRulesViolated } from "../../Resolve.js"
+import * as Secrets from "../../Secrets.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 import { defaultName, modelPathOf, portOf } from "./argvFacts.js"
 import { applyFix, violationFix } from "./autofix.js"
 import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
 import * as Preflight from "./preflight.js"
+import * as PythonEnv from "./pythonEnv.js"
 import * as Readiness from "./readiness.js"
+import * as RemoteCheck from "./remoteCheck.js"
+import * as ServerCommand from "./serverCommand.js"
+import * as Session from "./session.js"
+import * as Spawn from "./spawn.js"
 import { InvalidDeploymentName, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
+
+const pythonFacts = (choice: PythonEnv.PythonChoice) => ({
+  interpreter: choice.interpreter,
+  setting: choice.setting,
+  source: choice.source,
+  how: choice.how,
+  pythonVersion: choice.pythonVersion,
+  sglangVersion: choice.sglangVersion,
+  versionSource: choice.versionSource,
+  location: choice.location
+})
 
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
@@ -33,34 +52,65 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     const deadline = t0 + overallMs
     const since = Effect.map(Clock.currentTimeMillis, (now) => now - t0)
     const pool = yield* ConnectionPool
-    const conn = yield* pool.get(request.host)
-    const host = conn.host.alias
+    // the first connection must work: an unreachable host is reported at once
+    const first = yield* pool.get(request.host)
+    const host = first.host.alias
     const env = request.env ?? {}
     const name = request.name ?? defaultName(request.argv)
     if (!Deployment.isValidName(name)) {
       return yield* new InvalidDeploymentName({ name, fix: "use 1-64 letters, digits, '.', '_' or '-'" })
     }
-    const python = request.python ?? conn.host.python ?? "~/ml-env"
-    const interpreter = Probes.interpreterOf(python)
-    const port = portOf(request.argv)
+    const { shown: requested, secrets } = Secrets.split(request.argv)
+    const digest = Secrets.digest(env, secrets)
+    const apiKey = secrets.find((s) => s.flag === "--api-key")?.value
+    const port = portOf(requested)
+    const session = yield* Session.make({
+      alias: request.host,
+      deadline,
+      startedAt: t0,
+      onDisconnected: (reason, elapsedMs) => emit({ _tag: "Disconnected", reason, elapsedMs }),
+      onReconnected: (downMs, elapsedMs) => emit({ _tag: "Reconnected", downMs, elapsedMs })
+    })
     yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
 
-    // 8) an existing deployment of this name: same args + healthy → return it
-    const running = yield* Existing.check(conn, { request, name, port, env, emit })
+    // an existing deployment of this name: the same launch and healthy → return it
+    const running = yield* session.run(
+      (conn) =>
+        Existing.check(conn, {
+          name,
+          port,
+          shown: requested,
+          secrets,
+          env,
+          replace: request.replace === true,
+          emit
+        }),
+      { retry: "write" }
+    )
     if (running !== undefined) return running
 
-    let argv = request.argv
+    let argv = requested
     let effective: ServerArgs | null = null
     let adjustments: ReadonlyArray<string> = []
-    let sglangVersion: string | null = null
     let catalogue = Catalogue.latest
     let fixesLeft = Math.max(0, request.autoFix ?? 0)
+    const choosePython = (conn: Parameters<typeof PythonEnv.choose>[0]) =>
+      PythonEnv.choose(conn, { explicit: request.python, env })
 
-    // 2-3) preflight + resolve (violations can be auto-fixed without spending an attempt)
+    // preflight + resolve (violations can be auto-fixed without spending an attempt)
     const preflight = Effect.gen(function* () {
       for (;;) {
         const result = yield* Effect.either(
-          Preflight.run(conn, { python, argv, env, port, modelPath: modelPathOf(argv) })
+          session.run((conn) =>
+            Preflight.run(conn, {
+              python: choosePython(conn),
+              argv,
+              env,
+              port,
+              modelPath: modelPathOf(argv),
+              busyGpus: request.allowBusyGpus === true ? "report" : "refuse"
+            })
+          )
         )
         if (Either.isRight(result)) return result.right
         const error = result.left
@@ -76,94 +126,108 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         return yield* error
       }
     })
+    let python: PythonEnv.PythonChoice
+    let sglangVersion: string | null = null
     if (request.preflight !== false) {
       const result = yield* preflight
+      python = result.python
       catalogue = result.catalogue
       effective = result.resolved.effective
       adjustments = result.resolved.logLines
       sglangVersion = result.facts.sglangVersion
+      yield* emit({ _tag: "Python", python: pythonFacts(python), elapsedMs: yield* since })
       yield* emit({ _tag: "Preflight", facts: result.facts, elapsedMs: yield* since })
       yield* emit({
         _tag: "Resolved",
-        effective: result.resolved.effective,
+        effective: Secrets.redactFields(result.resolved.effective, catalogue),
         adjustments,
         commandLine: Argv.formatCommandLine(argv)
       })
       if (request.remoteCheck === true) {
-        yield* Preflight.remoteCheck(conn, interpreter, argv, env)
+        yield* session.run((conn) =>
+          RemoteCheck.run(conn, { interpreter: python.interpreter, shown: argv, secrets, env })
+        )
         yield* emit({ _tag: "RemoteChecked", elapsedMs: yield* since })
       }
+    } else {
+      // even unchecked, SGLang has to be started by some interpreter
+      python = yield* session.run(choosePython)
+      sglangVersion = python.sglangVersion
+      yield* emit({ _tag: "Python", python: pythonFacts(python), elapsedMs: yield* since })
     }
+    const program = ServerCommand.programOf(python.interpreter, { module: "sglang.launch_server" })
 
-    // 4-7) spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
+    // spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
     for (let attempt = 1; ; attempt++) {
       const createdAt = yield* Clock.currentTimeMillis
-      const runDir = yield* Deployment.writeLaunchFiles(conn, name, {
-        argv: { argv, requestedArgv: request.argv },
-        resolved: { effective: effective as Record<string, unknown> | null, adjustments },
+      const files = {
+        argv: { argv, requestedArgv: requested },
+        resolved: {
+          effective: effective === null ? null : Secrets.redactFields(effective, catalogue),
+          adjustments
+        },
         meta: {
           name,
           port,
           sglangVersion,
-          python,
-          env,
+          python: python.interpreter,
+          envNames: Object.keys(env).sort(),
+          secrets: digest,
           createdAt,
           mlopsVersion: Deployment.mlopsVersion,
           attempt
         }
+      }
+      const command = ServerCommand.make({
+        interpreter: python.interpreter,
+        target: { module: "sglang.launch_server" },
+        shown: argv,
+        secrets,
+        env
       })
-      const logPath = `${runDir}/log`
-      // the follower polls `exit`: a previous attempt's must not count (an empty one reads as none)
-      const exitFile = `${runDir}/exit`
-      const [logStat] = yield* Effect.all([conn.files.stat(logPath), conn.files.write(exitFile, "")], {
-        concurrency: 2
-      })
-      const fromOffset = logStat?.size ?? 0
-      const command = RemoteCommand.make([interpreter, "-m", "sglang.launch_server", ...argv], { env })
-      const proc = yield* RemoteProcess.spawnDetached(conn, command, { runDir, logPath })
+      const spawned = yield* Spawn.start(session, { name, files, command })
+      const proc = spawned.proc
       yield* emit({
         _tag: "Spawned",
         attempt,
         pid: proc.pid,
         pgid: proc.pgid,
-        runDir,
-        logPath,
-        commandLine: Argv.formatCommandLine(argv, { program: [interpreter, "-m", "sglang.launch_server"] })
+        runDir: proc.runDir,
+        logPath: proc.logPath,
+        commandLine: Argv.formatCommandLine(argv, { program })
       })
       // follow → ready line → HTTP checks; an interrupt anywhere here leaves the server running
       // unless stopOnInterrupt
-      const outcome = yield* Effect.gen(function* () {
-        const followed = yield* Monitor.follow(conn, proc, {
+      const stopServer = (grace?: Duration.DurationInput) =>
+        Effect.ignore(session.run((conn) => Spawn.stop(conn, proc, grace), { retry: "write" }))
+      const readinessBudget = Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget)
+      const outcome = yield* Monitor.follow(session, proc, {
+        name,
+        fromOffset: spawned.fromOffset,
+        startedAt: createdAt,
+        stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
+        overallMs,
+        emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs }),
+        readiness: Readiness.check(session, {
           name,
-          fromOffset,
+          port,
           startedAt: createdAt,
-          stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
-          deadline,
+          budget: readinessBudget,
           overallMs,
-          emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs })
-        })
-        if (followed._tag === "Ready") {
-          yield* Readiness.check(conn, {
-            name,
-            port,
-            startedAt: createdAt,
-            report: (endpoint, status, elapsedMs) =>
-              emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
-          }).pipe(Effect.tapError(() => Effect.ignore(RemoteProcess.stop(conn, proc))))
-        }
-        return followed
+          apiKey,
+          report: (endpoint, status, elapsedMs) =>
+            emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+        }).pipe(Effect.tapError(() => stopServer()))
       }).pipe(
         // the overall cap: the server is still starting, stop it like a stall
-        Effect.tapErrorTag("LaunchTimedOut", () =>
-          Effect.ignore(RemoteProcess.stop(conn, proc, { grace: "5 seconds" }))
-        ),
-        Effect.onInterrupt(() =>
-          request.stopOnInterrupt === true ? Effect.ignore(RemoteProcess.stop(conn, proc)) : Effect.void
-        )
+        Effect.tapErrorTag("LaunchTimedOut", () => stopServer("5 seconds")),
+        Effect.onInterrupt(() => (request.stopOnInterrupt === true ? stopServer() : Effect.void))
       )
       if (outcome._tag === "Ready") {
         const readyAt = yield* Clock.currentTimeMillis
-        yield* Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases })
+        yield* session.run((conn) => Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases }), {
+          retry: "write"
+        })
         const deployment: Deployment.Deployment = {
           host,
           name,
@@ -172,20 +236,20 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           port,
           url: `http://127.0.0.1:${port}`,
           sglangVersion,
-          args: effective,
+          args: files.resolved.effective,
           argv,
-          env,
+          envNames: files.meta.envNames,
           phases: outcome.phases,
           startedAt: createdAt,
           readyAt,
-          runDir,
-          logPath
+          runDir: proc.runDir,
+          logPath: proc.logPath
         }
         return deployment
       }
       // Nothing may stay running; the log stays for diagnose/logs. After a crash follow has
       // already killed what was left; a stalled server still runs: TERM, then KILL.
-      if (!outcome.exited) yield* Effect.ignore(RemoteProcess.stop(conn, proc, { grace: "5 seconds" }))
+      if (!outcome.exited) yield* stopServer("5 seconds")
       const next = fixesLeft > 0 ? applyFix(argv, outcome.failure.fix, catalogue) : undefined
       yield* emit({ _tag: "AttemptFailed", attempt, failure: outcome.failure, nextArgv: next })
       if (next === undefined) return yield* outcome.failure

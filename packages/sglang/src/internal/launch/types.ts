@@ -4,15 +4,16 @@
  *
  * @internal
  */
-import type { Errors, LogTail, Probes, Tunnel } from "@mlops/core"
+import type { LogTail, Probes, Tunnel } from "@mlops/core"
+import * as Errors from "@mlops/core/Errors"
 import type { Duration } from "effect"
 import { Schema } from "effect"
 import type { ArgvError } from "../../ArgvErrors.js"
-import type { UnsupportedSglangVersion } from "../../Catalogue.js"
+import { UnsupportedSglangVersion } from "../../Catalogue.js"
 import type { Deployment } from "../../Deployment.js"
-import type { LaunchFailure } from "../../Failures.js"
+import { type LaunchFailure, ModelNotFound } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
-import type { InvalidModelConfig } from "../../ModelTraits.js"
+import { InvalidModelConfig } from "../../ModelTraits.js"
 import type { LaunchRulesViolated } from "../../Resolve.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 
@@ -42,8 +43,34 @@ export interface LaunchRequest {
   readonly stallTimeout?: Duration.DurationInput
   /** Cap on the whole launch. Default 30 minutes. */
   readonly overallTimeout?: Duration.DurationInput
-  /** Python environment prefix or interpreter; default: the host's configured python, else `~/ml-env`. */
+  /**
+   * Python environment: a venv/conda prefix or an interpreter. Default: the host's `python` in
+   * hosts.json, else the first environment with SGLang among `~/ml-env`, `~/.venv`, `~/venv`,
+   * conda environments, `python3` on PATH and the `sglang` entry point (the `Python` event says
+   * which).
+   */
   readonly python?: string
+  /** Start even when other processes hold memory on the GPUs this launch would use. Default false. */
+  readonly allowBusyGpus?: boolean
+  /** From the ready line to `/health`, `/generate` and `/v1/models` all answering. Default 2 minutes, within `overallTimeout`. */
+  readonly readinessTimeout?: Duration.DurationInput
+}
+
+/** The Python environment a launch runs SGLang with, and where that choice came from. */
+export interface PythonFacts {
+  /** The interpreter run on the host. */
+  readonly interpreter: string
+  /** The value to pin it with (`--python`, or `python` in hosts.json). */
+  readonly setting: string
+  /** `--python`, `hosts.json`, or `discovered`. */
+  readonly source: "--python" | "hosts.json" | "discovered"
+  /** Where discovery found it: `configured`, `home`, `conda`, `path`, `entry-point`. */
+  readonly how: string
+  readonly pythonVersion: string
+  readonly sglangVersion: string
+  /** `metadata` (an installed package) or `version.py` (a source checkout). */
+  readonly versionSource: "metadata" | "version.py"
+  readonly location: string
 }
 
 /** What preflight learned about the host. */
@@ -54,11 +81,15 @@ export interface PreflightFacts {
   readonly gpus: ReadonlyArray<Probes.Gpu>
   readonly port: number
   readonly model: { readonly path: string; readonly architecture: string | undefined }
+  /** GPUs of this launch that other processes hold memory on (only when `allowBusyGpus`). */
+  readonly busyGpus: ReadonlyArray<GpuHolder>
 }
 
 /** Every step of a launch, in order; the last element of a successful launch is `Launched`. */
 export type LaunchProgress =
   | { readonly _tag: "Connected"; readonly host: string; readonly name: string; readonly elapsedMs: number }
+  /** The Python environment chosen (configured or discovered). */
+  | { readonly _tag: "Python"; readonly python: PythonFacts; readonly elapsedMs: number }
   | { readonly _tag: "Preflight"; readonly facts: PreflightFacts; readonly elapsedMs: number }
   | {
       readonly _tag: "Resolved"
@@ -94,6 +125,10 @@ export type LaunchProgress =
       /** The flags of the next attempt, when auto-fix relaunches. */
       readonly nextArgv: ReadonlyArray<string> | undefined
     }
+  /** The connection dropped during the launch; the launch goes on once it is back. */
+  | { readonly _tag: "Disconnected"; readonly reason: string; readonly elapsedMs: number }
+  /** The connection is back after `downMs`; watching, the log follow and readiness resume. */
+  | { readonly _tag: "Reconnected"; readonly downMs: number; readonly elapsedMs: number }
   | { readonly _tag: "Launched"; readonly deployment: Deployment }
 
 /** Fewer GPUs than `tp × pp` needs. */
@@ -123,6 +158,49 @@ export class PortUnavailable extends Schema.TaggedError<PortUnavailable>()("Port
         ? `pid ${this.pid}${this.command ? ` (${this.command})` : ""}`
         : "another process"
     return `port ${this.port} on ${this.host} is held by ${who}; ${this.fix}`
+  }
+}
+
+/** A process holding memory on a GPU a launch would use. */
+export const GpuHolder = Schema.Struct({
+  pid: Schema.Number,
+  gpu: Schema.Number,
+  usedMiB: Schema.optional(Schema.Number),
+  /** Its command line (secret values shown as `***`), when `ps` could see it. */
+  command: Schema.optional(Schema.String),
+  /** The mlops deployment it belongs to, when it is one of ours. */
+  deployment: Schema.optional(Schema.String)
+})
+export type GpuHolder = typeof GpuHolder.Type
+
+/** A GPU a launch would use, with memory in use. */
+export const BusyGpu = Schema.Struct({
+  index: Schema.Number,
+  name: Schema.String,
+  usedMiB: Schema.Number,
+  totalMiB: Schema.Number
+})
+export type BusyGpu = typeof BusyGpu.Type
+
+/** Other processes hold memory on GPUs this launch would use. */
+export class GpusBusy extends Schema.TaggedError<GpusBusy>()("GpusBusy", {
+  host: Schema.String,
+  gpus: Schema.Array(BusyGpu),
+  holders: Schema.Array(GpuHolder),
+  fix: Schema.String
+}) {
+  override get message() {
+    const gpus = this.gpus.map((g) => `GPU ${g.index} (${g.usedMiB} of ${g.totalMiB} MiB in use)`).join(", ")
+    const holders =
+      this.holders.length === 0
+        ? "processes mlops cannot see (another user or container)"
+        : this.holders
+            .map(
+              (h) =>
+                `pid ${h.pid}${h.deployment === undefined ? "" : ` (deployment ${h.deployment})`}${h.usedMiB === undefined ? "" : ` ${h.usedMiB} MiB`} on GPU ${h.gpu}${h.command === undefined ? "" : `: ${h.command}`}`
+            )
+            .join("; ")
+    return `${gpus} on ${this.host} already hold memory: ${holders}; ${this.fix}`
   }
 }
 
@@ -191,6 +269,36 @@ export class InvalidDeploymentName extends Schema.TaggedError<InvalidDeploymentN
   }
 }
 
+/** One host problem preflight found (several are reported together as `HostNotReady`). */
+export const HostProblem = Schema.Union(
+  PythonEnvUnusable,
+  UnsupportedSglangVersion,
+  NotEnoughGpus,
+  GpusBusy,
+  PortUnavailable,
+  ModelNotFound,
+  InvalidModelConfig,
+  Errors.ProbeFailed,
+  Errors.RemoteFileError
+)
+export type HostProblem = typeof HostProblem.Type
+
+/**
+ * Several things about the host stand in the way of this launch: all of them, in a fixed
+ * order (Python environment, GPUs, port, model), so one run tells everything to fix.
+ */
+export class HostNotReady extends Schema.TaggedError<HostNotReady>()("HostNotReady", {
+  host: Schema.String,
+  problems: Schema.Array(HostProblem)
+}) {
+  override get message() {
+    return [
+      `${this.host} is not ready for this launch: ${this.problems.length} problems`,
+      ...this.problems.map((p, i) => `${i + 1}. ${p.message} [${p._tag}]`)
+    ].join("\n")
+  }
+}
+
 /** Everything a launch can fail with. */
 export type LaunchError =
   | ArgvError
@@ -201,6 +309,8 @@ export type LaunchError =
   | NotEnoughGpus
   | PortUnavailable
   | PythonEnvUnusable
+  | GpusBusy
+  | HostNotReady
   | DeploymentExists
   | InvalidDeploymentName
   | LaunchTimedOut

@@ -6,10 +6,11 @@
  * @internal
  */
 import type { FakeHost } from "@mlops/core"
-import { Effect, Either } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import * as Argv from "../../Argv.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
+import * as ServerCommand from "../launch/serverCommand.js"
 import * as Gpus from "./gpus.js"
 import { prefix, pythonVersion, sglangDir } from "./paths.js"
 import * as Server from "./server.js"
@@ -71,12 +72,43 @@ const envProbe = (ctx: FakeHost.ProgramContext, pkg: string) =>
     0
   )
 
+/**
+ * mlops' prelude (`-c <prelude> <target> <shown flags...>`), as Python runs it: the real values
+ * come from the environment variable it removes, then the target runs with them.
+ */
+const prelude = (ctx: FakeHost.ProgramContext, rest: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const { [ServerCommand.secretsEnv]: payloadText, ...env } = ctx.env
+    const payload = Schema.decodeUnknownOption(Payload)(payloadText ?? "{}")
+    if (Option.isNone(payload)) {
+      yield* ctx.stderr.line("json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)")
+      return 1
+    }
+    const [target, ...shown] = rest
+    const words = shown.map((word, index) => payload.value.argv?.[String(index)] ?? word)
+    const inner: FakeHost.ProgramContext = { ...ctx, env }
+    if (target === "sglang.launch_server") return yield* Server.run(inner, words)
+    if (target === "-" && payload.value.code?.includes("prepare_server_args"))
+      return yield* remoteCheck(inner, words)
+    yield* ctx.stderr.line(`${ctx.argv[0]}: can't run ${target ?? "(nothing)"} on the simulator`)
+    return 2
+  })
+
+const Payload = Schema.parseJson(
+  Schema.Struct({
+    argv: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+    hide: Schema.optional(Schema.Array(Schema.String)),
+    code: Schema.optional(Schema.String)
+  })
+)
+
 export const program: FakeHost.Program = {
   match: isPython,
   run: (ctx) =>
     Effect.gen(function* () {
       const [, option, value, ...rest] = ctx.argv
       if (option === "-m" && value === "sglang.launch_server") return yield* Server.run(ctx, rest)
+      if (option === "-c" && value?.includes(ServerCommand.preludeMarker)) return yield* prelude(ctx, rest)
       if (option === "-c" && value !== undefined) {
         if (value.includes("prepare_server_args")) return yield* remoteCheck(ctx, rest)
         if (value.includes("importlib")) return yield* envProbe(ctx, rest[0] ?? "")

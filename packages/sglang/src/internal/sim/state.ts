@@ -12,6 +12,7 @@
 import type { FakeHost } from "@mlops/core"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { Effect, Schema } from "effect"
+import { preludeMarker } from "../launch/serverCommand.js"
 import * as L from "../lifecycleLines.js"
 import * as Gpus from "./gpus.js"
 import { resumeEnv } from "./resume.js"
@@ -63,7 +64,8 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) =>
   a.length === b.length && a.every((byte, i) => byte === b[i])
 
 const isServer = (argv: ReadonlyArray<string>): argv is readonly [string, ...Array<string>] =>
-  argv[1] === "-m" && argv[2] === "sglang.launch_server"
+  (argv[1] === "-m" && argv[2] === "sglang.launch_server") ||
+  (argv[1] === "-c" && argv[2]?.includes(preludeMarker) === true && argv[3] === "sglang.launch_server")
 
 const runtimeDir = "/run/mlops-sim/"
 

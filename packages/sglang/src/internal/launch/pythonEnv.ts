@@ -1,0 +1,239 @@
+/**
+ * Which Python environment runs SGLang on a host. An explicit setting (`--python`, else the
+ * host's `python` in hosts.json) is used as given; without one, the usual places are searched
+ * in ONE round trip (see `pythonEnvScripts`) and the first environment that has SGLang is
+ * chosen. Either way the result says where it came from, and a failure lists what was tried
+ * and names both ways to set it.
+ *
+ * Hosts without a POSIX shell (fake hosts) are probed one candidate at a time with core's
+ * `Probes.python` over the same places that need no shell (the configured path, `~/ml-env`,
+ * `~/.venv`, `~/venv`).
+ *
+ * @internal
+ */
+import type { Connection } from "@mlops/core/Connection"
+import * as Probes from "@mlops/core/Probes"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemoteFiles from "@mlops/core/RemoteFiles"
+import { Effect, Either, Option, Schema } from "effect"
+import { DISCOVER, PROBE } from "./pythonEnvScripts.js"
+import { PythonEnvUnusable } from "./types.js"
+
+/** Where the environment setting came from. */
+export type PythonSource = "--python" | "hosts.json" | "discovered"
+
+/** The environment a launch runs SGLang with. */
+export interface PythonChoice {
+  /** The interpreter to run, as the host knows it (absolute, or `~/`-relative on shell-less hosts). */
+  readonly interpreter: string
+  /** What to pass to `--python` (or put in hosts.json) to pin this environment, `~/`-relative under the home. */
+  readonly setting: string
+  readonly source: PythonSource
+  /** How discovery found it: `configured`, `home`, `conda`, `path`, `entry-point`. */
+  readonly how: string
+  readonly pythonVersion: string
+  readonly sglangVersion: string
+  /** `metadata` (an installed distribution) or `version.py` (a source checkout, an editable install). */
+  readonly versionSource: "metadata" | "version.py"
+  /** The `sglang` package directory. */
+  readonly location: string
+}
+
+const ProbeLine = Schema.parseJson(
+  Schema.Struct({
+    executable: Schema.String,
+    version: Schema.String,
+    found: Schema.Boolean,
+    packageVersion: Schema.NullOr(Schema.String),
+    versionSource: Schema.NullOr(Schema.Literal("metadata", "version.py")),
+    location: Schema.NullOr(Schema.String)
+  })
+)
+type Probed = typeof ProbeLine.Type
+
+/** One candidate looked at. */
+interface Tried {
+  readonly how: string
+  readonly path: string
+  readonly outcome: "none" | "broken" | "no-sglang" | "no-version" | "sglang"
+  readonly probed?: Probed
+}
+
+const DISCOVER_TIMEOUT = "60 seconds"
+
+const tilde = (home: string | undefined, path: string) =>
+  home !== undefined && home !== "/" && (path === home || path.startsWith(`${home}/`))
+    ? `~${path.slice(home.length)}`
+    : path
+
+/** The prefix of `<prefix>/bin/python`, or the interpreter itself. */
+const settingOf = (interpreter: string) => interpreter.replace(/\/bin\/python$/, "")
+
+const parse = (stdout: string): { readonly home: string | undefined; readonly tried: Array<Tried> } => {
+  let home: string | undefined
+  const tried: Array<Tried> = []
+  for (const line of stdout.split("\n")) {
+    const [kind, how = "", path = "", rest = ""] = line.split("\t")
+    if (kind === "home") home = how
+    else if (kind === "none" || kind === "broken") tried.push({ how, path, outcome: kind })
+    else if (kind === "env") {
+      const probed = Option.getOrUndefined(Schema.decodeUnknownOption(ProbeLine)(rest))
+      if (probed === undefined) tried.push({ how, path, outcome: "broken" })
+      else tried.push({ how, path, probed, outcome: outcomeOf(probed) })
+    }
+  }
+  return { home, tried }
+}
+
+const outcomeOf = (p: Probed): Tried["outcome"] =>
+  !p.found ? "no-sglang" : p.packageVersion === null ? "no-version" : "sglang"
+
+const describeTried = (home: string | undefined, tried: ReadonlyArray<Tried>) =>
+  tried
+    .map((t) => {
+      const what = {
+        none: "no interpreter",
+        broken: "interpreter failed",
+        "no-sglang": "no SGLang",
+        "no-version": "SGLang without a version",
+        sglang: "SGLang"
+      }[t.outcome]
+      return `${tilde(home, t.path)} (${what})`
+    })
+    .join(", ")
+
+const settingHint = (host: string, value: string) =>
+  `pass --python ${value} (or set "python": "${value}" for ${host} in hosts.json)`
+
+/** Run the discovery script; `undefined` when the host has no POSIX shell. */
+const discoverOnce = (
+  conn: Connection,
+  configured: string | undefined,
+  env: Readonly<Record<string, string>>
+) =>
+  Effect.gen(function* () {
+    const script = `printf 'home\\t%s\\n' "$HOME"\n${DISCOVER}`
+    const result = yield* conn.exec(
+      RemoteCommand.make(
+        [
+          "sh",
+          "-c",
+          script,
+          "mlops-python",
+          PROBE,
+          "sglang",
+          configured === undefined ? "discover" : "configured",
+          configured ?? ""
+        ],
+        { env }
+      ),
+      { timeout: DISCOVER_TIMEOUT }
+    )
+    if (result.exitCode === 127 && !result.stdout.includes("home\t")) return undefined
+    return parse(result.stdout)
+  })
+
+/** The shell-less fallback: core's probe per candidate, `version.py` read through sftp. */
+const probeEach = (conn: Connection, configured: string | undefined) =>
+  Effect.gen(function* () {
+    const candidates: Array<readonly [string, string]> = [
+      ...(configured === undefined ? [] : [["configured", configured] as const]),
+      ["home", "~/ml-env"],
+      ["home", "~/.venv"],
+      ["home", "~/venv"]
+    ]
+    const tried: Array<Tried> = []
+    for (const [how, prefix] of candidates) {
+      const path = Probes.interpreterOf(prefix)
+      const env = yield* Effect.either(Probes.python(conn, prefix, "sglang"))
+      if (Either.isLeft(env)) {
+        if (env.left._tag !== "ProbeFailed") return yield* env.left
+        tried.push({ how, path, outcome: env.left.reason.startsWith("no Python") ? "none" : "broken" })
+        continue
+      }
+      const location = env.right.packageLocation ?? null
+      let version = env.right.packageVersion ?? null
+      let source: Probed["versionSource"] = version === null ? null : "metadata"
+      if (version === null && location !== null) {
+        const text = yield* RemoteFiles.readTextIfExists(conn, `${location}/version.py`)
+        const match = text === undefined ? null : /__version__\s*=\s*['"]([^'"]+)['"]/.exec(text)
+        if (match !== null) {
+          version = match[1]!
+          source = "version.py"
+        }
+      }
+      const probed: Probed = {
+        executable: env.right.executable,
+        version: env.right.version,
+        found: location !== null || version !== null,
+        packageVersion: version,
+        versionSource: source,
+        location
+      }
+      tried.push({ how, path, probed, outcome: outcomeOf(probed) })
+      if (probed.packageVersion !== null) break
+    }
+    return { home: undefined, tried }
+  })
+
+/**
+ * The environment to run SGLang with. `explicit` is `--python`; the host's hosts.json setting
+ * comes next; otherwise discovery. `env` is the launch's environment (a `PYTHONPATH` there
+ * makes a source checkout visible).
+ */
+export const choose = Effect.fn("Launch.pythonEnv")(function* (
+  conn: Connection,
+  o: { readonly explicit: string | undefined; readonly env: Readonly<Record<string, string>> }
+) {
+  const host = conn.host.alias
+  const source: PythonSource =
+    o.explicit !== undefined ? "--python" : conn.host.python !== undefined ? "hosts.json" : "discovered"
+  const configured = o.explicit ?? conn.host.python
+  const found = (yield* discoverOnce(conn, configured, o.env)) ?? (yield* probeEach(conn, configured))
+  const { home, tried } = found
+  const hit = tried.find((t) => t.outcome === "sglang")
+  const configuredTry = configured === undefined ? undefined : tried.find((t) => t.how === "configured")
+  const origin = source === "--python" ? "--python" : `hosts.json ("python" of ${host})`
+
+  if (configured !== undefined && configuredTry?.outcome !== "sglang") {
+    const interpreter = configuredTry?.probed?.executable ?? configuredTry?.path ?? configured
+    const reason =
+      configuredTry?.outcome === "no-sglang"
+        ? `SGLang is not installed in this environment (set by ${origin})`
+        : configuredTry?.outcome === "no-version"
+          ? `SGLang at ${configuredTry.probed?.location} has neither package metadata nor a version.py (set by ${origin})`
+          : `no working Python interpreter there (set by ${origin})`
+    const elsewhere =
+      hit?.probed === undefined
+        ? ""
+        : `; SGLang ${hit.probed.packageVersion} is in ${tilde(home, settingOf(hit.path))}: ${settingHint(host, tilde(home, settingOf(hit.path)))}`
+    return yield* new PythonEnvUnusable({
+      host,
+      python: tilde(home, interpreter),
+      reason: `${reason}${elsewhere}`,
+      fix:
+        hit?.probed !== undefined
+          ? settingHint(host, tilde(home, settingOf(hit.path)))
+          : `install SGLang there (${tilde(home, interpreter)} -m pip install "sglang[all]"), or ${settingHint(host, "<a venv or conda prefix with SGLang>")}`
+    })
+  }
+  if (hit?.probed === undefined || hit.probed.packageVersion === null || hit.probed.versionSource === null) {
+    return yield* new PythonEnvUnusable({
+      host,
+      python: "(none found)",
+      reason: `no Python environment with SGLang found; tried ${describeTried(home, tried) || "nothing (no shell)"}`,
+      fix: `install SGLang (python3 -m venv ~/ml-env && ~/ml-env/bin/pip install "sglang[all]"), or ${settingHint(host, "<a venv or conda prefix with SGLang>")}`
+    })
+  }
+  const interpreter = hit.path
+  return {
+    interpreter,
+    setting: tilde(home, configured ?? settingOf(hit.path)),
+    source,
+    how: hit.how,
+    pythonVersion: hit.probed.version,
+    sglangVersion: hit.probed.packageVersion,
+    versionSource: hit.probed.versionSource,
+    location: hit.probed.location ?? ""
+  } satisfies PythonChoice
+})

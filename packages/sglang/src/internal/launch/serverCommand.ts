@@ -1,0 +1,94 @@
+/**
+ * The command that starts SGLang (or runs the host's own argument check) on the host.
+ *
+ * Without secrets it is the plain `<python> -m sglang.launch_server <flags>`. With secret flag
+ * values or secret-named environment variables, the command line carries the SHOWN argv
+ * (`***` in place of each secret) and a small Python prelude (`-c`) that, inside the server's
+ * own process (so its pid is SGLang's):
+ *
+ * - takes the real values from one environment variable (the environment travels to the host
+ *   outside any command line, see core's `RemoteCommand`) and removes it, so SGLang's children
+ *   never inherit it;
+ * - puts the values back into `sys.argv` and runs the module as `-m` would (`runpy`);
+ * - wraps `sys.stdout`/`sys.stderr` so that anything SGLang prints (its `server_args=...` line
+ *   shows `api_key=...`) reaches the log with `***` in place of the values.
+ *
+ * So `ps` on the host, the log and everything mlops stores show no secret, while SGLang
+ * receives every value.
+ *
+ * @internal
+ */
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as Secrets from "../../Secrets.js"
+
+/** The environment variable that carries the secret values to the prelude. */
+export const secretsEnv = "MLOPS_SGLANG_SECRETS"
+
+/** The marker simulated hosts look for (`python -c <prelude>`). */
+export const preludeMarker = "mlops-sglang-prelude"
+
+/**
+ * `sys.argv[1]` names what to run (a module, or `-` for code given in the payload); the rest is
+ * the shown argv. The payload: `argv` (position → real value), `hide` (values to print as ***),
+ * `code` (for `-`).
+ */
+export const PRELUDE = `# ${preludeMarker}
+import json, os, runpy, sys
+payload = json.loads(os.environ.pop("${secretsEnv}", "{}"))
+words = sys.argv[2:]
+for index, value in payload.get("argv", {}).items():
+    words[int(index)] = value
+hide = [v for v in payload.get("hide", []) if len(v) >= 4]
+class Redacting:
+    def __init__(self, stream):
+        self._stream = stream
+    def write(self, text):
+        for value in hide:
+            text = text.replace(value, "***")
+        return self._stream.write(text)
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+if hide:
+    sys.stdout, sys.stderr = Redacting(sys.stdout), Redacting(sys.stderr)
+target = sys.argv[1]
+if target == "-":
+    sys.argv = ["-c"] + words
+    exec(compile(payload["code"], "<mlops>", "exec"), {"__name__": "__main__"})
+else:
+    sys.argv = [target] + words
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+`
+
+/** What to run: the server module, or a check script. */
+export type Target = { readonly module: string } | { readonly code: string }
+
+/** The program words a person would type for `target` (for display; never with secrets). */
+export const programOf = (interpreter: string, target: Target): ReadonlyArray<string> =>
+  "module" in target ? [interpreter, "-m", target.module] : [interpreter, "-c", "<check>"]
+
+/**
+ * The remote command for `shown` flags whose secrets are `secrets`, with `env`.
+ */
+export const make = (o: {
+  readonly interpreter: string
+  readonly target: Target
+  readonly shown: ReadonlyArray<string>
+  readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
+  readonly env: Readonly<Record<string, string>>
+}): RemoteCommand.RemoteCommand => {
+  const hide = Secrets.hiddenValues(o.secrets, o.env)
+  if (o.secrets.length === 0 && hide.length === 0) {
+    const head = "module" in o.target ? ["-m", o.target.module] : ["-c", o.target.code]
+    return RemoteCommand.make([o.interpreter, ...head, ...o.shown], { env: o.env })
+  }
+  const real = Secrets.reveal(o.shown, o.secrets)
+  const argv: Record<string, string> = {}
+  real.forEach((word, index) => {
+    if (word !== o.shown[index]) argv[String(index)] = word
+  })
+  const payload = JSON.stringify({ argv, hide, ...("code" in o.target ? { code: o.target.code } : {}) })
+  return RemoteCommand.make(
+    [o.interpreter, "-c", PRELUDE, "module" in o.target ? o.target.module : "-", ...o.shown],
+    { env: { ...o.env, [secretsEnv]: payload } }
+  )
+}
