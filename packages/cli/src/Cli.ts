@@ -23,6 +23,7 @@ import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
 import { ExitCode } from "./ExitCodes.js"
 import * as Layers from "./Layers.js"
+import * as Scrub from "./render/scrub.js"
 
 /** @since 0.1.0 */
 export const version = "0.1.0"
@@ -73,5 +74,11 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, 
       Console.error(`mlops: unexpected error\n${Cause.pretty(Cause.die(defect))}`).pipe(
         Effect.as(ExitCode.Unexpected as number)
       )
-    )
+    ),
+    Scrub.scrubbing(secretsOfCommandLine(argv))
   )
+
+const secretsOfCommandLine = (argv: ReadonlyArray<string>) => {
+  const split = splitAtDashDash(argv)
+  return Scrub.secretsOf(split.mlops.slice(2), split.sglang)
+}

@@ -50,6 +50,8 @@ const byTag: Record<string, ExitCode> = {
   LaunchRulesViolated: ExitCode.RulesViolated,
   // the host is not ready (preflight, or the same causes met in the log)
   NotEnoughGpus: ExitCode.Preflight,
+  GpusBusy: ExitCode.Preflight,
+  HostNotReady: ExitCode.Preflight,
   PortUnavailable: ExitCode.Preflight,
   PortInUse: ExitCode.Preflight,
   PythonEnvUnusable: ExitCode.Preflight,

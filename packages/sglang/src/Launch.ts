@@ -17,8 +17,10 @@
  * const deployment = yield* Launch.launchDeployment({ host: "sim", argv }) // Effect<Deployment, LaunchError, ConnectionPool>
  * ```
  *
- * Steps: connect (pool) → preflight (python env + SGLang version, GPUs, port, model
- * config, existing deployment; concurrently) → decode + resolve the flags for that version,
+ * Steps: connect (pool) → an existing deployment of the name (the same launch, decoded, is
+ * returned) → preflight (the Python environment, configured or discovered, with its SGLang
+ * version; GPUs and what holds memory on them; port; model config; concurrently, every host
+ * problem reported at once) → decode + resolve the flags for that version,
  * model and GPUs (`LaunchRulesViolated` lists every problem with the fixed command) →
  * write `<stateDir>/deployments/<name>/` (default `~/.mlops`) and spawn detached → follow the log through the
  * classifier (phases, adjustments, weight progress; process death, stall and overall
@@ -27,14 +29,20 @@
  * `fix`) returned; `autoFix: n` applies the fix and relaunches up to n times.
  *
  * Events (`LaunchProgress._tag`), in order: `Connected`, then `AlreadyRunning` (an identical
- * healthy deployment: it is the result) or `Replacing` (`replace: true`), `Preflight` (host
- * facts), `Resolved` (effective args + SGLang's adjustment lines), `RemoteChecked`, then per
+ * healthy deployment: it is the result) or `Replacing` (`replace: true`), `Python` (the
+ * environment chosen and why), `Preflight` (host facts), `Resolved` (effective args + SGLang's
+ * adjustment lines), `RemoteChecked`, then per
  * attempt `Spawned`, `Log` (classifier events: phases, progress, adjustments, warnings,
  * `Failed`), `HealthChecked` (per endpoint), `AttemptFailed` (with `nextArgv` when auto-fix
- * relaunches), and finally `Launched`. Errors: the typed failures of `Failures` (classified
+ * relaunches), and finally `Launched`; `Disconnected`/`Reconnected` whenever the connection
+ * drops and comes back (every step resumes on the new one). Errors: the typed failures of `Failures` (classified
  * from the log), `LaunchRulesViolated` (preflight), `ArgvError`s, the preflight errors below
- * (`NotEnoughGpus`, `PortUnavailable`, `PythonEnvUnusable`, `ModelNotFound`), `DeploymentExists`,
+ * (`NotEnoughGpus`, `GpusBusy`, `PortUnavailable`, `PythonEnvUnusable`, `ModelNotFound`; several
+ * at once as `HostNotReady`), `DeploymentExists`,
  * `InvalidDeploymentName`, `LaunchTimedOut`, `NotHealthy`, and core's connection errors.
+ *
+ * Secrets: secret flag values (`--api-key`, ...) and every `env` value are never in an event,
+ * an error or a file on the host (see `Secrets`); SGLang receives them through its environment.
  *
  * Interrupting the stream stops following and leaves the server running, unless
  * `stopOnInterrupt`. With `tunnel: true` the stream does not end after `Launched`: it keeps a
@@ -48,9 +56,19 @@ import type { Deployment } from "./Deployment.js"
 import * as program from "./internal/launch/program.js"
 import type { LaunchError, LaunchProgress, LaunchRequest } from "./internal/launch/types.js"
 
-export type { LaunchError, LaunchProgress, LaunchRequest, PreflightFacts } from "./internal/launch/types.js"
+export type {
+  GpuHolder,
+  HostProblem,
+  LaunchError,
+  LaunchProgress,
+  LaunchRequest,
+  PreflightFacts,
+  PythonFacts
+} from "./internal/launch/types.js"
 export {
   DeploymentExists,
+  GpusBusy,
+  HostNotReady,
   InvalidDeploymentName,
   LaunchTimedOut,
   NotEnoughGpus,

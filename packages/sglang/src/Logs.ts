@@ -1,23 +1,27 @@
 /**
  * `logs`: a deployment's server log, the last n lines or followed live. Following resumes
- * across dropped connections at the last complete line (core's `LogTail`).
+ * across dropped connections at the last complete line (core's `LogTail`) and ends when the
+ * deployment does: the rest of the log, then one `Ended` item with how it ended.
  *
  * @since 0.1.0
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as LogTail from "@mlops/core/LogTail"
-import { Effect, Stream } from "effect"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import { Effect, Schedule, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
+import { isTransient } from "./internal/launch/session.js"
+import * as Status from "./Status.js"
 import { DeploymentNotFound } from "./Stop.js"
 
-const logPathOf = (host: string, name: string) =>
+const stateOf = (host: string, name: string) =>
   Effect.gen(function* () {
     const pool = yield* ConnectionPool
     const conn = yield* pool.get(host)
     const state = yield* Deployment.read(conn, name)
     if (state === undefined)
       return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
-    return state.logPath
+    return state
   })
 
 /**
@@ -30,23 +34,110 @@ export const tail = Effect.fn("Logs.tail")(function* (
   name: string,
   options: { readonly lines?: number } = {}
 ) {
-  const path = yield* logPathOf(host, name)
-  return yield* LogTail.tail(host, path, { lines: options.lines ?? 100 })
+  const state = yield* stateOf(host, name)
+  return yield* LogTail.tail(host, state.logPath, { lines: options.lines ?? 100 })
 })
 
+/** The last element of `follow`: the deployment is no longer running. @category models */
+export interface Ended {
+  readonly _tag: "Ended"
+  readonly host: string
+  readonly name: string
+  /** `code N` / `signal NAME` when the supervisor recorded it. */
+  readonly exit: string | undefined
+  /** How a deliberate `stop` ended it (`terminated`, `killed`). */
+  readonly stopped: string | undefined
+  /** For a crash: its classified failure (`_tag` and message). */
+  readonly failure: { readonly _tag: string; readonly message: string } | undefined
+}
+
+const ALIVE_POLL = "1 second"
+const RECONNECT = Schedule.spaced("500 millis").pipe(Schedule.jittered, Schedule.upTo("2 minutes"))
+
+/** Completes once no process of the group runs (polled; a dropped connection is waited out). */
+const gone = (host: string, pgid: number | undefined) =>
+  pgid === undefined
+    ? Effect.void
+    : Effect.gen(function* () {
+        const pool = yield* ConnectionPool
+        const alive = Effect.flatMap(pool.get(host), (conn) => RemoteProcess.isAlive(conn, { pgid })).pipe(
+          Effect.tapError((e) => (isTransient(e) ? pool.invalidate(host) : Effect.void)),
+          Effect.retry({ while: isTransient, schedule: RECONNECT })
+        )
+        yield* alive.pipe(
+          Effect.repeat({ schedule: Schedule.spaced(ALIVE_POLL), until: (running) => !running })
+        )
+      })
+
+const decoder = new TextDecoder()
+
+/** Every line from `offset` to the end of the file, a last line without its newline included. */
+const readFrom = (host: string, path: string, offset: number) =>
+  Effect.gen(function* () {
+    const pool = yield* ConnectionPool
+    const conn = yield* pool.get(host)
+    const bytes = yield* conn.files.read(path, { offset })
+    const lines: Array<LogTail.LogLine> = []
+    let start = 0
+    while (start < bytes.length) {
+      const newline = bytes.indexOf(0x0a, start)
+      const end = newline === -1 ? bytes.length : newline
+      lines.push({
+        _tag: "LogLine",
+        text: decoder.decode(bytes.subarray(start, end)).replace(/\r$/, ""),
+        offset: offset + start,
+        nextOffset: offset + end + 1
+      })
+      start = end + 1
+    }
+    return lines
+  })
+
 /**
- * The last `lines` lines (default 10), then every new line as it is written, forever (end it
- * with Stream combinators or by interrupting).
+ * The last `lines` lines (default 10), then every new line as it is written, until the
+ * deployment exits: then the lines it wrote last and one `Ended` item.
  *
  * @category programs
  */
 export const follow = (host: string, name: string, options: { readonly lines?: number } = {}) =>
   Stream.unwrap(
     Effect.gen(function* () {
-      const path = yield* logPathOf(host, name)
+      const state = yield* stateOf(host, name)
+      const path = state.logPath
       const last = yield* LogTail.tail(host, path, { lines: options.lines ?? 10 })
       // an empty tail (an empty log, or lines: 0 asked) follows from the start of the log
-      const fromOffset = last.at(-1)?.nextOffset ?? 0
-      return Stream.concat(Stream.fromIterable(last), LogTail.follow(host, path, { fromOffset }))
+      let offset = last.at(-1)?.nextOffset ?? 0
+      const live = LogTail.follow(host, path, { fromOffset: offset }).pipe(
+        Stream.tap((line) =>
+          Effect.sync(() => {
+            offset = line.nextOffset
+          })
+        ),
+        Stream.interruptWhen(gone(host, state.pgid))
+      )
+      // what it wrote between the last poll and its end (a crash's traceback), to the last byte
+      const rest = Stream.unwrap(
+        Effect.suspend(() => Effect.map(readFrom(host, path, offset), Stream.fromIterable))
+      )
+      const ended = Stream.fromEffect(
+        Effect.gen(function* () {
+          const [status] = yield* Status.ofHost(host, { name })
+          return {
+            _tag: "Ended",
+            host,
+            name,
+            exit: status?.exit,
+            stopped: status?.stopped,
+            failure:
+              status?.failure === undefined
+                ? undefined
+                : { _tag: status.failure._tag, message: status.failure.message }
+          } satisfies Ended
+        })
+      )
+      return Stream.concat(
+        Stream.fromIterable<LogTail.LogLine | Ended>(last),
+        Stream.concat(live, rest)
+      ).pipe(Stream.concat(ended))
     })
   )

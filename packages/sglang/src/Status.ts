@@ -46,6 +46,8 @@ export interface DeploymentStatus {
 /** A host whose status could not be read. @category models */
 export interface HostUnreachable {
   readonly host: string
+  /** The failure's `_tag` (`HostKeyMismatch`, `HostNotFound`, `ConnectionRefused`, ...). */
+  readonly _tag: string
   readonly error: string
 }
 
@@ -113,7 +115,8 @@ export const ofHost = Effect.fn("Status.ofHost")(function* (
 
 /**
  * The deployments on every known host (or the given ones); a host that cannot be reached is
- * reported, not fatal.
+ * reported beside them (`unreachable`), so one dead host does not hide the others. (For one
+ * host, `ofHost` fails instead.)
  *
  * @category programs
  */
@@ -132,7 +135,7 @@ export const ofHosts = Effect.fn("Status.ofHosts")(function* (hosts?: ReadonlyAr
   const unreachable: Array<HostUnreachable> = []
   for (const { host, either } of results) {
     if (either._tag === "Right") deployments.push(...either.right)
-    else unreachable.push({ host, error: either.left.message })
+    else unreachable.push({ host, _tag: either.left._tag, error: either.left.message })
   }
   return { deployments, unreachable }
 })

@@ -8,7 +8,7 @@ import { Command, Options } from "@effect/cli"
 import * as Check from "@mlops/sglang/Check"
 import { Console, Effect, Option } from "effect"
 import { bold, green, type Style, TerminalStyle } from "../render/style.js"
-import { handle, json, MlopsWords, printJson, SglangFlags, UsageError } from "./shared.js"
+import { handle, json, MlopsWords, printJson, python, SglangFlags, UsageError } from "./shared.js"
 
 /** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
 /** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
@@ -25,6 +25,7 @@ const options = {
     Options.optional,
     Options.withDescription("Probe this host for GPUs, SGLang version, model")
   ),
+  python,
   modelConfig: Options.file("model-config").pipe(
     Options.optional,
     Options.withDescription("A local config.json of the model (offline check)")
@@ -58,8 +59,15 @@ const human = (style: Style, result: Check.CheckResult): string => {
     "attention_backend",
     "page_size"
   ].filter((field) => e[field] !== null && e[field] !== undefined)
+  const python =
+    result.python === undefined
+      ? []
+      : [
+          `  checked against SGLang ${result.python.sglangVersion} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
+        ]
   return [
     `${green(style, "✓")} ${bold(style, `SGLang ${result.version} accepts these flags`)}`,
+    ...python,
     ...(result.adjustments.length > 0
       ? ["  SGLang will adjust:", ...result.adjustments.map((a) => `    · ${a}`)]
       : []),
@@ -83,9 +91,18 @@ export const check = Command.make("check", options, (options) =>
             message: "give either --host <alias> or --model-config <config.json>"
           })
         }
+        if (Option.isSome(parsed.python) && Option.isNone(parsed.host)) {
+          return yield* new UsageError({
+            message: "--python names an environment on a host: add --host <alias>"
+          })
+        }
         let result: Check.CheckResult
         if (host !== undefined) {
-          result = yield* Check.host({ host, argv: parsed.flags })
+          result = yield* Check.host({
+            host,
+            argv: parsed.flags,
+            ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {})
+          })
         } else {
           const memory = Option.map(parsed.gpuMemory, parseGiB)
           if (Option.isSome(memory) && memory.value === undefined) {

@@ -2,13 +2,18 @@
  * `mlops launch --host H [options] -- <sglang flags>`: everything after `--` reaches SGLang
  * untouched. Human output follows the launch phase by phase; `--json` prints one NDJSON line
  * per event, the last one being the result (`Launched`) or the failure (with `_tag` and fix).
+ *
+ * Ctrl-C: stderr says whether the server keeps running and how to follow or stop it (with
+ * `--stop-on-interrupt`, that it was stopped, confirmed on the host).
  */
 import { Command, Options } from "@effect/cli"
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import * as Launch from "@mlops/sglang/Launch"
 import { Clock, Console, Effect, Option, Ref, Stream } from "effect"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
-import { handle, host, json, MlopsWords, printJson, SglangFlags, UsageError } from "./shared.js"
+import { handle, host, json, MlopsWords, printJson, python, SglangFlags, UsageError } from "./shared.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
@@ -21,8 +26,9 @@ const options = {
   ),
   env: Options.text("env").pipe(
     Options.repeated,
-    Options.withDescription("K=V environment for SGLang (repeatable)")
+    Options.withDescription("K=V environment for SGLang (repeatable; values are never printed or stored)")
   ),
+  python,
   json,
   autoFix: Options.boolean("auto-fix").pipe(
     Options.withDescription(`Apply a classified failure's fix and relaunch (up to ${autoFixAttempts} times)`)
@@ -32,6 +38,9 @@ const options = {
   ),
   remoteCheck: Options.boolean("remote-check").pipe(
     Options.withDescription("Also run the host's own SGLang argument parsing before launching")
+  ),
+  allowBusyGpus: Options.boolean("allow-busy-gpus").pipe(
+    Options.withDescription("Start even when other processes hold memory on the GPUs this launch uses")
   ),
   replace: Options.boolean("replace").pipe(Options.withDescription("Replace a deployment of the same name")),
   stopOnInterrupt: Options.boolean("stop-on-interrupt").pipe(
@@ -48,8 +57,11 @@ export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<s
     const env: Record<string, string> = {}
     for (const entry of entries) {
       const at = entry.indexOf("=")
-      if (at <= 0)
-        return Effect.fail(new UsageError({ message: `--env expects K=V, got ${JSON.stringify(entry)}` }))
+      if (at <= 0) {
+        // the entry may be a secret pasted without its name: say which one without showing it
+        const shown = at === 0 ? `=${"*".repeat(3)}` : `${entry.slice(0, 2)}… (${entry.length} characters)`
+        return Effect.fail(new UsageError({ message: `--env expects NAME=VALUE, got ${shown}` }))
+      }
       env[entry.slice(0, at)] = entry.slice(at + 1)
     }
     return Effect.succeed(env)
@@ -59,10 +71,12 @@ type Parsed = {
   readonly host: string
   readonly name: Option.Option<string>
   readonly env: ReadonlyArray<string>
+  readonly python: Option.Option<string>
   readonly json: boolean
   readonly autoFix: boolean
   readonly noPreflight: boolean
   readonly remoteCheck: boolean
+  readonly allowBusyGpus: boolean
   readonly replace: boolean
   readonly stopOnInterrupt: boolean
   readonly tunnel: boolean
@@ -75,9 +89,11 @@ export const toRequest = (parsed: Parsed, env: Record<string, string>): Launch.L
   argv: parsed.flags,
   ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
   ...(Object.keys(env).length > 0 ? { env } : {}),
+  ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {}),
   preflight: !parsed.noPreflight,
   remoteCheck: parsed.remoteCheck,
   autoFix: parsed.autoFix ? autoFixAttempts : 0,
+  allowBusyGpus: parsed.allowBusyGpus,
   replace: parsed.replace,
   stopOnInterrupt: parsed.stopOnInterrupt,
   tunnel: parsed.tunnel
@@ -86,12 +102,13 @@ export const toRequest = (parsed: Parsed, env: Record<string, string>): Launch.L
 const printEvents = <R>(
   style: Style,
   asJson: boolean,
+  context: Progress.Context,
   events: Stream.Stream<Launch.LaunchProgress, Launch.LaunchError, R>
 ) => {
   if (asJson) return Stream.runForEach(events, printJson)
   if (!style.live) {
     return Stream.runForEach(events, (event) =>
-      Effect.forEach(Progress.plain(style, event), (line) => Console.log(line), { discard: true })
+      Effect.forEach(Progress.plain(style, event, context), (line) => Console.log(line), { discard: true })
     )
   }
   return Effect.gen(function* () {
@@ -100,7 +117,7 @@ const printEvents = <R>(
     const draw = (event: Launch.LaunchProgress | undefined) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const next = Progress.live(style, yield* Ref.get(state), event, now)
+        const next = Progress.live(style, yield* Ref.get(state), event, now, context)
         yield* Ref.set(state, next.state)
         if (next.text !== "") yield* Console.log(next.text)
       })
@@ -110,11 +127,65 @@ const printEvents = <R>(
   })
 }
 
+/** What stderr says after Ctrl-C, from what the launch had reached. */
+const interrupted = (
+  parsed: Parsed,
+  name: string | undefined,
+  spawned: { readonly pid: number; readonly pgid: number } | undefined
+) =>
+  Effect.gen(function* () {
+    const hostName = parsed.host
+    if (spawned === undefined || name === undefined) {
+      return yield* Console.error(`interrupted before a server was started: nothing runs on ${hostName}`)
+    }
+    const follow = `mlops logs --host ${hostName} --name ${name} -f`
+    const stop = `mlops stop --host ${hostName} --name ${name}`
+    if (!parsed.stopOnInterrupt) {
+      return yield* Console.error(
+        [
+          `interrupted: ${name} (pid ${spawned.pid}) keeps running on ${hostName}`,
+          `  follow it: ${follow}`,
+          `  stop it:   ${stop}`
+        ].join("\n")
+      )
+    }
+    // the launch stopped it on the way out (--stop-on-interrupt): confirm on the host
+    const alive = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(hostName)).pipe(
+      Effect.flatMap((conn) => RemoteProcess.isAlive(conn, { pgid: spawned.pgid })),
+      Effect.timeout("15 seconds"),
+      Effect.option
+    )
+    if (Option.isSome(alive) && !alive.value) {
+      return yield* Console.error(`interrupted: ${name} (pid ${spawned.pid}) was stopped on ${hostName}`)
+    }
+    return yield* Console.error(
+      [
+        `interrupted: could not confirm that ${name} (pid ${spawned.pid}) stopped on ${hostName}`,
+        `  check: mlops status --host ${hostName}`,
+        `  stop it: ${stop}`
+      ].join("\n")
+    )
+  })
+
 export const launch = Command.make("launch", options, (options) =>
   Effect.gen(function* () {
     const parsed = { ...options, flags: yield* SglangFlags }
     const style = yield* TerminalStyle
-    const context = { host: parsed.host, argv: parsed.flags, prefix: yield* MlopsWords }
+    const words = yield* MlopsWords
+    const context = { host: parsed.host, argv: parsed.flags, prefix: words }
+    // what the launch reached, for the Ctrl-C message
+    const reached = yield* Ref.make<{
+      readonly name?: string
+      readonly spawned?: { readonly pid: number; readonly pgid: number }
+    }>({})
+    const track = (event: Launch.LaunchProgress) =>
+      Ref.update(reached, (r) =>
+        event._tag === "Connected"
+          ? { ...r, name: event.name }
+          : event._tag === "Spawned"
+            ? { ...r, spawned: { pid: event.pid, pgid: event.pgid } }
+            : r
+      )
     yield* handle(
       parsed.json,
       context,
@@ -131,8 +202,12 @@ export const launch = Command.make("launch", options, (options) =>
         if (parsed.tunnel && !parsed.json) {
           yield* Console.log("the tunnel stays open until Ctrl-C")
         }
-        yield* printEvents(style, parsed.json, Launch.launch(request))
+        yield* printEvents(style, parsed.json, context, Launch.launch(request).pipe(Stream.tap(track)))
       })
+    ).pipe(
+      Effect.onInterrupt(() =>
+        Effect.flatMap(Ref.get(reached), (r) => interrupted(parsed, r.name, r.spawned)).pipe(Effect.ignore)
+      )
     )
   })
 ).pipe(

@@ -19,17 +19,30 @@ const options = {
   json
 }
 
+/** How a followed deployment ended, in one line. */
+const endedLine = (ended: Logs.Ended): string => {
+  const how =
+    ended.stopped !== undefined
+      ? `was stopped (${ended.stopped})`
+      : ended.exit !== undefined
+        ? `exited: ${ended.exit}`
+        : "is no longer running (no exit status recorded)"
+  const why = ended.failure === undefined ? "" : ` — ${ended.failure._tag}: ${ended.failure.message}`
+  return `${ended.name} on ${ended.host} ${how}${why}`
+}
+
 export const logs = Command.make("logs", options, (parsed) =>
   handle(
     parsed.json,
     { host: parsed.host },
     parsed.follow
       ? Logs.follow(parsed.host, parsed.name, { lines: parsed.lines }).pipe(
-          Stream.runForEach((line) =>
-            parsed.json
-              ? printJson({ _tag: "LogLine", text: line.text, offset: line.offset })
-              : Console.log(line.text)
-          )
+          Stream.runForEach((item) => {
+            if (item._tag === "Ended") return parsed.json ? printJson(item) : Console.error(endedLine(item))
+            return parsed.json
+              ? printJson({ _tag: "LogLine", text: item.text, offset: item.offset })
+              : Console.log(item.text)
+          })
         )
       : Effect.gen(function* () {
           const lines = yield* Logs.tail(parsed.host, parsed.name, { lines: parsed.lines })
@@ -44,4 +57,8 @@ export const logs = Command.make("logs", options, (parsed) =>
           for (const line of lines) yield* Console.log(line.text)
         })
   )
-).pipe(Command.withDescription("Print the last lines of a deployment's log, or follow it (-f)"))
+).pipe(
+  Command.withDescription(
+    "Print the last lines of a deployment's log, or follow it (-f) until it exits (then how it ended)"
+  )
+)

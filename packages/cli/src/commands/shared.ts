@@ -17,6 +17,13 @@ export const host = Options.text("host").pipe(
   Options.withDescription("Host alias (ssh_config, hosts.json, or `sim`)")
 )
 
+export const python = Options.text("python").pipe(
+  Options.optional,
+  Options.withDescription(
+    "Python environment on the host: a venv/conda prefix or an interpreter (default: hosts.json `python`, else discovered)"
+  )
+)
+
 /** The words after the first `--` of the command line: SGLang's flags, exactly as given. */
 export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/SglangFlags", {
   defaultValue: (): ReadonlyArray<string> => []

@@ -1,10 +1,16 @@
-/** `mlops status [--host H]`: the deployments on one host, or on every known host. */
+/**
+ * `mlops status [--host H]`: the deployments on one host, or on every known host. A host that
+ * cannot be reached is an error on stderr with its exit code (6 for SSH trouble), never an
+ * empty list: with `--host` the command fails; across every host the reachable ones are still
+ * shown and the exit code says that some were not.
+ */
 import { Command, Options } from "@effect/cli"
 import * as Status from "@mlops/sglang/Status"
 import { Console, Effect, Option } from "effect"
+import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
-import { duration, TerminalStyle, table, yellow } from "../render/style.js"
-import { handle, json, printJson } from "./shared.js"
+import { duration, red, TerminalStyle, table } from "../render/style.js"
+import { CommandExit, handle, json, printJson } from "./shared.js"
 
 const options = {
   host: Options.text("host").pipe(
@@ -17,17 +23,33 @@ const options = {
 const health = (s: Status.DeploymentStatus) =>
   s.healthy === undefined ? "-" : s.healthy ? "healthy" : "unhealthy"
 
+const rowsOf = (deployments: ReadonlyArray<Status.DeploymentStatus>) =>
+  deployments.map((d) => [
+    d.host,
+    d.name,
+    d.alive ? "running" : d.stopped !== undefined ? `stopped (${d.stopped})` : (d.exit ?? "not running"),
+    d.phase,
+    health(d),
+    d.pid === undefined ? "-" : String(d.pid),
+    d.port === undefined ? "-" : String(d.port),
+    d.uptimeMs === undefined ? "-" : duration(d.uptimeMs),
+    d.gpuMemoryMiB === undefined ? "-" : `${d.gpuMemoryMiB} MiB`,
+    d.failure === undefined ? "" : d.failure._tag
+  ])
+
 export const status = Command.make("status", options, (parsed) =>
   Effect.gen(function* () {
     const style = yield* TerminalStyle
-    const hosts = Option.isSome(parsed.host) ? [parsed.host.value] : undefined
-    const result = yield* handle(
-      parsed.json,
-      { host: Option.getOrUndefined(parsed.host) },
-      Status.ofHosts(hosts)
-    )
+    const host = Option.getOrUndefined(parsed.host)
+    const result =
+      host === undefined
+        ? yield* handle(parsed.json, {}, Status.ofHosts())
+        : {
+            deployments: yield* handle(parsed.json, { host }, Status.ofHost(host)),
+            unreachable: [] as ReadonlyArray<Status.HostUnreachable>
+          }
     if (parsed.json) {
-      return yield* printJson({
+      yield* printJson({
         _tag: "Status",
         deployments: result.deployments.map((d) => ({
           ...d,
@@ -36,32 +58,27 @@ export const status = Command.make("status", options, (parsed) =>
         })),
         unreachable: result.unreachable
       })
-    }
-    if (result.deployments.length === 0) yield* Console.log("no deployments")
-    else {
-      const rows = result.deployments.map((d) => [
-        d.host,
-        d.name,
-        d.alive ? "running" : d.stopped !== undefined ? `stopped (${d.stopped})` : (d.exit ?? "not running"),
-        d.phase,
-        health(d),
-        d.pid === undefined ? "-" : String(d.pid),
-        d.port === undefined ? "-" : String(d.port),
-        d.uptimeMs === undefined ? "-" : duration(d.uptimeMs),
-        d.gpuMemoryMiB === undefined ? "-" : `${d.gpuMemoryMiB} MiB`,
-        d.failure === undefined ? "" : d.failure._tag
-      ])
+    } else if (result.deployments.length === 0) {
+      yield* Console.log(
+        result.unreachable.length === 0 ? "no deployments" : "no deployments on the reachable hosts"
+      )
+    } else {
       yield* Console.log(
         table(
           ["HOST", "NAME", "STATE", "PHASE", "HEALTH", "PID", "PORT", "UPTIME", "GPU MEM", "FAILURE"],
-          rows
+          rowsOf(result.deployments)
         )
       )
     }
-    for (const u of result.unreachable) yield* Console.log(yellow(style, `! ${u.host}: ${u.error}`))
+    if (result.unreachable.length === 0) return
+    for (const u of result.unreachable) {
+      yield* Console.error(`${red(style, "✗")} ${u.host} unreachable: ${u.error} [${u._tag}]`)
+    }
+    const codes = result.unreachable.map((u) => ExitCodes.fromFailure(u))
+    return yield* new CommandExit({ code: Math.max(...codes) })
   })
 ).pipe(
   Command.withDescription(
-    "Show the deployments on a host (or every known host), read from the hosts themselves"
+    "Show the deployments on a host (or every known host), read from the hosts themselves; an unreachable host is an error"
   )
 )

@@ -3,6 +3,7 @@
  * ready to paste. The same facts go into `--json` (`_tag`, `fix`, `fixedCommand`).
  */
 import * as Failures from "@mlops/sglang/Failures"
+import * as Secrets from "@mlops/sglang/Secrets"
 import * as Json from "./json.js"
 import { bold, dim, red, type Style } from "./style.js"
 
@@ -62,9 +63,18 @@ export const applyFix = (argv: ReadonlyArray<string>, fix: Failures.Fix): Array<
   return out
 }
 
-/** `mlops <prefix> -- <flags>`, every word shell-quoted. */
+/** The mlops words with every `--env` value shown as `***` (`--env K=V`, `--env=K=V`). */
+export const redactPrefix = (prefix: ReadonlyArray<string>): ReadonlyArray<string> =>
+  prefix.map((word, i) => {
+    const env = word.startsWith("--env=") ? word.slice(6) : prefix[i - 1] === "--env" ? word : undefined
+    if (env === undefined || !env.includes("=")) return word
+    const name = env.slice(0, env.indexOf("="))
+    return word.startsWith("--env=") ? `--env=${name}=${Secrets.REDACTED}` : `${name}=${Secrets.REDACTED}`
+  })
+
+/** `mlops <prefix> -- <flags>`, every word shell-quoted, secret values shown as `***`. */
 export const commandLine = (prefix: ReadonlyArray<string>, argv: ReadonlyArray<string>): string =>
-  ["mlops", ...prefix.map(quote), "--", ...argv.map(quote)].join(" ")
+  ["mlops", ...redactPrefix(prefix).map(quote), "--", ...Secrets.redactArgv(argv).map(quote)].join(" ")
 
 const evidenceOf = (u: Record<string, unknown>): FailureView["evidence"] =>
   Array.isArray(u.evidence)
@@ -85,7 +95,7 @@ const fixOf = (u: Record<string, unknown>): Failures.Fix | undefined =>
 
 /** The explanation lines of a multi-problem failure (its message after the headline). */
 const detailLines = (failure: unknown, record: Record<string, unknown>): Array<string> =>
-  Array.isArray(record.violations) && failure instanceof Error
+  (Array.isArray(record.violations) || Array.isArray(record.problems)) && failure instanceof Error
     ? failure.message
         .split("\n")
         .slice(1)
@@ -104,12 +114,11 @@ export const view = (failure: unknown, context: FailureContext = {}): FailureVie
     context.prefix !== undefined && context.prefix.length > 0
       ? context.prefix
       : ["launch", ...(context.host === undefined ? [] : ["--host", context.host])]
+  const argv = context.argv === undefined ? undefined : Secrets.redactArgv(context.argv)
   const fixedArgv = Array.isArray(record.fixedArgv)
-    ? (record.fixedArgv as ReadonlyArray<string>)
-    : fix !== undefined &&
-        (fix.flags !== undefined || fix.removeFlags !== undefined) &&
-        context.argv !== undefined
-      ? applyFix(context.argv, fix)
+    ? Secrets.redactArgv(record.fixedArgv as ReadonlyArray<string>)
+    : fix !== undefined && (fix.flags !== undefined || fix.removeFlags !== undefined) && argv !== undefined
+      ? applyFix(argv, fix)
       : undefined
   const fixText =
     fix !== undefined ? Failures.renderFix(fix) : typeof record.fix === "string" ? record.fix : undefined

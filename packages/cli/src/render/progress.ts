@@ -4,9 +4,25 @@
  * elapsed times, which is rewritten in place as the launch moves on.
  */
 import type * as Launch from "@mlops/sglang/Launch"
+import * as Secrets from "@mlops/sglang/Secrets"
+import { commandLine, type FailureContext } from "./failure.js"
 import { bold, cyan, dim, duration, green, red, rewind, type Style, yellow } from "./style.js"
 
 type Progress = Launch.LaunchProgress
+
+/** The command line being run (for the commands a launch prints: relaunch, logs, stop). */
+export type Context = FailureContext
+
+const pythonLine = (style: Style, p: Launch.PythonFacts, elapsedMs: number): ReadonlyArray<string> => {
+  const from = p.versionSource === "version.py" ? ", a source checkout: version from version.py" : ""
+  const head = `${green(style, "✓")} Python ${p.pythonVersion} at ${p.interpreter} with SGLang ${p.sglangVersion}${from} ${dim(style, duration(elapsedMs))}`
+  if (p.source !== "discovered")
+    return [`${head}`, `    (set by ${p.source === "--python" ? "--python" : "hosts.json"})`]
+  return [
+    head,
+    `    found by looking (${p.how}); to pin it: --python ${p.setting}, or "python": "${p.setting}" in hosts.json`
+  ]
+}
 
 interface PhaseRow {
   readonly phase: string
@@ -30,14 +46,20 @@ export const initial = (startMs: number): ViewState => ({
 })
 
 /** Plain mode: the permanent lines plus one line per phase reached. */
-export const plain = (style: Style, event: Progress): ReadonlyArray<string> =>
+export const plain = (style: Style, event: Progress, context: Context = {}): ReadonlyArray<string> =>
   event._tag === "Log" && event.event._tag === "PhaseStarted"
     ? [`  ${cyan(style, "·")} ${event.event.phase} ${dim(style, `+${duration(event.elapsedMs)}`)}`]
-    : lines(style, event)
+    : lines(style, event, context)
 
 /** The permanent lines an event adds (plain and live mode). */
-export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
+export const lines = (style: Style, event: Progress, context: Context = {}): ReadonlyArray<string> => {
   switch (event._tag) {
+    case "Python":
+      return pythonLine(style, event.python, event.elapsedMs)
+    case "Disconnected":
+      return [`${yellow(style, "!")} connection lost (${event.reason}); the launch goes on once it is back`]
+    case "Reconnected":
+      return [`${green(style, "✓")} reconnected after ${duration(event.downMs)}; following again`]
     case "Connected":
       return [
         `${green(style, "✓")} connected to ${bold(style, event.host)} as deployment ${bold(style, event.name)} ${dim(style, duration(event.elapsedMs))}`
@@ -49,7 +71,11 @@ export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
           ? `${f.gpus.length}× ${f.gpus[0]!.name}${f.gpus[0]!.computeCapability ? ` (sm ${f.gpus[0]!.computeCapability})` : ""}`
           : "no GPUs"
       return [
-        `${green(style, "✓")} preflight: SGLang ${f.sglangVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path} ${dim(style, duration(event.elapsedMs))}`
+        `${green(style, "✓")} preflight: SGLang ${f.sglangVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path} ${dim(style, duration(event.elapsedMs))}`,
+        ...f.busyGpus.map(
+          (h) =>
+            `    ${yellow(style, "!")} GPU ${h.gpu} is busy (allowed by --allow-busy-gpus): pid ${h.pid}${h.deployment === undefined ? "" : ` (deployment ${h.deployment})`}${h.usedMiB === undefined ? "" : ` holds ${h.usedMiB} MiB`}`
+        )
       ]
     }
     case "Resolved":
@@ -107,10 +133,18 @@ export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
           : [
               `    speculative: ${String(spec.speculative_algorithm ?? "off")}${spec.speculative_algorithm ? ` steps/topk/draft ${String(spec.speculative_num_steps)}/${String(spec.speculative_eagle_topk)}/${String(spec.speculative_num_draft_tokens)}` : ""}, max_running_requests ${String(spec.max_running_requests ?? "auto")}`
             ]
+      const asked = context.argv === undefined ? undefined : Secrets.redactArgv(context.argv)
+      const relaunch =
+        asked !== undefined && JSON.stringify(asked) !== JSON.stringify(d.argv)
+          ? [
+              `    ran with fixes; the same launch next time: ${commandLine(withoutAutoFix(context.prefix ?? []), d.argv)}`
+            ]
+          : []
       return [
         `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (pid ${d.pid}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
         `    url: ${d.url}`,
         ...facts,
+        ...relaunch,
         `    logs: mlops logs --host ${d.host} --name ${d.name} -f`,
         `    stop: mlops stop --host ${d.host} --name ${d.name}`
       ]
@@ -119,6 +153,9 @@ export const lines = (style: Style, event: Progress): ReadonlyArray<string> => {
       return []
   }
 }
+
+/** The mlops words without `--auto-fix` (the relaunch command carries the fixes already). */
+const withoutAutoFix = (prefix: ReadonlyArray<string>) => prefix.filter((word) => word !== "--auto-fix")
 
 /** Phase/status changes an event makes to the live block. */
 export const update = (state: ViewState, event: Progress, nowMs: number): ViewState => {
@@ -161,9 +198,10 @@ export const live = (
   style: Style,
   state: ViewState,
   event: Progress | undefined,
-  nowMs: number
+  nowMs: number,
+  context: Context = {}
 ): { readonly text: string; readonly state: ViewState } => {
-  const permanent = event === undefined ? [] : lines(style, event)
+  const permanent = event === undefined ? [] : lines(style, event, context)
   const next = event === undefined ? state : update(state, event, nowMs)
   if (event?._tag === "Launched") {
     // the final phase list stays on screen (without the clock line), then the summary

@@ -55,6 +55,24 @@ export const oomTraceback = (o: {
   `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ${o.triedGiB.toFixed(2)} GiB. GPU ${o.gpu} has a total capacity of ${o.totalGiB.toFixed(2)} GiB of which ${o.freeMiB.toFixed(2)} MiB is free. Including non-PyTorch memory, this process has ${(o.totalGiB - 0.5).toFixed(2)} GiB memory in use. Of the allocated memory ${(o.totalGiB - 1.5).toFixed(2)} GiB is allocated by PyTorch, and 311.52 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.`
 ]
 
+/** Free memory differs between ranks at distributed init (another process holds one GPU). */
+export const unbalancedTraceback = (
+  epochMs: number,
+  process: string,
+  o: { readonly minFreeGB: number; readonly localFreeGB: number }
+) => [
+  schedulerException(epochMs, process),
+  ...schedulerFrames(),
+  ...frame(
+    "srt/model_executor/model_runner.py",
+    470,
+    "initialize",
+    "min_per_gpu_memory = self.init_torch_distributed()"
+  ),
+  ...frame("srt/model_executor/model_runner.py", 735, "init_torch_distributed", "raise RuntimeError("),
+  `RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. pre_model_load_memory=${o.minFreeGB.toFixed(2)}, local_gpu_memory=${o.localFreeGB.toFixed(2)}, local_gpu_memory * 0.9=${(o.localFreeGB * 0.9).toFixed(2)}`
+]
+
 /** The KV pool does not fit (`Not enough memory`). */
 export const kvPoolTraceback = (epochMs: number, process: string, memFractionStatic: number) => [
   schedulerException(epochMs, process),

@@ -58,6 +58,17 @@ const holders = (fs: FakeHost.FakeFs) =>
     return out
   })
 
+/** MiB per GPU index held by every process but `pid` (what a new server finds taken). */
+export const heldByOthers = (fs: FakeHost.FakeFs, pid: number): Effect.Effect<Usage> =>
+  Effect.map(holders(fs), (held) => {
+    const out: Record<number, number> = {}
+    for (const h of held) {
+      if (h.pid === pid) continue
+      for (const [index, mib] of Object.entries(h.usage)) out[Number(index)] = (out[Number(index)] ?? 0) + mib
+    }
+    return out
+  })
+
 /** `nvidia-smi` reflecting the memory held by running sim servers. */
 export const nvidiaSmi: FakeHost.Program = {
   match: "nvidia-smi",

@@ -103,9 +103,14 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
 
     const tp = effective.tp_size
     const ranks = Array.from({ length: tp }, (_, r) => L.rankPrefix(r, tp))
+    // rank r runs on GPU base_gpu_id + r × gpu_id_step
+    const gpuOf = (rank: number) => effective.base_gpu_id + rank * Math.max(1, effective.gpu_id_step)
     const each = (message: string) => Effect.forEach(ranks, (p) => log(p, message), { discard: true })
     const speculative = effective.speculative_algorithm !== null
     const contextLength = effective.context_length ?? traits.contextLength
+    // what other processes hold is not free for this server (SGLang sizes from free memory)
+    const others = yield* Gpus.heldByOthers(ctx.fs, ctx.pid)
+    const otherMiB = ranks.map((_, r) => others[gpuOf(r)] ?? 0)
     const memory = Memory.plan({
       traits,
       tp,
@@ -113,14 +118,11 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
       memFractionStatic: effective.mem_fraction_static ?? 0.8,
       requiredTokens: explicit.has("context_length") ? contextLength : 4096,
       maxRunningRequests: effective.max_running_requests ?? 256,
-      speculative
+      speculative,
+      otherGiB: Math.max(0, ...otherMiB) / 1024
     })
     const holdGiB = (gib: number) =>
-      Gpus.hold(
-        ctx.fs,
-        ctx.pid,
-        Object.fromEntries(ranks.map((_, r) => [r % Gpus.gpus.length, Math.round(gib * 1024)]))
-      )
+      Gpus.hold(ctx.fs, ctx.pid, Object.fromEntries(ranks.map((_, r) => [gpuOf(r), Math.round(gib * 1024)])))
     // Every rank prints its own traceback, then the launcher is SIGKILLed by its own handler.
     const childFailure = (lines: (t: number, process: string) => ReadonlyArray<string>) =>
       Effect.gen(function* () {
@@ -134,13 +136,27 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     yield* phase("distributed-init")
     yield* each(L.initDistBegin())
     yield* wait(REAL_MS.distributed)
-    if (tp * effective.pp_size > Gpus.gpus.length) return yield* childFailure(Tracebacks.invalidDevice)
+    if (tp * effective.pp_size > Gpus.gpus.length || gpuOf(tp - 1) >= Gpus.gpus.length) {
+      return yield* childFailure(Tracebacks.invalidDevice)
+    }
+    // SGLang compares the ranks' free memory before loading: one busy GPU fails the launch
+    const freeGB = otherMiB.map((mib) => (gpu.memoryTotalMiB - mib) / 1024)
+    const minFree = Math.min(...freeGB)
+    const unbalanced = freeGB.findIndex((free) => minFree < free * 0.9)
+    if (unbalanced !== -1) {
+      return yield* childFailure((t, p) =>
+        p === ranks[unbalanced]
+          ? L.unbalancedTraceback(t, p, { minFreeGB: minFree, localFreeGB: freeGB[unbalanced]! })
+          : []
+      )
+    }
     yield* each(L.initDistEnd(REAL_MS.distributed / 1000, 0.4))
     if (atModelInit !== undefined)
       return yield* childFailure((t, p) => Tracebacks.modelInit(t, p, atModelInit))
 
     yield* phase("weights-loading")
-    yield* each(L.loadWeightBegin(memory.totalGiB - 0.6))
+    const freeGiB = memory.totalGiB - Math.max(0, ...otherMiB) / 1024
+    yield* each(L.loadWeightBegin(freeGiB - 0.6))
     yield* log(ranks[0]!, L.weightsFormat())
     const shards = Math.max(1, Math.ceil(traits.estimatedWeightBytes / GiB / 4.5))
     for (let i = 0; i <= shards; i++) {
@@ -159,13 +175,13 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
       }
       yield* wait(REAL_MS.weights / (shards + 1))
     }
-    yield* holdGiB(Math.min(memory.weightsGiB, memory.totalGiB))
+    yield* holdGiB(memory.weightsGiB)
     yield* phase("weights-loaded")
     yield* each(
       L.loadWeightEnd({
         elapsedS: REAL_MS.weights / 1000,
         modelClass: traits.architecture,
-        availGB: memory.totalGiB - memory.weightsGiB,
+        availGB: freeGiB - memory.weightsGiB,
         usageGB: memory.weightsGiB
       })
     )
@@ -181,7 +197,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     }
     const kvGB = memory.kvGiB / 2
     yield* each(L.kvCache(memory.kvTokens, kvGB, kvGB))
-    yield* holdGiB(memory.staticGiB)
+    yield* holdGiB(memory.heldGiB)
     const avail = memory.totalGiB - memory.staticGiB
     yield* each(L.memoryPoolEnd(avail))
     if (!effective.disable_cuda_graph) {
@@ -222,7 +238,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
         yield* each(L.draftCaptureEnd(REAL_MS.draftGraph / 1000, 0.3, avail - 2.1))
       }
     }
-    yield* holdGiB(memory.staticGiB + memory.runtimeGiB / 2)
+    yield* holdGiB(memory.heldGiB + memory.runtimeGiB / 2)
     yield* log(
       ranks[0]!,
       L.capacity({
