@@ -10,7 +10,7 @@ import { Command, Options } from "@effect/cli"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import * as Launch from "@mlops/sglang/Launch"
-import { Clock, Console, Effect, Option, Ref, Stream } from "effect"
+import { Clock, Console, Effect, Fiber, Option, Ref, Stream } from "effect"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
 import { handle, host, json, MlopsWords, printJson, python, SglangFlags, UsageError } from "./shared.js"
@@ -206,7 +206,13 @@ export const launch = Command.make("launch", options, (options) =>
       })
     ).pipe(
       Effect.onInterrupt(() =>
-        Effect.flatMap(Ref.get(reached), (r) => interrupted(parsed, r.name, r.spawned)).pipe(Effect.ignore)
+        // a fresh interruptible fiber: inside the (uninterruptible) handler a timeout could not fire
+        Effect.flatMap(Ref.get(reached), (r) => interrupted(parsed, r.name, r.spawned)).pipe(
+          Effect.interruptible,
+          Effect.forkDaemon,
+          Effect.flatMap(Fiber.join),
+          Effect.ignore
+        )
       )
     )
   })

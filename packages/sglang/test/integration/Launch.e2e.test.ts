@@ -50,15 +50,19 @@ const holdPort = (port: number) =>
       })
   )
 
-/** Processes of a stand-in server on `port` (launcher and schedulers all carry the port in argv). */
-const standinProcesses = (port: number): Array<string> => {
-  try {
-    return execFileSync("pgrep", ["-af", `sglang.*${port}`], { encoding: "utf8" })
-      .split("\n")
-      .filter((line) => line.trim() !== "" && !line.includes("pgrep"))
-  } catch {
-    return [] // pgrep exits 1 when nothing matches
-  }
+/**
+ * The live (non-zombie) processes of a deployment's process group (launcher, ranks and the
+ * supervisor all share it), read with `ps` on this machine, which is the test host.
+ */
+const groupProcesses = (standin: Standin.Standin, name: string): Array<string> => {
+  const pgidFile = path.join(deploymentDir(standin, name), "pgid")
+  if (!fs.existsSync(pgidFile)) return []
+  const pgid = fs.readFileSync(pgidFile, "utf8").trim()
+  return execFileSync("ps", ["-A", "-o", "pgid=", "-o", "stat=", "-o", "args="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([group, stat]) => group === pgid && !stat?.startsWith("Z"))
+    .map((words) => words.slice(2).join(" "))
 }
 
 /** A fresh deployment name; afterwards (even when an assertion failed) it is stopped and its on-host directory removed. */
@@ -118,13 +122,13 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         )
         assert.isTrue(list.some((e) => e._tag === "HealthChecked" && e.status === 200))
         // launcher + 2 scheduler ranks run on the host (besides mlops' detached-process wrapper)
-        const pythons = standinProcesses(port).filter((line) =>
-          /python[0-9.]*$/.test(line.split(" ")[1] ?? "")
+        const pythons = groupProcesses(standin, name).filter((line) =>
+          /python[0-9.]*$/.test(line.split(" ")[0] ?? "")
         )
-        assert.strictEqual(pythons.length, 3, standinProcesses(port).join("\n"))
+        assert.strictEqual(pythons.length, 3, groupProcesses(standin, name).join("\n"))
 
         yield* Stop.stop(alias, name)
-        assert.deepStrictEqual(standinProcesses(port), [])
+        assert.deepStrictEqual(groupProcesses(standin, name), [])
         const gpuApps = execFileSync(path.join(standin.bin, "nvidia-smi"), [
           "--query-compute-apps=pid,used_memory",
           "--format=csv,noheader,nounits"
@@ -145,7 +149,7 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         assert.strictEqual(failure.process, "TP1")
         assert.isDefined(failure.fix?.flags?.["--mem-fraction-static"])
         assert.isTrue(failure.evidence.some((e) => e.text.includes("CUDA out of memory")))
-        assert.deepStrictEqual(standinProcesses(port), [])
+        assert.deepStrictEqual(groupProcesses(standin, name), [])
         // the log is kept on the host
         const log = path.join(deploymentDir(standin, name), "log")
         assert.isTrue(fs.readFileSync(log, "utf8").includes("Scheduler hit an exception"))
@@ -197,7 +201,7 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
           assert.strictEqual(runtime._tag, "PortInUse")
           if (runtime._tag !== "PortInUse") return
           assert.strictEqual(runtime.port, port)
-          assert.deepStrictEqual(standinProcesses(port), [])
+          assert.deepStrictEqual(groupProcesses(standin, name), [])
         })
     )
   })

@@ -20,6 +20,7 @@ import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchRulesViolated } from "../../Resolve.js"
 import * as Secrets from "../../Secrets.js"
 import type { ServerArgs } from "../../ServerArgs.js"
+import { boundedCleanup } from "../cleanup.js"
 import { defaultName, modelPathOf, portOf } from "./argvFacts.js"
 import { applyFix, violationFix } from "./autofix.js"
 import * as Existing from "./existing.js"
@@ -221,7 +222,9 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       }).pipe(
         // the overall cap: the server is still starting, stop it like a stall
         Effect.tapErrorTag("LaunchTimedOut", () => stopServer("5 seconds")),
-        Effect.onInterrupt(() => (request.stopOnInterrupt === true ? stopServer() : Effect.void))
+        Effect.onInterrupt(() =>
+          request.stopOnInterrupt === true ? boundedCleanup(stopServer()) : Effect.void
+        )
       )
       if (outcome._tag === "Ready") {
         const readyAt = yield* Clock.currentTimeMillis

@@ -5,4 +5,4 @@ the real-shaped tracebacks of the launch failures mlops classifies, the HTTP end
 process tree (a launcher plus one scheduler process per TP rank). It loads no model.
 """
 
-__version__ = "0.5.11"
+from sglang.version import __version__  # noqa: F401  (SGLang keeps its version in version.py)

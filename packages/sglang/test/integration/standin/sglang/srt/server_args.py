@@ -44,6 +44,8 @@ class ServerArgs:
     speculative_num_steps: Optional[int] = None
     speculative_eagle_topk: Optional[int] = None
     speculative_num_draft_tokens: Optional[int] = None
+    api_key: Optional[str] = None
+    admin_api_key: Optional[str] = None
 
     def __post_init__(self):
         self._handle_missing_default_values()
@@ -160,6 +162,8 @@ class ServerArgs:
         parser.add_argument("--speculative-num-steps", type=int)
         parser.add_argument("--speculative-eagle-topk", type=int)
         parser.add_argument("--speculative-num-draft-tokens", type=int)
+        parser.add_argument("--api-key", type=str)
+        parser.add_argument("--admin-api-key", type=str)
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):

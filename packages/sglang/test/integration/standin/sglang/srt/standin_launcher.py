@@ -63,10 +63,14 @@ def spawn_schedulers(server_args: ServerArgs) -> list:
             "parent_pid": os.getpid(),
             "server_args": dataclasses.asdict(server_args),
         }
+        # like SGLang's multiprocessing children, the rank gets its arguments over a pipe, not argv
         child = subprocess.Popen(
-            [sys.executable, "-m", "sglang.srt.standin_scheduler", json.dumps(config)],
+            [sys.executable, "-m", "sglang.srt.standin_scheduler"],
             pass_fds=(write_fd,),
+            stdin=subprocess.PIPE,
         )
+        child.stdin.write(json.dumps(config).encode())
+        child.stdin.close()
         os.close(write_fd)
         State.children.append(child)
         pipes.append(read_fd)
@@ -121,7 +125,18 @@ def make_handler(server_args: ServerArgs):
             self.end_headers()
             self.wfile.write(data)
 
+        def authorized(self) -> bool:
+            # utils/auth.py: with --api-key every path but /health* and /metrics needs the key
+            if server_args.api_key is None or self.path.startswith("/health") or self.path.startswith("/metrics"):
+                return True
+            if self.headers.get("Authorization") == f"Bearer {server_args.api_key}":
+                return True
+            self.reply(401, {"error": "Unauthorized"})
+            return False
+
         def do_GET(self):
+            if not self.authorized():
+                return
             if self.path == "/health" or self.path == "/health_generate":
                 self.reply(200 if State.ready else 503, None)
             elif self.path == "/model_info":
@@ -155,6 +170,8 @@ def make_handler(server_args: ServerArgs):
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
             request = json.loads(self.rfile.read(length) or b"{}")
+            if not self.authorized():
+                return
             if self.path != "/generate":
                 self.reply(404, {"detail": "Not Found"})
                 return
@@ -186,12 +203,15 @@ def make_handler(server_args: ServerArgs):
 
 def warmup(server_args: ServerArgs) -> None:
     base = f"http://{server_args.host}:{server_args.port}"
-    urllib.request.urlopen(f"{base}/model_info", timeout=10).read()
+    auth = {} if server_args.api_key is None else {"Authorization": f"Bearer {server_args.api_key}"}
+    urllib.request.urlopen(urllib.request.Request(f"{base}/model_info", headers=auth), timeout=10).read()
     if not server_args.skip_server_warmup:
         body = json.dumps(
             {"text": "The capital city of France is", "sampling_params": {"temperature": 0, "max_new_tokens": 8}}
         ).encode()
-        request = urllib.request.Request(f"{base}/generate", data=body, headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{base}/generate", data=body, headers={"Content-Type": "application/json", **auth}
+        )
         urllib.request.urlopen(request, timeout=10).read()
     State.ready = True
     logger.info("The server is fired up and ready to roll!")

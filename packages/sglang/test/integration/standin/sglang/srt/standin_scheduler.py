@@ -1,4 +1,4 @@
-"""One stand-in scheduler rank (`python -m sglang.srt.standin_scheduler '<json>'`).
+"""One stand-in scheduler rank (`python -m sglang.srt.standin_scheduler`, its config as JSON on stdin).
 
 Prints the per-rank startup lines of SGLang 0.5.11 with its ` TP{rank}` prefix, holds fake
 GPU memory while alive, reports readiness to the launcher through a pipe, and follows the
@@ -99,7 +99,7 @@ def exit_with_parent(parent_pid: int) -> None:
 
 
 def main() -> None:
-    config = json.loads(sys.argv[1])
+    config = json.loads(sys.stdin.read())
     rank, tp_size, ready_fd, parent_pid = config["rank"], config["tp_size"], config["ready_fd"], config["parent_pid"]
     configure_logger(f" TP{rank}" if tp_size > 1 else "")
     threading.Thread(target=exit_with_parent, args=(parent_pid,), daemon=True).start()
