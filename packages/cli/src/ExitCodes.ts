@@ -83,6 +83,9 @@ const byTag: Record<string, ExitCode> = {
   ForwardFailed: ExitCode.Connection,
   // deployments
   DeploymentExists: ExitCode.DeploymentExists,
+  // another start of the same deployment holds its lock, or an earlier one still runs
+  SpawnLocked: ExitCode.DeploymentExists,
+  AlreadyRunning: ExitCode.DeploymentExists,
   // time
   StartupStalled: ExitCode.Timeout,
   LaunchTimedOut: ExitCode.Timeout,

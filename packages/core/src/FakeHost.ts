@@ -105,6 +105,8 @@ export interface ExitedProcess extends ExitStatus {
 export interface JournalEntry {
   readonly kind: "exec" | "stream" | "detached"
   readonly command: RemoteCommand
+  /** The exact exec-request text the host was sent (the same the live layer sends). */
+  readonly line: string
   readonly atMs: number
   /** Which connection (1 = the first connect) carried it. */
   readonly connection: number

@@ -9,6 +9,7 @@
 import type { Connection } from "@mlops/core/Connection"
 import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemotePath from "@mlops/core/RemotePath"
 import { Effect } from "effect"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
@@ -143,7 +144,8 @@ export const remoteCheck = Effect.fn("Launch.remoteCheck")(function* (
   argv: ReadonlyArray<string>,
   env: Readonly<Record<string, string>>
 ) {
-  const result = yield* conn.exec(RemoteCommand.make([interpreter, "-c", REMOTE_CHECK, ...argv], { env }), {
+  const command = RemoteCommand.make([RemotePath.make(interpreter), "-c", REMOTE_CHECK, ...argv], { env })
+  const result = yield* conn.exec(command, {
     timeout: "60 seconds"
   })
   if (result.exitCode === 0) return

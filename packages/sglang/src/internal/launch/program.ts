@@ -8,6 +8,7 @@
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemotePath from "@mlops/core/RemotePath"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
@@ -113,13 +114,15 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         }
       })
       const logPath = `${runDir}/log`
-      // the follower polls `exit`: a previous attempt's must not count (an empty one reads as none)
-      const exitFile = `${runDir}/exit`
-      const [logStat] = yield* Effect.all([conn.files.stat(logPath), conn.files.write(exitFile, "")], {
-        concurrency: 2
-      })
-      const fromOffset = logStat?.size ?? 0
-      const command = RemoteCommand.make([interpreter, "-m", "sglang.launch_server", ...argv], { env })
+      // each spawn starts a fresh log (the previous one is kept as log.1) and clears `exit`
+      const fromOffset = 0
+      // the interpreter is a path mlops was given: `~/` is the remote home
+      const command = RemoteCommand.make(
+        [RemotePath.make(interpreter), "-m", "sglang.launch_server", ...argv],
+        {
+          env
+        }
+      )
       const proc = yield* RemoteProcess.spawnDetached(conn, command, { runDir, logPath })
       yield* emit({
         _tag: "Spawned",
