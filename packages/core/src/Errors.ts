@@ -24,10 +24,17 @@ export class HostNotFound extends Schema.TaggedError<HostNotFound>()("HostNotFou
 export class ConfigFileError extends Schema.TaggedError<ConfigFileError>()("ConfigFileError", {
   path: Schema.String,
   reason: Schema.String,
-  fix: Schema.optional(Schema.String)
+  fix: Schema.optional(Schema.String),
+  /** The host entry the problem is in, when it is in one. */
+  host: Schema.optional(Schema.String),
+  /** The field (or ssh_config keyword) at fault. */
+  field: Schema.optional(Schema.String),
+  /** The 1-based line of the file, when known. */
+  line: Schema.optional(Schema.Number)
 }) {
   override get message() {
-    return `${this.path}: ${this.reason}${this.fix ? ` (fix: ${this.fix})` : ""}`
+    const at = this.line === undefined ? "" : `:${this.line}`
+    return `${this.path}${at}: ${this.reason}${this.fix ? ` (fix: ${this.fix})` : ""}`
   }
 }
 

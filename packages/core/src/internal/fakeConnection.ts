@@ -62,6 +62,8 @@ export interface HostRuntime {
   readonly takeRefusal: () => boolean
   /** How long each file operation takes on the Clock (so a drop can land mid-operation). */
   readonly fileLatency: () => Duration.Duration
+  /** A command of `kind` has reached the host: drop the connection now if that was scripted. */
+  readonly reached: (kind: JournalEntry["kind"]) => Effect.Effect<void>
 }
 
 export interface ConnectionState {
@@ -159,6 +161,7 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
         stderr: (bytes) => Effect.sync(() => void err.push(bytes))
       }
       const proc = yield* host.table.start(session(text), { stdio })
+      yield* host.reached(kind)
       const outcome = yield* Effect.raceAll<Effect.Effect<Outcome>>([
         Effect.map(proc.exit, (status): Outcome => ({ _tag: "exit", status })),
         Effect.map(Deferred.await(state.closed), (error): Outcome => ({ _tag: "lost", error })),

@@ -210,6 +210,7 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
     let keyChanged = false
     let connects = 0
     let fileLatency = Duration.zero
+    const dropsOnReach = new Map<JournalEntry["kind"], string>()
     let current: { state: ConnectionState; connection: Connection } | undefined
     const runtime: HostRuntime = {
       alias,
@@ -219,6 +220,13 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
       table,
       journal,
       fileLatency: () => fileLatency,
+      reached: (kind) =>
+        Effect.suspend(() => {
+          const reason = dropsOnReach.get(kind)
+          if (reason === undefined) return Effect.void
+          dropsOnReach.delete(kind)
+          return drop(reason)
+        }),
       takeRefusal: () => {
         if (refusals === 0) return false
         refusals--
@@ -284,6 +292,8 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
         Effect.asVoid(
           Effect.forkIn(Effect.zipRight(Effect.sleep(Duration.decode(delay)), drop(reason)), scope)
         ),
+      dropWhenReached: (kind, reason = "connection dropped (scripted)") =>
+        Effect.sync(() => void dropsOnReach.set(kind, reason)),
       setDown: (value) =>
         Effect.suspend(() => {
           down = value

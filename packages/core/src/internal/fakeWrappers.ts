@@ -146,6 +146,11 @@ const spawnLocked = (
         return SPAWN_RUNNING
       }
     }
+    const env = yield* withEnv(ctx, stdio.stdin, o.envBytes)
+    if (typeof env === "string") {
+      yield* ctx.stderr.line(env)
+      return 2
+    }
     for (const name of ["pid", "pgid", "exit", "start", "token", "stopped"])
       yield* ctx.fs.remove(`${dir}/${name}`)
     const log = absolute(ctx, o.logPath)
@@ -153,11 +158,6 @@ const spawnLocked = (
     if (yield* ctx.fs.exists(log)) yield* ctx.fs.rename(log, `${log}.1`)
     yield* ctx.fs.write(log, "", PRIVATE)
     yield* ctx.fs.write(`${dir}/token`, `${o.token}\n`, PRIVATE)
-    const env = yield* withEnv(ctx, stdio.stdin, o.envBytes)
-    if (typeof env === "string") {
-      yield* ctx.stderr.line(env)
-      return 2
-    }
     const toLog = (bytes: Uint8Array) => ctx.fs.append(log, bytes)
     yield* ctx.startChild(
       { argv: ["sh", "-c", o.script, "mlops-supervisor", dir, log, o.line, LOGIN_UMASK], env, cwd: ctx.cwd },

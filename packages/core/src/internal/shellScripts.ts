@@ -159,10 +159,12 @@ echo "$r" >"$1/exit.tmp" && mv -f "$1/exit.tmp" "$1/exit"`
  * when the spawn ends, also on HUP/INT/TERM/PIPE. A held lock: prints `locked LOCKDIR PID`,
  * exit 75. A process from an earlier spawn still running in this directory (its `pgid` group
  * runs, no `exit` recorded, and the group leader's start time is the recorded one or the
- * leader is gone): prints `running PGID`, exit 76. Otherwise it clears the old records, moves
- * an old log to `<log>.1`, writes `token`, evaluates the environment, starts the supervisor,
- * waits for its `pid`/`pgid` files, releases the lock, and prints the run dir and the log
- * path (both expanded), the pid, the pgid and the start time (an empty line without /proc).
+ * leader is gone): prints `running PGID`, exit 76. Otherwise it evaluates the environment
+ * (reading all of its stdin), clears the old records, moves an old log to `<log>.1`, writes
+ * `token` (so a `token` holding this spawn's token means the supervisor was started or is
+ * about to be), starts the supervisor, waits for its `pid`/`pgid` files, releases the lock,
+ * and prints the run dir and the log path (both expanded), the pid, the pgid and the start
+ * time (an empty line without /proc).
  */
 export const SPAWN = `set -e
 u=$(umask)
@@ -187,16 +189,16 @@ if [ -s "$d/pgid" ] && [ ! -s "$d/exit" ]; then
     exit ${SPAWN_RUNNING}
   fi
 fi
-rm -f "$d/pid" "$d/pgid" "$d/exit" "$d/start" "$d/token" "$d/stopped"
-mkdir -p "$(dirname "$2")"
-if [ -e "$2" ]; then mv -f "$2" "$2.1"; fi
-: >"$2"
-printf '%s\\n' "$5" >"$d/token"
 if [ "$6" -gt 0 ]; then
   e=$(head -c "$6")
   eval "$e"
   unset e
 fi
+rm -f "$d/pid" "$d/pgid" "$d/exit" "$d/start" "$d/token" "$d/stopped"
+mkdir -p "$(dirname "$2")"
+if [ -e "$2" ]; then mv -f "$2" "$2.1"; fi
+: >"$2"
+printf '%s\\n' "$5" >"$d/token"
 setsid -f nohup sh -c "$4" mlops-supervisor "$d" "$2" "$3" "$u" </dev/null >>"$2" 2>&1
 i=0
 while [ ! -s "$d/pid" ] || [ ! -s "$d/pgid" ]; do
