@@ -128,7 +128,8 @@ const redirect = (
   redirects: ReadonlyArray<Redirect>,
   state: ShellState,
   stdio: Stdio,
-  params: Parameters
+  params: Parameters,
+  at: string
 ): Effect.Effect<Stdio | string> =>
   Effect.gen(function* () {
     const fds = new Map<number, (bytes: Uint8Array) => Effect.Effect<void>>([
@@ -138,7 +139,7 @@ const redirect = (
     let stdin = stdio.stdin
     for (const r of redirects) {
       const fields = expandWord(r.target, params)
-      if (fields.length !== 1) return `sh: 1: ${fields.join(" ")}: ambiguous redirect`
+      if (fields.length !== 1) return `${at} ${fields.join(" ")}: ambiguous redirect`
       const target = fields[0]!
       if (r.op === ">&" || r.op === "<&") {
         if (target === "-") {
@@ -153,7 +154,7 @@ const redirect = (
           fds.set(r.fd, sink)
           continue
         }
-        return `sh: 1: ${target}: Bad file descriptor`
+        return `${at} ${target}: Bad file descriptor`
       }
       if (target === "/dev/null") {
         if (r.op === "<") stdin = new Uint8Array()
@@ -163,13 +164,14 @@ const redirect = (
       const path = absolute(target, state.cwd)
       if (r.op === "<") {
         const data = yield* ctx.fs.read(path)
-        if (data === undefined) return `sh: 1: cannot open ${target}: No such file`
+        if (data === undefined) return `${at} cannot open ${target}: No such file`
         stdin = data
         continue
       }
-      if (r.fd !== 1 && r.fd !== 2) return `sh: 1: redirection of fd ${r.fd} is not modelled by the fake host`
+      if (r.fd !== 1 && r.fd !== 2)
+        return `sh: fake host: unsupported shell syntax: redirection of fd ${r.fd}`
       const parent = yield* ctx.fs.stat(path.replace(/\/[^/]*$/, "") || "/")
-      if (parent?.isDirectory !== true) return `sh: 1: cannot create ${target}: Directory nonexistent`
+      if (parent?.isDirectory !== true) return `${at} cannot create ${target}: Directory nonexistent`
       if (r.op === ">") yield* ctx.fs.write(path, "")
       else yield* ctx.fs.append(path, "")
       fds.set(r.fd, (bytes) => ctx.fs.append(path, bytes))
@@ -185,9 +187,18 @@ const runSimple = (
 ): Effect.Effect<Outcome, unknown> =>
   Effect.gen(function* () {
     const params = paramsOf(state, ctx.pid)
-    const fields = command.words.flatMap((word) => expandWord(word, params))
-    const assignments = command.assignments.map((a) => [a.name, expandValue(a.value, params)] as const)
-    const io = yield* redirect(ctx, command.redirects, state, stdio, params)
+    // dash's messages: `$0: LINE: ...`
+    const at = `${state.positional[0] ?? "sh"}: ${command.line}:`
+    let fields: Array<string>
+    let assignments: ReadonlyArray<readonly [string, string]>
+    try {
+      fields = command.words.flatMap((word) => expandWord(word, params))
+      assignments = command.assignments.map((a) => [a.name, expandValue(a.value, params)] as const)
+    } catch (error) {
+      yield* line(stdio.stderr, `sh: fake host: unsupported shell syntax: ${(error as Error).message}`)
+      return exitWith(2)
+    }
+    const io = yield* redirect(ctx, command.redirects, state, stdio, params, at)
     if (typeof io === "string") {
       yield* line(stdio.stderr, io)
       state.status = 2
@@ -213,7 +224,7 @@ const runSimple = (
         const target = args[0] ?? state.vars.get("HOME") ?? "/"
         const path = ctx.fs.resolve(absolute(target, state.cwd))
         if ((yield* ctx.fs.stat(path))?.isDirectory !== true) {
-          yield* line(io.stderr, `sh: 1: cd: can't cd to ${target}`)
+          yield* line(io.stderr, `${at} cd: can't cd to ${target}`)
           state.status = 2
           return CONTINUE
         }
@@ -227,7 +238,7 @@ const runSimple = (
           const eq = arg.indexOf("=")
           const key = eq < 0 ? arg : arg.slice(0, eq)
           if (!ENV_NAME.test(key)) {
-            yield* line(io.stderr, `sh: 1: ${name}: ${key}: bad variable name`)
+            yield* line(io.stderr, `${at} ${name}: ${key}: bad variable name`)
             return exitWith(2)
           }
           if (name === "unset") {
@@ -248,7 +259,7 @@ const runSimple = (
         }
         const spec = yield* programSpec(ctx, args, state, assignments)
         if (spec === undefined) {
-          yield* line(io.stderr, `sh: 1: exec: ${args[0]}: not found`)
+          yield* line(io.stderr, `${at} exec: ${args[0]}: not found`)
           return exitWith(127)
         }
         return exitWith(yield* ctx.exec(spec, io))
@@ -256,7 +267,7 @@ const runSimple = (
       default: {
         const spec = yield* programSpec(ctx, fields, state, assignments)
         if (spec === undefined) {
-          yield* line(io.stderr, `sh: 1: ${name}: not found`)
+          yield* line(io.stderr, `${at} ${name}: not found`)
           state.status = 127
           return CONTINUE
         }
@@ -299,7 +310,7 @@ export const runText = (
       const message =
         e._tag === "Unsupported"
           ? `sh: fake host: unsupported shell syntax: ${e.message}`
-          : `sh: 1: ${e.message}`
+          : `${state.positional[0] ?? "sh"}: 1: ${e.message}`
       return Effect.as(line(stdio.stderr, message), 2)
     }
     return runScript(ctx, script, state, stdio)

@@ -32,6 +32,8 @@ export interface Assignment {
 }
 
 export interface SimpleCommand {
+  /** The script line it starts on (dash's error messages name it). */
+  readonly line: number
   readonly assignments: ReadonlyArray<Assignment>
   readonly words: ReadonlyArray<Word>
   readonly redirects: ReadonlyArray<Redirect>
@@ -55,10 +57,11 @@ export class Unsupported extends Error {
   readonly _tag = "Unsupported"
 }
 
-type Token =
+type Token = (
   | { readonly _tag: "Word"; readonly word: Word; readonly raw: string }
   | { readonly _tag: "Op"; readonly op: "&&" | "||" | ";" | "\n" }
   | { readonly _tag: "Redirect"; readonly fd: number | undefined; readonly op: Redirect["op"] }
+) & { readonly line: number }
 
 const NAME_START = /[A-Za-z_]/
 const NAME_CHAR = /[A-Za-z0-9_]/
@@ -112,7 +115,16 @@ const isMeta = (c: string) => c === "&" || c === "|" || c === ";" || c === "<" |
 
 /** Split `text` into words, operators and redirection operators. */
 const tokenize = (text: string): Array<Token> => {
-  const tokens: Array<Token> = []
+  const raw: Array<Token> = []
+  // each token's line: newlines before its first character, plus one
+  let counted = 0
+  let line = 1
+  const tokens = {
+    push: (token: DistributiveOmit<Token, "line">, at: number) => {
+      for (; counted < at; counted++) if (text[counted] === "\n") line++
+      raw.push({ ...token, line } as Token)
+    }
+  }
   let i = 0
   while (i < text.length) {
     const c = text[i]!
@@ -130,19 +142,19 @@ const tokenize = (text: string): Array<Token> => {
     }
     if (c === "\n" || c === ";") {
       if (text[i + 1] === ";") throw new Unsupported("case terminator ;;")
-      tokens.push({ _tag: "Op", op: c === "\n" ? "\n" : ";" })
+      tokens.push({ _tag: "Op", op: c === "\n" ? "\n" : ";" }, i)
       i++
       continue
     }
     if (c === "&") {
       if (text[i + 1] !== "&") throw new Unsupported("background job &")
-      tokens.push({ _tag: "Op", op: "&&" })
+      tokens.push({ _tag: "Op", op: "&&" }, i)
       i += 2
       continue
     }
     if (c === "|") {
       if (text[i + 1] !== "|") throw new Unsupported("pipeline |")
-      tokens.push({ _tag: "Op", op: "||" })
+      tokens.push({ _tag: "Op", op: "||" }, i)
       i += 2
       continue
     }
@@ -157,28 +169,35 @@ const tokenize = (text: string): Array<Token> => {
       i = redirectOperator(text, i + io[0].length, Number(io[0]), tokens)
       continue
     }
-    const [word, raw, end] = readWord(text, i)
-    tokens.push({ _tag: "Word", word, raw })
+    const [word, rawText, end] = readWord(text, i)
+    tokens.push({ _tag: "Word", word, raw: rawText }, i)
     i = end
   }
-  return tokens
+  return raw
 }
 
-const redirectOperator = (text: string, i: number, fd: number | undefined, out: Array<Token>): number => {
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
+
+const redirectOperator = (
+  text: string,
+  i: number,
+  fd: number | undefined,
+  out: { readonly push: (token: DistributiveOmit<Token, "line">, at: number) => void }
+): number => {
   const c = text[i]!
   const next = text[i + 1]
   if (c === "<" && next === "<") throw new Unsupported("here-document <<")
   if (c === "<" && next === ">") throw new Unsupported("redirection <>")
   if (c === ">" && next === "|") throw new Unsupported("redirection >|")
   if (c === ">" && next === ">") {
-    out.push({ _tag: "Redirect", fd, op: ">>" })
+    out.push({ _tag: "Redirect", fd, op: ">>" }, i)
     return i + 2
   }
   if (next === "&") {
-    out.push({ _tag: "Redirect", fd, op: c === "<" ? "<&" : ">&" })
+    out.push({ _tag: "Redirect", fd, op: c === "<" ? "<&" : ">&" }, i)
     return i + 2
   }
-  out.push({ _tag: "Redirect", fd, op: c === "<" ? "<" : ">" })
+  out.push({ _tag: "Redirect", fd, op: c === "<" ? "<" : ">" }, i)
   return i + 1
 }
 
@@ -294,6 +313,7 @@ export const parse = (text: string): Script => {
   const script: Array<AndOr> = []
   let i = 0
   const simple = (): SimpleCommand | undefined => {
+    const line = tokens[i]?.line ?? 1
     const assignments: Array<Assignment> = []
     const words: Array<Word> = []
     const redirects: Array<Redirect> = []
@@ -324,7 +344,7 @@ export const parse = (text: string): Script => {
       i++
     }
     if (assignments.length === 0 && words.length === 0 && redirects.length === 0) return undefined
-    return { assignments, words, redirects }
+    return { line, assignments, words, redirects }
   }
   while (i < tokens.length) {
     const token = tokens[i]!
@@ -375,7 +395,9 @@ export const expandWord = (word: Word, params: Parameters): Array<string> => {
     if (segment._tag === "Text") {
       let text = segment.text
       if (!segment.quoted) {
-        if (index === 0) text = expandTilde(text, params)
+        // the tilde prefix runs to the first unquoted `/`; any quoting or expansion in it
+        // makes it literal (`~'x'`, `~$B`), as dash does
+        if (index === 0 && (text.includes("/") || word.length === 1)) text = expandTilde(text, params)
         if (/[*?]/.test(text) || /\[.*\]/.test(text)) throw new Unsupported(`pathname expansion in "${text}"`)
       }
       current += text
@@ -409,14 +431,17 @@ export const expandValue = (word: Word, params: Parameters): string =>
   word
     .map((segment, index) => {
       if (segment._tag === "Param") return params.lookup(segment.name) ?? ""
-      return !segment.quoted && index === 0 ? expandTilde(segment.text, params) : segment.text
+      return !segment.quoted && index === 0 && (segment.text.includes("/") || word.length === 1)
+        ? expandTilde(segment.text, params)
+        : segment.text
     })
     .join("")
 
+/** `~` and `~/...`; `~name` stays literal (the fake knows no other users' homes). */
 const expandTilde = (text: string, params: Parameters): string => {
   if (!text.startsWith("~")) return text
   const slash = text.indexOf("/")
   const user = slash < 0 ? text.slice(1) : text.slice(1, slash)
-  if (user !== "") throw new Unsupported(`tilde expansion of another user's home (~${user})`)
+  if (user !== "") return text
   return (params.lookup("HOME") ?? "") + (slash < 0 ? "" : text.slice(slash))
 }
