@@ -71,6 +71,7 @@ const byTag: Record<string, ExitCode> = {
   DistributedError: ExitCode.LaunchFailed,
   CudaError: ExitCode.LaunchFailed,
   ProcessExited: ExitCode.LaunchFailed,
+  Unclassified: ExitCode.LaunchFailed,
   NotHealthy: ExitCode.LaunchFailed,
   // reaching and trusting the host
   HostNotFound: ExitCode.Connection,
@@ -85,6 +86,9 @@ const byTag: Record<string, ExitCode> = {
   ForwardFailed: ExitCode.Connection,
   // deployments
   DeploymentExists: ExitCode.DeploymentExists,
+  // another start of the same deployment holds its lock, or an earlier one still runs
+  SpawnLocked: ExitCode.DeploymentExists,
+  AlreadyRunning: ExitCode.DeploymentExists,
   // time
   StartupStalled: ExitCode.Timeout,
   LaunchTimedOut: ExitCode.Timeout,

@@ -14,8 +14,8 @@ import type {
   ConnectError,
   ConnectionLost,
   ForwardFailed,
-  ProcessError,
-  RemoteFileError
+  RemoteFileError,
+  SpawnError
 } from "./Errors.js"
 import type { HostConfig } from "./HostConfig.js"
 import type { RemoteCommand } from "./RemoteCommand.js"
@@ -53,21 +53,36 @@ export interface Exited extends ExitStatus {
   readonly _tag: "Exited"
 }
 
-/** What `spawnDetached` recorded. The run directory holds `pid`, `pgid`, `exit` files. @category models */
+/**
+ * What `spawnDetached` recorded. The run directory holds `pid` (the program's own pid: the
+ * command line `exec`s it), `pgid` (its supervisor's group), `start` (the supervisor's start
+ * time from `/proc/<pgid>/stat`, empty without /proc), `token`, and `exit` once it ended.
+ *
+ * @category models
+ */
 export interface DetachedInfo {
   readonly pid: number
   readonly pgid: number
   readonly runDir: string
-  /** Where stdout and stderr go (appended). */
+  /** Where stdout and stderr go: a fresh file per spawn (the previous one is kept as `<log>.1`). */
   readonly logPath: string
+  /** Names this spawn (the `token` file); absent for run directories of older mlops versions. */
+  readonly token?: string
+  /**
+   * The group leader's start time (field 22 of `/proc/<pgid>/stat`): the group is still ours
+   * while its leader's start time is this one. Absent where the host has no /proc.
+   */
+  readonly startTime?: string
 }
 
 /** @category models */
 export interface DetachedOptions {
-  /** Directory for pid/pgid/exit files; created if missing. */
+  /** Directory for the process's files (0700, created if missing). */
   readonly runDir: string
   /** Default `<runDir>/log`. */
   readonly logPath?: string
+  /** Names this spawn, to settle a spawn whose answer was lost (default: random). */
+  readonly token?: string
 }
 
 /** @category models */
@@ -76,6 +91,8 @@ export interface FileStat {
   /** Milliseconds since the epoch. */
   readonly mtimeMs: number
   readonly isDirectory: boolean
+  /** Permission bits (`0o600`). */
+  readonly mode: number
 }
 
 /** File operations over one reused sftp channel. Paths may start with `~/`. @category models */
@@ -87,12 +104,16 @@ export interface RemoteFs {
     path: string,
     options?: { readonly offset?: number; readonly length?: number }
   ) => Effect.Effect<Uint8Array, RemoteFileError | ConnectError>
-  /** Create or replace a file, creating parent directories. */
+  /**
+   * Create or replace a file, creating parent directories (0700). The file gets `mode`,
+   * default 0600 (an existing file is changed to it before its new content is written).
+   */
   readonly write: (
     path: string,
     data: string | Uint8Array,
     options?: { readonly mode?: number }
   ) => Effect.Effect<void, RemoteFileError | ConnectError>
+  /** `mkdir -p`; directories it creates are 0700 (existing ones are left as they are). */
   readonly mkdir: (path: string) => Effect.Effect<void, RemoteFileError | ConnectError>
   /** Expand `~/` against the remote home directory. */
   readonly resolvePath: (path: string) => Effect.Effect<string, RemoteFileError | ConnectError>
@@ -113,12 +134,16 @@ export interface Connection {
   ) => Stream.Stream<OutputLine | Exited, CommandError>
   /**
    * Start a process that outlives the connection: its own session and process group, stdin
-   * from /dev/null, stdout+stderr appended to the log, pid/pgid/exit recorded in `runDir`.
+   * from /dev/null, stdout+stderr to a fresh log, pid/pgid/start/token/exit recorded in
+   * `runDir`. Atomic per run directory: while another spawn holds the lock it fails with
+   * SpawnLocked, while an earlier process of the directory still runs with AlreadyRunning.
+   * A CommandTimeout or ConnectionLost leaves the outcome unknown (see
+   * `RemoteProcess.spawnDetached`, which settles it from the run directory).
    */
   readonly spawnDetached: (
     command: RemoteCommand,
     options: DetachedOptions
-  ) => Effect.Effect<DetachedInfo, CommandError | ProcessError>
+  ) => Effect.Effect<DetachedInfo, SpawnError>
   readonly files: RemoteFs
   /** A byte stream to `127.0.0.1:port` on the host (ssh direct-tcpip); closed with the scope. */
   readonly forward: (port: number) => Effect.Effect<Duplex, ForwardFailed | ConnectError, Scope.Scope>

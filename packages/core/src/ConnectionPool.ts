@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, Duration, Effect, Layer, type Scope } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule, type Scope } from "effect"
 import type { Connection } from "./Connection.js"
 import type { ConfigFileError, ConnectError, HostNotFound } from "./Errors.js"
 import type { HostConfig } from "./HostConfig.js"
@@ -17,14 +17,90 @@ export class ConnectionPool extends Context.Tag("@mlops/core/ConnectionPool")<
   ConnectionPool,
   {
     readonly get: (alias: string) => Effect.Effect<Connection, HostNotFound | ConfigFileError | ConnectError>
-    /** Forget a connection known to be broken so the next `get` reconnects. */
-    readonly invalidate: (alias: string) => Effect.Effect<void>
+    /**
+     * Forget a connection known to be broken (closing it) so the next `get` reconnects. With
+     * `connection`, only when it is still the pool's current one: a caller that saw its
+     * connection fail never closes the fresh one another caller already made.
+     */
+    readonly invalidate: (alias: string, connection?: Connection) => Effect.Effect<void>
   }
 >() {}
 
+/** What `get` can fail with. @category models */
+export type GetError = HostNotFound | ConfigFileError | ConnectError
+
 /**
- * How a live connection is opened. `passphrase` decrypts encrypted identity files (default:
- * env `MLOPS_SSH_PASSPHRASE`).
+ * Errors after which another connection may work: the connection dropped, or connecting was
+ * refused or timed out (sshd restarting, a network blip). Host keys, authentication and
+ * configuration are not transient.
+ *
+ * @category reconnecting
+ */
+export const isTransient = (error: { readonly _tag: string }): boolean =>
+  error._tag === "ConnectionLost" || error._tag === "ConnectionRefused" || error._tag === "ConnectTimeout"
+
+/**
+ * The default schedule for re-acquiring a connection after a drop: exponential from 100 ms,
+ * jittered, at most 2 s apart, for 2 minutes.
+ *
+ * @category reconnecting
+ */
+export const defaultReconnect: Schedule.Schedule<unknown, unknown> = Schedule.exponential("100 millis").pipe(
+  Schedule.jittered,
+  Schedule.union(Schedule.spaced("2 seconds")),
+  Schedule.upTo("2 minutes")
+)
+
+/**
+ * The pool's connection to `alias`, re-acquired while connecting fails transiently (per
+ * `schedule`, default `defaultReconnect`).
+ *
+ * @category reconnecting
+ */
+export const acquire = (
+  alias: string,
+  schedule: Schedule.Schedule<unknown, unknown> = defaultReconnect
+): Effect.Effect<Connection, GetError, ConnectionPool> =>
+  Effect.flatMap(ConnectionPool, (pool) =>
+    pool.get(alias).pipe(Effect.retry({ schedule, while: isTransient }))
+  )
+
+/**
+ * Run `f` on the pool's connection to `alias`; when it fails with a transient error, forget
+ * that connection (`invalidate(alias, conn)`) and run `f` again on a fresh one, per `reconnect`
+ * (default `defaultReconnect`; the first connect is retried the same way). `f` must be safe to
+ * repeat: the failed run may have reached the host. `onLost` sees each transient failure.
+ *
+ * @category reconnecting
+ */
+export const withConnection = <A, E extends { readonly _tag: string }, R>(
+  alias: string,
+  f: (conn: Connection) => Effect.Effect<A, E, R>,
+  options: {
+    readonly reconnect?: Schedule.Schedule<unknown, unknown>
+    readonly onLost?: (error: E | GetError) => Effect.Effect<void>
+  } = {}
+): Effect.Effect<A, E | GetError, R | ConnectionPool> =>
+  Effect.flatMap(ConnectionPool, (pool) =>
+    pool.get(alias).pipe(
+      Effect.flatMap((conn) =>
+        f(conn).pipe(
+          Effect.tapError((error) => (isTransient(error) ? pool.invalidate(alias, conn) : Effect.void))
+        )
+      ),
+      Effect.tapError((error) =>
+        options.onLost !== undefined && isTransient(error) ? options.onLost(error) : Effect.void
+      ),
+      Effect.retry({
+        schedule: options.reconnect ?? defaultReconnect,
+        while: isTransient
+      })
+    )
+  )
+
+/**
+ * How a live connection is opened. `passphrase` decrypts encrypted identity files (`config`
+ * reads it from `MLOPS_SSH_PASSPHRASE`, redacted: it is never printed).
  *
  * @category models
  */
@@ -37,25 +113,33 @@ export interface ConnectionOptions {
   readonly maxChannels?: number
   /** Default timeout of each command and remote step. Default 30 seconds. */
   readonly commandTimeout?: Duration.DurationInput
-  readonly passphrase?: string
+  readonly passphrase?: Redacted.Redacted<string>
 }
 
 /**
  * Settings from the environment: `MLOPS_MAX_CHANNELS` (default 8), `MLOPS_COMMAND_TIMEOUT`
- * (a duration such as `30 seconds`, default 30 s).
+ * (a duration such as `30 seconds`, default 30 s), `MLOPS_SSH_PASSPHRASE` (optional, redacted).
  *
  * @category config
  */
 export const config: Config.Config<{
   readonly maxChannels: number
   readonly commandTimeout: Duration.Duration
+  readonly passphrase?: Redacted.Redacted<string>
 }> = Config.all({
   maxChannels: Config.integer("MLOPS_MAX_CHANNELS").pipe(
     Config.withDefault(8),
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
   ),
-  commandTimeout: Config.duration("MLOPS_COMMAND_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30)))
-})
+  commandTimeout: Config.duration("MLOPS_COMMAND_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),
+  passphrase: Config.option(Config.redacted("MLOPS_SSH_PASSPHRASE"))
+}).pipe(
+  Config.map(({ passphrase, ...rest }) =>
+    Option.isSome(passphrase) && Redacted.value(passphrase.value) !== ""
+      ? { ...rest, passphrase: passphrase.value }
+      : rest
+  )
+)
 
 /**
  * Open one live ssh connection to a resolved host (host key checked, jump hops included). It

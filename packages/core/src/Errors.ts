@@ -24,10 +24,17 @@ export class HostNotFound extends Schema.TaggedError<HostNotFound>()("HostNotFou
 export class ConfigFileError extends Schema.TaggedError<ConfigFileError>()("ConfigFileError", {
   path: Schema.String,
   reason: Schema.String,
-  fix: Schema.optional(Schema.String)
+  fix: Schema.optional(Schema.String),
+  /** The host entry the problem is in, when it is in one. */
+  host: Schema.optional(Schema.String),
+  /** The field (or ssh_config keyword) at fault. */
+  field: Schema.optional(Schema.String),
+  /** The 1-based line of the file, when known. */
+  line: Schema.optional(Schema.Number)
 }) {
   override get message() {
-    return `${this.path}: ${this.reason}${this.fix ? ` (fix: ${this.fix})` : ""}`
+    const at = this.line === undefined ? "" : `:${this.line}`
+    return `${this.path}${at}: ${this.reason}${this.fix ? ` (fix: ${this.fix})` : ""}`
   }
 }
 
@@ -207,6 +214,60 @@ export class ProcessError extends Schema.TaggedError<ProcessError>()("ProcessErr
     return `process in ${this.host}:${this.runDir}: ${this.reason}`
   }
 }
+
+/**
+ * Another spawn holds the run directory's lock (`<runDir>/spawn.lock`, created with `mkdir`):
+ * two spawns of one directory cannot both start. A lock whose holder is gone is stale (a
+ * spawner killed mid-way) and is removed by hand.
+ *
+ * @category errors
+ */
+export class SpawnLocked extends Schema.TaggedError<SpawnLocked>()("SpawnLocked", {
+  host: Schema.String,
+  runDir: Schema.String,
+  lockPath: Schema.String,
+  /** The spawner's pid on the host, when the lock records one. */
+  holderPid: Schema.optional(Schema.Number),
+  fix: Schema.String
+}) {
+  override get message() {
+    const holder = this.holderPid === undefined ? "" : ` (held by pid ${this.holderPid})`
+    return `another start is in progress in ${this.host}:${this.runDir}: ${this.lockPath} exists${holder}; ${this.fix}`
+  }
+}
+
+/** The lock's error, with the fix for a stale lock. @category constructors */
+export const spawnLocked = (
+  host: string,
+  runDir: string,
+  lockPath: string,
+  holderPid?: number
+): SpawnLocked =>
+  new SpawnLocked({
+    host,
+    runDir,
+    lockPath,
+    ...(holderPid === undefined ? {} : { holderPid }),
+    fix: `wait for it to finish; if no start is running (${
+      holderPid === undefined
+        ? "no holder recorded"
+        : `pid ${holderPid} is gone: check with \`ps -p ${holderPid}\``
+    }), the lock is stale: remove it with \`rm -r ${lockPath}\` on ${host}`
+  })
+
+/** A process started earlier in this run directory still runs (and is still ours): not started again. @category errors */
+export class AlreadyRunning extends Schema.TaggedError<AlreadyRunning>()("AlreadyRunning", {
+  host: Schema.String,
+  runDir: Schema.String,
+  pgid: Schema.Number
+}) {
+  override get message() {
+    return `a process started in ${this.host}:${this.runDir} still runs (process group ${this.pgid}); stop it first`
+  }
+}
+
+/** @category errors */
+export type SpawnError = CommandError | ProcessError | SpawnLocked | AlreadyRunning
 
 /** A probe's output could not be understood, or its tool is missing. @category errors */
 export class ProbeFailed extends Schema.TaggedError<ProbeFailed>()("ProbeFailed", {

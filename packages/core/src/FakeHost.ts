@@ -105,6 +105,8 @@ export interface ExitedProcess extends ExitStatus {
 export interface JournalEntry {
   readonly kind: "exec" | "stream" | "detached"
   readonly command: RemoteCommand
+  /** The exact exec-request text the host was sent (the same the live layer sends). */
+  readonly line: string
   readonly atMs: number
   /** Which connection (1 = the first connect) carried it. */
   readonly connection: number
@@ -130,6 +132,12 @@ export interface FakeHostHandle {
   readonly dropConnectionAt: (atMs: number, reason?: string) => Effect.Effect<void>
   /** Drop the connection after `delay` on the Clock. */
   readonly dropConnectionAfter: (delay: Duration.DurationInput, reason?: string) => Effect.Effect<void>
+  /**
+   * Drop the connection as soon as the next command of `kind` has reached the host (its
+   * process started), before its answer: the client cannot know what it did. A `detached`
+   * start runs on to its end; an `exec` or `stream` dies with its channel (the lifeline).
+   */
+  readonly dropWhenReached: (kind: JournalEntry["kind"], reason?: string) => Effect.Effect<void>
   /** A down host refuses connects (ConnectionRefused); `down(true)` also drops the current one. */
   readonly setDown: (down: boolean) => Effect.Effect<void>
   /** Every file operation (stat/read/write/mkdir) takes this long on the Clock; default 0. */

@@ -59,10 +59,25 @@ export interface FakeFs {
   ) => Effect.Effect<Uint8Array | undefined>
   /** Lossy UTF-8; `undefined` when the file does not exist. */
   readonly readText: (path: string) => Effect.Effect<string | undefined>
-  /** Create or replace, creating parent directories; mtime from the Clock. */
-  readonly write: (path: string, data: string | Uint8Array) => Effect.Effect<void>
-  readonly append: (path: string, data: string | Uint8Array) => Effect.Effect<void>
-  readonly mkdir: (path: string) => Effect.Effect<void>
+  /**
+   * Create or replace, creating parent directories; mtime from the Clock. A new file gets
+   * `mode` (default 0644, a program under umask 022); an existing one keeps its mode unless
+   * `mode` is given. New parents get 0755, or 0700 when `mode` is given (a private file).
+   */
+  readonly write: (
+    path: string,
+    data: string | Uint8Array,
+    options?: { readonly mode?: number }
+  ) => Effect.Effect<void>
+  readonly append: (
+    path: string,
+    data: string | Uint8Array,
+    options?: { readonly mode?: number }
+  ) => Effect.Effect<void>
+  /** `mkdir -p`; new directories get `mode` (default 0755). */
+  readonly mkdir: (path: string, options?: { readonly mode?: number }) => Effect.Effect<void>
+  /** Rename a file, replacing the target (`mv -f`); false when there is no such file. */
+  readonly rename: (from: string, to: string) => Effect.Effect<boolean>
   readonly exists: (path: string) => Effect.Effect<boolean>
   /** Remove a file or a directory tree; false when nothing was there. */
   readonly remove: (path: string) => Effect.Effect<boolean>

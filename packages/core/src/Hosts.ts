@@ -6,7 +6,9 @@
  * and `~` in IdentityFile / UserKnownHostsFile / IdentityAgent, ProxyJump chains (each hop
  * resolved through the same config; `none` disables). `Match exec` never runs and
  * `CanonicalizeHostName` is ignored: resolving a host never spawns a process. A missing
- * ssh_config is an empty one.
+ * ssh_config is an empty one, except one named by `MLOPS_SSH_CONFIG` (an error). A malformed
+ * line (no value, an unterminated quote, a keyword that is not a word) is a ConfigFileError
+ * naming the file and the line. hosts.json errors name the file, the host and the field.
  *
  * Defaults: User = the local user, Port 22, IdentityFile = the existing ones of
  * `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`, agent = `SSH_AUTH_SOCK`, UserKnownHostsFile =
@@ -63,6 +65,11 @@ export class Hosts extends Context.Tag("@mlops/core/Hosts")<
 export interface HostsOptions {
   /** ssh_config path. Default `<homeDir>/.ssh/config`. Env (layerConfig): `MLOPS_SSH_CONFIG`. */
   readonly sshConfig?: string
+  /**
+   * Who named `sshConfig` (e.g. `"MLOPS_SSH_CONFIG"`): then a missing file is a
+   * ConfigFileError saying so, instead of an empty config. `layerConfig` sets it.
+   */
+  readonly sshConfigRequiredBy?: string
   /** mlops directory. Default `<homeDir>/.mlops`. Env (layerConfig): `MLOPS_HOME`. */
   readonly mlopsHome?: string
   /** hosts file path. Default `<mlopsHome>/hosts.json`. */
@@ -92,6 +99,7 @@ const settings = (options: HostsOptions): internal.Settings => {
   return {
     homeDir,
     sshConfig: options.sshConfig ?? join(homeDir, ".ssh", "config"),
+    sshConfigRequiredBy: options.sshConfig === undefined ? undefined : options.sshConfigRequiredBy,
     hostsFile: options.hostsFile ?? join(mlopsHome, "hosts.json"),
     localUser: options.localUser ?? localUserName(),
     agentSocket: options.agentSocket
@@ -124,14 +132,14 @@ export const config: Config.Config<HostsOptions> = Config.all({
   mlopsHome: Config.option(Config.string("MLOPS_HOME")),
   agentSocket: Config.option(Config.string("SSH_AUTH_SOCK"))
 }).pipe(
-  Config.map(
-    (values): HostsOptions =>
-      Object.fromEntries(
-        Object.entries(values).flatMap(([key, value]) =>
-          Option.isSome(value) && value.value !== "" ? [[key, value.value]] : []
-        )
+  Config.map((values): HostsOptions => {
+    const set = Object.fromEntries(
+      Object.entries(values).flatMap(([key, value]) =>
+        Option.isSome(value) && value.value !== "" ? [[key, value.value]] : []
       )
-  )
+    )
+    return set.sshConfig === undefined ? set : { ...set, sshConfigRequiredBy: "MLOPS_SSH_CONFIG" }
+  })
 )
 
 /** Environment via `config`, then `overrides` on top (for CLI flags). @category layers */

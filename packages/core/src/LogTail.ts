@@ -11,7 +11,7 @@
  */
 import { Chunk, Duration, Effect, Option, Schedule, Stream } from "effect"
 import type { Connection } from "./Connection.js"
-import { ConnectionPool } from "./ConnectionPool.js"
+import { ConnectionPool, isTransient } from "./ConnectionPool.js"
 import type { ConfigFileError, ConnectError, HostNotFound, RemoteFileError } from "./Errors.js"
 import { ConnectionLost, LogTruncated } from "./Errors.js"
 import * as internal from "./internal/logTail.js"
@@ -58,9 +58,6 @@ export const defaultReconnect: Schedule.Schedule<unknown, FollowError> = Schedul
 ).pipe(Schedule.jittered, Schedule.union(Schedule.spaced("5 seconds")), Schedule.upTo("2 minutes"))
 
 const DYING_CONNECTION_GRACE = "1 second"
-
-const isTransient = (error: FollowError): boolean =>
-  error._tag === "ConnectionLost" || error._tag === "ConnectionRefused" || error._tag === "ConnectTimeout"
 
 /**
  * Follow `path` on host `alias` forever (end it with Stream combinators such as `takeUntil`).
@@ -109,9 +106,12 @@ export function follow(
           )
         )
 
+      // the connection the last poll used: only that one is invalidated after a failure
+      let current: Connection | undefined
       const pollOnce: Effect.Effect<ReadonlyArray<LogLine | LogRestarted>, FollowError> = Effect.gen(
         function* () {
           const conn = yield* pool.get(alias)
+          current = conn
           const size = (yield* step(conn, conn.files.stat(path)))?.size ?? 0
           if (size < state.readEnd) {
             if (options.onTruncate !== "restart") {
@@ -130,7 +130,7 @@ export function follow(
         Effect.tapError((error) =>
           isTransient(error)
             ? Effect.zipRight(
-                pool.invalidate(alias),
+                current === undefined ? Effect.void : pool.invalidate(alias, current),
                 Effect.sync(() => internal.restartAt(state, state.offset))
               )
             : Effect.void

@@ -10,6 +10,7 @@ import type { Connection, ExecResult } from "./Connection.js"
 import { type CommandError, ProbeFailed } from "./Errors.js"
 import * as parsers from "./internal/probeParsers.js"
 import * as RemoteCommand from "./RemoteCommand.js"
+import * as RemotePath from "./RemotePath.js"
 
 /** @category models */
 export interface Gpu {
@@ -57,7 +58,7 @@ const failed = (conn: Connection, probe: string, reason: string, fix?: string) =
 
 const tail = (text: string) => text.trim().split("\n").slice(-5).join("\n")
 
-const run = (conn: Connection, argv: readonly [string, ...Array<string>]) =>
+const run = (conn: Connection, argv: readonly [RemoteCommand.Word, ...Array<RemoteCommand.Word>]) =>
   conn.exec(RemoteCommand.make(argv), { timeout: PROBE_TIMEOUT })
 
 const requireTool = (conn: Connection, probe: string, result: ExecResult, fix: string) =>
@@ -139,7 +140,8 @@ export const python = Effect.fn("Probes.python")(function* (
   pkg: string
 ) {
   const interpreter = interpreterOf(pythonPath)
-  const result = yield* run(conn, [interpreter, "-c", parsers.PYTHON_PROBE, pkg])
+  // a path mlops was given: `~/...` is the remote home (rendered for the shell to expand)
+  const result = yield* run(conn, [RemotePath.make(interpreter), "-c", parsers.PYTHON_PROBE, pkg])
   if (result.exitCode === 127 || result.exitCode === 126) {
     return yield* failed(
       conn,

@@ -1,15 +1,33 @@
 /**
  * Long-lived remote processes that outlive the connection (an inference server): start
  * detached, check, wait, stop by process group, and find again from the run directory on
- * any machine (`attach`). The run directory holds `pid`, `pgid`, `exit` (`code N` or
- * `signal NAME`) and, after `stop`, `stopped` (how it ended).
+ * any machine (`attach`). The run directory holds `pid` (the program's own pid), `pgid` (its
+ * supervisor's group), `start` (the group leader's start time), `token` (which spawn made
+ * it), `exit` (`code N` or `signal NAME`), `log` (this run's output; the previous run's is
+ * `log.1`) and, after `stop`, `stopped` (how it ended).
+ *
+ * A start is atomic per run directory (`SpawnLocked`, `AlreadyRunning`) and never left
+ * untracked: a start whose answer is lost is settled by reading the run directory. Signals go
+ * to a group only while it is still ours: its leader's start time is the recorded one (a
+ * reused pgid belongs to someone else). `watch` follows a process across dropped connections.
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
+import { Duration, Effect, Schedule, type Stream } from "effect"
 import type { Connection, DetachedInfo, DetachedOptions, ExitStatus } from "./Connection.js"
-import { type CommandError, type ConnectError, ProcessError, type RemoteFileError } from "./Errors.js"
+import { ConnectionPool, defaultReconnect, type GetError, isTransient } from "./ConnectionPool.js"
+import {
+  type CommandError,
+  type ConnectError,
+  ProcessError,
+  type RemoteFileError,
+  type SpawnError
+} from "./Errors.js"
 import * as Liveness from "./internal/groupLiveness.js"
+import * as Watch from "./internal/processWatch.js"
+import { parseStartTime } from "./internal/procStat.js"
+import { settle } from "./internal/spawnSettle.js"
 import * as RemoteCommand from "./RemoteCommand.js"
 import * as RemoteFiles from "./RemoteFiles.js"
 
@@ -17,6 +35,12 @@ import * as RemoteFiles from "./RemoteFiles.js"
 export interface DetachedProcess extends DetachedInfo {
   /** The host alias it runs on. */
   readonly host: string
+}
+
+/** What identifies a process group as ours: its id and, when recorded, its leader's start time. @category models */
+export interface GroupRef {
+  readonly pgid: number
+  readonly startTime?: string
 }
 
 /** How `stop` ended the process. @category models */
@@ -27,17 +51,89 @@ export type ProcessStepError = CommandError | ProcessError | RemoteFileError | C
 
 const SIGNAL_TIMEOUT = "10 seconds"
 
-/** @category constructors */
-export const spawnDetached = (
+const newToken = () => randomBytes(8).toString("hex")
+
+const withHost = (conn: Connection, info: DetachedInfo): DetachedProcess => ({
+  ...info,
+  host: conn.host.alias
+})
+
+/**
+ * Start `command` detached on `conn` (see `Connection.spawnDetached`). A timeout is settled on
+ * the same connection from the run directory: the process that did start is returned, and
+ * when none did the CommandTimeout stands (nothing runs; trying again is safe). A dropped
+ * connection cannot be settled here: use `spawn`, which re-acquires one from the pool.
+ *
+ * @category constructors
+ */
+export const spawnDetached = Effect.fn("RemoteProcess.spawnDetached")(function* (
   conn: Connection,
   command: RemoteCommand.RemoteCommand,
   options: DetachedOptions
-): Effect.Effect<DetachedProcess, CommandError | ProcessError> =>
-  Effect.map(conn.spawnDetached(command, options), (info) => ({ ...info, host: conn.host.alias })).pipe(
-    Effect.withSpan("RemoteProcess.spawnDetached", {
-      attributes: { host: conn.host.alias, runDir: options.runDir }
+) {
+  yield* Effect.annotateCurrentSpan({ host: conn.host.alias, runDir: options.runDir })
+  const token = options.token ?? newToken()
+  return yield* conn.spawnDetached(command, { ...options, token }).pipe(
+    Effect.map((info) => withHost(conn, info)),
+    Effect.catchTag("CommandTimeout", (timeout) =>
+      Effect.flatMap(settle(conn, { ...options, token }), (settled) =>
+        settled._tag === "Started" ? Effect.succeed(withHost(conn, settled.info)) : Effect.fail(timeout)
+      )
+    )
+  )
+}) as (
+  conn: Connection,
+  command: RemoteCommand.RemoteCommand,
+  options: DetachedOptions
+) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError>
+
+/**
+ * Start `command` detached on host `alias` through the pool, surviving a dropped connection:
+ * after a drop (or a timeout) the connection is re-acquired (`reconnect`, default
+ * `ConnectionPool.defaultReconnect`) and the start settled from the run directory; a start
+ * that did not happen is made again. So the result is the one process that runs, or a typed
+ * error, never an untracked server.
+ *
+ * @category constructors
+ */
+export const spawn = Effect.fn("RemoteProcess.spawn")(function* (
+  alias: string,
+  command: RemoteCommand.RemoteCommand,
+  options: DetachedOptions & { readonly reconnect?: Schedule.Schedule<unknown, unknown> }
+) {
+  yield* Effect.annotateCurrentSpan({ host: alias, runDir: options.runDir })
+  const pool = yield* ConnectionPool
+  const token = options.token ?? newToken()
+  const detached = { ...options, token }
+  let unsettled = false
+  const attempt = Effect.gen(function* () {
+    const conn = yield* pool.get(alias)
+    if (unsettled) {
+      const settled = yield* settle(conn, detached)
+      if (settled._tag === "Started") return withHost(conn, settled.info)
+      unsettled = false
+    }
+    return yield* conn.spawnDetached(command, detached).pipe(
+      Effect.map((info) => withHost(conn, info)),
+      Effect.tapError((error) =>
+        Effect.suspend(() => {
+          if (error._tag === "CommandTimeout" || isTransient(error)) unsettled = true
+          return isTransient(error) ? pool.invalidate(alias, conn) : Effect.void
+        })
+      )
+    )
+  })
+  return yield* attempt.pipe(
+    Effect.retry({
+      schedule: options.reconnect ?? defaultReconnect,
+      while: (error) => error._tag === "CommandTimeout" || isTransient(error)
     })
   )
+}) as (
+  alias: string,
+  command: RemoteCommand.RemoteCommand,
+  options: DetachedOptions & { readonly reconnect?: Schedule.Schedule<unknown, unknown> }
+) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError | GetError, ConnectionPool>
 
 // `kill -s SIG -- -PGID` is the one spelling that dash's builtin, bash's builtin and procps
 // kill all accept (dash rejects `kill -0 -- -PGID`; procps needs the `--`).
@@ -45,30 +141,55 @@ const sendSignal = (conn: Connection, pgid: number, signal: string) =>
   conn.exec(RemoteCommand.make(["kill", "-s", signal, "--", `-${pgid}`]), { timeout: SIGNAL_TIMEOUT })
 
 /**
- * True while some process of the group runs. Zombies do not count: they hold no memory, GPU or
- * port, and hosts whose init reaps slowly (or never: Docker without `--init`) keep them. One
- * exec of `ps -A -o pgid= -o stat=`; where `ps` is missing or unusable, `kill -s 0 -- -PGID`
- * (which counts zombies).
+ * Whether the group is still the one that was started: true when its leader's start time
+ * (`/proc/<pgid>/stat`) is the recorded one, or when the leader is gone (what remains are its
+ * own orphans: Linux does not reuse a pgid while any member lives), or when nothing was
+ * recorded (older run directories, hosts without /proc). False for a reused pgid.
+ *
+ * @category inspecting
+ */
+export const isOurs = (
+  conn: Connection,
+  group: GroupRef
+): Effect.Effect<boolean, RemoteFileError | ConnectError> =>
+  group.startTime === undefined
+    ? Effect.succeed(true)
+    : Effect.map(
+        // procfs files report size 0: read a fixed length to EOF
+        Effect.either(conn.files.read(`/proc/${group.pgid}/stat`, { offset: 0, length: 4096 })),
+        (read) => {
+          if (read._tag === "Left") return true
+          const start = parseStartTime(new TextDecoder().decode(read.right))
+          return start === undefined || start === group.startTime
+        }
+      )
+
+/**
+ * True while some process of the group runs and the group is ours (`isOurs`). Zombies do not
+ * count: they hold no memory, GPU or port, and hosts whose init reaps slowly (or never: Docker
+ * without `--init`) keep them. One exec of `ps -A -o pgid= -o stat=` (plus one file read when
+ * a start time is recorded); where `ps` is unusable, `kill -s 0 -- -PGID` (which counts zombies).
  *
  * @category inspecting
  */
 export const isAlive = (
   conn: Connection,
-  proc: { readonly pgid: number }
-): Effect.Effect<boolean, CommandError> =>
+  proc: GroupRef
+): Effect.Effect<boolean, CommandError | RemoteFileError> =>
   conn.exec(RemoteCommand.make(Liveness.psArgv), { timeout: SIGNAL_TIMEOUT }).pipe(
     Effect.flatMap((table) => {
       const runs = table.exitCode === 0 ? Liveness.groupRuns(table.stdout, proc.pgid) : undefined
       return runs !== undefined
         ? Effect.succeed(runs)
         : Effect.map(sendSignal(conn, proc.pgid, "0"), (result) => result.exitCode === 0)
-    })
+    }),
+    Effect.flatMap((runs) => (runs ? isOurs(conn, proc) : Effect.succeed(false)))
   )
 
 /** Poll `isAlive` until the group is gone (true) or `within` has passed (false). */
 const goneWithin = (
   conn: Connection,
-  proc: { readonly pgid: number },
+  proc: GroupRef,
   within: Duration.Duration,
   poll: Duration.DurationInput
 ) =>
@@ -86,34 +207,37 @@ const KILL_POLL = Duration.millis(50)
 /**
  * SIGKILL the whole group at once (no grace: for what is left of something already failed)
  * and wait up to `within` (default 5 s) until none of it runs, zombies aside (see `isAlive`).
- * One round trip where the host has a POSIX shell; otherwise `kill`, then `isAlive` polls.
- * Fails only with the connection's errors.
+ * A group that is no longer ours (`isOurs`) is not signalled: ours is gone. One round trip
+ * (two with a recorded start time). Fails only with the connection's errors.
  *
  * @category stopping
  */
 export const kill = Effect.fn("RemoteProcess.kill")(function* (
   conn: Connection,
-  proc: { readonly pgid: number },
+  proc: GroupRef,
   options: { readonly within?: Duration.DurationInput } = {}
 ) {
   yield* Effect.annotateCurrentSpan({ host: conn.host.alias, pgid: proc.pgid })
+  if (!(yield* isOurs(conn, proc))) return "gone" satisfies KillOutcome
   const within = Duration.decode(options.within ?? "5 seconds")
   const polls = Math.max(1, Math.ceil(Duration.toMillis(within) / Duration.toMillis(KILL_POLL)))
-  const pgid = String(proc.pgid)
   const result = yield* conn.exec(
-    RemoteCommand.make(["sh", "-c", Liveness.killAndConfirmScript, "mlops-kill", pgid, String(polls)]),
+    RemoteCommand.make([
+      "sh",
+      "-c",
+      Liveness.killAndConfirmScript,
+      "mlops-kill",
+      String(proc.pgid),
+      String(polls)
+    ]),
     { timeout: Duration.sum(within, Duration.decode(SIGNAL_TIMEOUT)) }
   )
-  if (result.exitCode === 0) return "gone" satisfies KillOutcome
-  if (result.exitCode !== 127) return "still-running" satisfies KillOutcome
-  // no shell (fake hosts): the same steps, one exec each
-  yield* sendSignal(conn, proc.pgid, "KILL")
-  return (yield* goneWithin(conn, proc, within, KILL_POLL)) ? "gone" : "still-running"
+  return (result.exitCode === 0 ? "gone" : "still-running") satisfies KillOutcome
 }) as (
   conn: Connection,
-  proc: { readonly pgid: number },
+  proc: GroupRef,
   options?: { readonly within?: Duration.DurationInput }
-) => Effect.Effect<KillOutcome, CommandError>
+) => Effect.Effect<KillOutcome, CommandError | RemoteFileError>
 
 /** `code 3` / `signal TERM` (a bare number is read as an exit code). */
 export const parseExitFile = (text: string): ExitStatus | undefined => {
@@ -125,7 +249,7 @@ export const parseExitFile = (text: string): ExitStatus | undefined => {
   return undefined
 }
 
-/** The recorded exit status; `undefined` while running or when none was recorded (killed with its wrapper). @category inspecting */
+/** The recorded exit status; `undefined` while running or when none was recorded (killed with its supervisor). @category inspecting */
 export const exitStatus = (
   conn: Connection,
   proc: { readonly runDir: string }
@@ -191,7 +315,8 @@ export interface StopOptions {
 
 /**
  * SIGTERM to the whole group, up to `grace` to exit, then SIGKILL, then confirm it is gone.
- * Writes the outcome to `<runDir>/stopped`.
+ * A group that is not running, or no longer ours (`isOurs`: its pgid was reused), is not
+ * signalled (`exited-before`). Writes the outcome to `<runDir>/stopped`.
  *
  * @category stopping
  */
@@ -234,9 +359,10 @@ export const attach = Effect.fn("RemoteProcess.attach")(function* (
   options: { readonly logPath?: string } = {}
 ) {
   const dir = yield* conn.files.resolvePath(runDir)
+  const text = (name: string) => RemoteFiles.readTextIfExists(conn, `${dir}/${name}`)
   const number = (name: string) =>
-    Effect.flatMap(RemoteFiles.readTextIfExists(conn, `${dir}/${name}`), (text) => {
-      const value = text === undefined ? Number.NaN : Number(text.trim())
+    Effect.flatMap(text(name), (content) => {
+      const value = content === undefined ? Number.NaN : Number(content.trim())
       return Number.isInteger(value) && value > 0
         ? Effect.succeed(value)
         : Effect.fail(
@@ -244,19 +370,68 @@ export const attach = Effect.fn("RemoteProcess.attach")(function* (
               host: conn.host.alias,
               runDir: dir,
               reason:
-                text === undefined
+                content === undefined
                   ? `no ${name} file: the process was not started here or its run directory was removed`
-                  : `unreadable ${name} file: ${JSON.stringify(text.slice(0, 40))}`
+                  : `unreadable ${name} file: ${JSON.stringify(content.slice(0, 40))}`
             })
           )
     })
-  const pid = yield* number("pid")
-  const pgid = yield* number("pgid")
+  const [pid, pgid, token, start] = yield* Effect.all(
+    [number("pid"), number("pgid"), text("token"), text("start")],
+    {
+      concurrency: 4
+    }
+  )
   const logPath =
     options.logPath === undefined ? `${dir}/log` : yield* conn.files.resolvePath(options.logPath)
-  return { host: conn.host.alias, pid, pgid, runDir: dir, logPath } satisfies DetachedProcess
+  return {
+    host: conn.host.alias,
+    pid,
+    pgid,
+    runDir: dir,
+    logPath,
+    ...(token?.trim() ? { token: token.trim() } : {}),
+    ...(start?.trim() ? { startTime: start.trim() } : {})
+  } satisfies DetachedProcess
 }) as (
   conn: Connection,
   runDir: string,
   options?: { readonly logPath?: string }
 ) => Effect.Effect<DetachedProcess, ProcessError | RemoteFileError | ConnectError>
+
+/** What `watch` reports. @category models */
+export type WatchEvent = Watch.WatchEvent
+
+/** @category models */
+export type WatchOptions = Watch.WatchOptions
+
+/**
+ * Follow a detached process on host `alias` until it ends, across dropped connections: the
+ * `exit` file is polled (`exitPoll`, default 50 ms: a crash is seen within one poll) and
+ * `isAlive` as the fallback for a supervisor killed with its group (`alivePoll`, default 2 s).
+ * When the connection drops the stream emits `Disconnected`, re-acquires one from the pool
+ * (`reconnect`, default `ConnectionPool.defaultReconnect`), emits `Reconnected` and goes on; a
+ * death that happened meanwhile is seen by the first poll after it. The last element is
+ * `Exited` with the recorded status (undefined when none was written: the whole group was
+ * SIGKILLed). Fails when reconnecting gives up, or with a non-transient error.
+ *
+ * @category inspecting
+ */
+export const watch: (
+  alias: string,
+  proc: Pick<DetachedProcess, "runDir" | "pgid" | "startTime">,
+  options?: WatchOptions
+) => Stream.Stream<WatchEvent, ProcessStepError | GetError, ConnectionPool> = (alias, proc, options = {}) =>
+  Watch.watch(alias, proc, options, { exitStatus, isAlive })
+
+/**
+ * `watch` down to its result: the recorded exit status once the process has ended.
+ *
+ * @category inspecting
+ */
+export const awaitExit = (
+  alias: string,
+  proc: Pick<DetachedProcess, "runDir" | "pgid" | "startTime">,
+  options: WatchOptions = {}
+): Effect.Effect<ExitStatus | undefined, ProcessStepError | GetError, ConnectionPool> =>
+  Watch.lastExit(watch(alias, proc, options))

@@ -27,7 +27,7 @@ const withHost = <A, E>(
 describe("FakeHost", () => {
   it.effect("exec returns exit codes and output of built-in and registered programs", () =>
     withHost(
-      (conn) =>
+      (conn, host) =>
         Effect.gen(function* () {
           assert.strictEqual((yield* conn.exec(cmd(["true"]))).exitCode, 0)
           assert.strictEqual((yield* conn.exec(cmd(["false"]))).exitCode, 1)
@@ -35,6 +35,13 @@ describe("FakeHost", () => {
           assert.deepStrictEqual([echoed.exitCode, echoed.stdout], [0, "a b\n"])
           const cat = yield* conn.exec(cmd(["cat", "hello.txt"]))
           assert.strictEqual(cat.stdout, "hi\n")
+          // a program named by a path runs only where that path exists, as on a real host
+          const missing = yield* conn.exec(cmd(["/opt/bin/greet", "x"]))
+          assert.deepStrictEqual(
+            [missing.exitCode, missing.stderr],
+            [127, "sh: 1: exec: /opt/bin/greet: not found\n"]
+          )
+          yield* host.fs.write("/opt/bin/greet", "#!/bin/sh\n")
           const custom = yield* conn.exec(cmd(["/opt/bin/greet", "x"], { env: { WHO: "w" } }))
           assert.deepStrictEqual(
             [custom.exitCode, custom.stdout, custom.stderr],
@@ -60,7 +67,7 @@ describe("FakeHost", () => {
       Effect.gen(function* () {
         const result = yield* conn.exec(cmd(["nvidia-smi"]))
         assert.strictEqual(result.exitCode, 127)
-        assert.strictEqual(result.stderr, "sh: 1: nvidia-smi: not found\n")
+        assert.strictEqual(result.stderr, "sh: 1: exec: nvidia-smi: not found\n")
       })
     )
   )
@@ -71,7 +78,11 @@ describe("FakeHost", () => {
         Effect.gen(function* () {
           const fiber = yield* Effect.fork(Effect.either(conn.exec(cmd(["hang"]), { timeout: "5 seconds" })))
           yield* TestClock.adjust("1 second")
-          assert.strictEqual((yield* host.processes).length, 1)
+          // the lifeline wrapper and the command, in one group
+          assert.deepStrictEqual(
+            (yield* host.processes).map((p) => p.argv[0]),
+            ["/bin/sh", "hang"]
+          )
           yield* TestClock.adjust("4 seconds")
           const result = yield* Fiber.join(fiber)
           assert.isTrue(result._tag === "Left" && result.left._tag === "CommandTimeout")
@@ -130,7 +141,8 @@ describe("FakeHost", () => {
         Effect.gen(function* () {
           const info = yield* conn.spawnDetached(cmd(["parent"]), { runDir: "~/run" })
           yield* TestClock.adjust("1 millis")
-          assert.strictEqual((yield* host.processes).length, 2)
+          // the supervisor, the program and its child
+          assert.strictEqual((yield* host.processes).length, 3)
           assert.strictEqual((yield* conn.exec(cmd(["kill", "-s", "0", "--", `-${info.pgid}`]))).exitCode, 0)
           // like dash: `--` after the -SIG form is rejected, so only `-s SIG --` is portable
           const dashStyle = yield* conn.exec(cmd(["kill", "-0", "--", `-${info.pgid}`]))
@@ -145,7 +157,8 @@ describe("FakeHost", () => {
           assert.deepStrictEqual(yield* host.processes, [])
           const gone = yield* conn.exec(cmd(["kill", "-s", "0", "--", `-${info.pgid}`]))
           assert.deepStrictEqual([gone.exitCode, gone.stderr], [1, "sh: 1: kill: No such process\n"])
-          assert.strictEqual(yield* host.fs.readText("~/run/exit"), "signal KILL\n")
+          // the supervisor died with its group: nothing recorded how it ended
+          assert.isUndefined(yield* host.fs.readText("~/run/exit"))
         }),
       [
         {
@@ -165,9 +178,9 @@ describe("FakeHost", () => {
           const table = yield* conn.exec(cmd(["ps", "-A", "-o", "pgid=", "-o", "stat="]))
           assert.strictEqual(table.exitCode, 0)
           const rows = table.stdout.trim().split("\n")
-          // parent, its child, and ps itself (in a group of its own)
-          assert.deepStrictEqual(rows.slice(0, 2), [`${info.pgid} S`, `${info.pgid} S`])
-          assert.strictEqual(rows.length, 3)
+          // the supervisor, parent and its child; then the lifeline shell and ps (their own group)
+          assert.deepStrictEqual(rows.slice(0, 3), [`${info.pgid} S`, `${info.pgid} S`, `${info.pgid} S`])
+          assert.strictEqual(rows.length, 5)
           const named = yield* conn.exec(cmd(["ps", "-e", "-o", "pid,pgid=GROUP"]))
           assert.deepStrictEqual(named.stdout.split("\n")[0], "PID GROUP")
           assert.strictEqual((yield* conn.exec(cmd(["ps", "-o", "nope="]))).exitCode, 1)
@@ -266,10 +279,11 @@ describe("FakeHost", () => {
           yield* host.signal({ pgid: plain.pgid }, "TERM")
           yield* host.signal({ pgid: stubborn.pgid }, "SIGTERM")
           yield* TestClock.adjust("1 millis")
+          // the supervisor traps TERM, outlives its program and records how it ended
           assert.strictEqual(yield* host.fs.readText("/tmp/a/exit"), "signal TERM\n")
           assert.deepStrictEqual(
             (yield* host.processes).map((p) => p.pid),
-            [stubborn.pid]
+            [stubborn.pgid, stubborn.pid]
           )
           assert.strictEqual(yield* host.fs.readText("/tmp/b/log"), "ignoring TERM\n")
         }),
@@ -309,7 +323,7 @@ describe("FakeHost", () => {
         yield* TestClock.adjust("5 seconds")
         yield* conn.files.write("~/a/b.txt", "abcdef")
         const stat = yield* conn.files.stat("/root/a/b.txt")
-        assert.deepStrictEqual(stat, { size: 6, mtimeMs: 5000, isDirectory: false })
+        assert.deepStrictEqual(stat, { size: 6, mtimeMs: 5000, isDirectory: false, mode: 0o600 })
         assert.isTrue((yield* conn.files.stat("~/a"))?.isDirectory)
         const part = yield* conn.files.read("~/a/b.txt", { offset: 2, length: 3 })
         assert.strictEqual(new TextDecoder().decode(part), "cde")

@@ -85,8 +85,11 @@ describe("FakeHost save and restore", () => {
       const conn = yield* (yield* ConnectionPool).get("old")
       const host = yield* FakeHost.host("old")
       const info = yield* conn.spawnDetached(cmd(["worker"]), { runDir: "~/run" })
-      const [row] = yield* host.processes
-      assert.deepStrictEqual([row?.pid, row?.runDir, row?.logPath], [info.pid, "/root/run", "/root/run/log"])
+      const row = (yield* host.processes).find((p) => p.pid === info.pid)
+      assert.deepStrictEqual(
+        [row?.argv[0], row?.runDir, row?.logPath],
+        ["worker", "/root/run", "/root/run/log"]
+      )
     }).pipe(Effect.provide(twoHosts))
   )
 

@@ -292,25 +292,109 @@ describe("Hosts", () => {
     })
   )
 
-  it.live("a bad hosts file is a ConfigFileError naming the file and the problem", () =>
+  it.live("a bad hosts file is a ConfigFileError naming the file, the host and the field", () =>
     Effect.gen(function* () {
-      const cases = [
-        ["{ not json", "JSON"],
-        [JSON.stringify({ hosts: { a: { port: "22" } } }), "port"],
-        [JSON.stringify({ hosts: { a: { pyton: "/usr/bin/python3" } } }), "pyton"],
+      const cases: ReadonlyArray<
+        readonly [string, { readonly host?: string; readonly field?: string; readonly reason: string }]
+      > = [
+        ['{ "hosts": {\n  "a": { port: 22 }\n} }', { reason: "not valid JSON" }],
+        [
+          JSON.stringify({ hosts: { a: { port: "22" } } }),
+          {
+            host: "a",
+            field: "port",
+            reason: 'host "a", field "port": expected an integer from 1 to 65535, got "22"'
+          }
+        ],
+        [
+          JSON.stringify({ hosts: { a: { port: 70000 } } }),
+          { host: "a", field: "port", reason: "got 70000" }
+        ],
+        [
+          JSON.stringify({ hosts: { a: { pyton: "/usr/bin/python3" } } }),
+          { host: "a", field: "pyton", reason: 'host "a": unknown field "pyton"' }
+        ],
         [
           JSON.stringify({ hosts: { a: { stateDir: "scratch/mlops" } } }),
-          "an absolute path or one starting with ~/"
-        ]
-      ] as const
-      for (const [text, problem] of cases) {
+          { host: "a", field: "stateDir", reason: "an absolute path or one starting with ~/" }
+        ],
+        [JSON.stringify({ hosts: { a: "gpu" } }), { host: "a", reason: 'host "a" must be an object' }],
+        [JSON.stringify({ host: {} }), { field: "host", reason: 'unknown top-level field "host"' }]
+      ]
+      for (const [text, expected] of cases) {
         const home = makeHome({ ".ssh/config": sshConfig("Host a"), ".mlops/hosts.json": text })
         const error = yield* Effect.flip(hostsIn(home).resolve("a"))
         assert.strictEqual(error._tag, "ConfigFileError")
         if (error._tag !== "ConfigFileError") return
         assert.strictEqual(error.path, join(home, ".mlops/hosts.json"))
-        assert.include(error.reason, problem)
+        assert.include(error.reason, expected.reason)
+        assert.strictEqual(error.host, expected.host, text)
+        assert.strictEqual(error.field, expected.field, text)
+        assert.notInclude(error.message, "readonly", "not a dump of the schema type")
       }
+    })
+  )
+
+  it.live("an unknown hosts.json field suggests the known one it resembles", () =>
+    Effect.gen(function* () {
+      const home = makeHome({
+        ".ssh/config": sshConfig("Host a"),
+        ".mlops/hosts.json": JSON.stringify({ hosts: { a: { pyton: "/usr/bin/python3" } } })
+      })
+      const error = yield* Effect.flip(hostsIn(home).resolve("a"))
+      assert.include(error._tag === "ConfigFileError" ? error.fix : "", 'did you mean "python"?')
+    })
+  )
+
+  it.live("invalid JSON in hosts.json names the line", () =>
+    Effect.gen(function* () {
+      const home = makeHome({
+        ".ssh/config": sshConfig("Host a"),
+        ".mlops/hosts.json": '{\n  "hosts": {\n    "a": { "port": 22, }\n  }\n}\n'
+      })
+      const error = yield* Effect.flip(hostsIn(home).resolve("a"))
+      assert.strictEqual(error._tag === "ConfigFileError" ? error.line : undefined, 3)
+    })
+  )
+
+  it.live("a malformed ssh_config line is a ConfigFileError naming the file and the line", () =>
+    Effect.gen(function* () {
+      const cases = [
+        [["Host a", "  HostName 127.0.0.1", "  Port"], 3, "Port has no value"],
+        [["Host a", '  IdentityFile "/keys/my key'], 2, "IdentityFile has an unterminated quote"],
+        [["Host a", "", "  Po-rt 22"], 3, '"Po-rt" is not an ssh_config keyword'],
+        [["Host"], 1, "Host has no value"]
+      ] as const
+      for (const [lines, line, reason] of cases) {
+        const home = makeHome({ ".ssh/config": sshConfig(...lines) })
+        const error = yield* Effect.flip(hostsIn(home).resolve("a"))
+        assert.strictEqual(error._tag, "ConfigFileError")
+        if (error._tag !== "ConfigFileError") return
+        assert.strictEqual(error.path, join(home, ".ssh/config"))
+        assert.strictEqual(error.line, line)
+        assert.include(error.reason, `line ${line}: ${reason}`)
+        assert.include(error.message, `${join(home, ".ssh/config")}:${line}:`)
+      }
+    })
+  )
+
+  it.live("MLOPS_SSH_CONFIG naming a missing file is an error; a missing default ssh_config is empty", () =>
+    Effect.gen(function* () {
+      const home = makeHome({
+        ".mlops/hosts.json": JSON.stringify({ hosts: { solo: { hostname: "127.0.0.1" } } })
+      })
+      const missing = join(home, "nope", "ssh_config")
+      const env = ConfigProvider.fromMap(new Map([["MLOPS_SSH_CONFIG", missing]]))
+      const layer = Hosts.layerConfig({ homeDir: home }).pipe(Layer.provide(Layer.setConfigProvider(env)))
+      const error = yield* Effect.flip(
+        Effect.flatMap(Hosts.Hosts, (hosts) => hosts.resolve("solo")).pipe(Effect.provide(layer))
+      )
+      assert.strictEqual(error._tag, "ConfigFileError")
+      if (error._tag !== "ConfigFileError") return
+      assert.strictEqual(error.path, missing)
+      assert.include(error.reason, "MLOPS_SSH_CONFIG")
+      // without the variable, no ~/.ssh/config is simply no ssh_config hosts
+      assert.strictEqual((yield* hostsIn(home).resolve("solo")).hostname, "127.0.0.1")
     })
   )
 

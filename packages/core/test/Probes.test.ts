@@ -17,7 +17,7 @@ const a10 = (index: number, cap?: string): FakeHost.FakeGpu => ({
 
 /** A python that answers the probe script like the real one would for a venv with sglang. */
 const fakePython: FakeHost.Program = {
-  match: "/opt/venv/bin/python",
+  match: (argv) => argv[0] === "/opt/venv/bin/python" || argv[0] === "/root/venv/bin/python",
   run: (ctx) =>
     Effect.gen(function* () {
       if (ctx.argv[1] !== "-c" || !ctx.argv[2]?.includes("importlib.metadata")) return 2
@@ -41,7 +41,16 @@ const withConn = <A, E>(
 ) =>
   Effect.flatMap(ConnectionPool, (pool) => pool.get("gpu")).pipe(
     Effect.flatMap(f),
-    Effect.provide(FakeHost.layer([{ alias: "gpu", programs }]))
+    Effect.provide(
+      FakeHost.layer([
+        {
+          alias: "gpu",
+          programs,
+          // a program named by a path runs only where the file exists
+          files: { "/opt/venv/bin/python": "#!python\n", "/root/venv/bin/python": "#!python\n" }
+        }
+      ])
+    )
   )
 
 describe("Probes", () => {
@@ -114,6 +123,9 @@ describe("Probes", () => {
         assert.isUndefined(without.packageVersion)
         const missing = yield* Effect.flip(Probes.python(c, "/nowhere", "sglang"))
         assert.isTrue(missing._tag === "ProbeFailed" && missing.reason.includes("/nowhere/bin/python"))
+        // `~/` is the remote home: the shell expands it
+        const home = yield* Probes.python(c, "~/venv", "sglang")
+        assert.strictEqual(home.executable, "/root/venv/bin/python")
       })
     )
   )

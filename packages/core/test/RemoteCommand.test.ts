@@ -1,7 +1,11 @@
 import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
 import * as RemoteCommand from "../src/RemoteCommand.js"
+import * as RemotePath from "../src/RemotePath.js"
 
 // The rendered line is run by a local POSIX shell: what arrives in the program's argv must be
 // byte-for-byte what the value held. (The same property over real ssh is in test/integration.)
@@ -24,33 +28,57 @@ describe("RemoteCommand", () => {
     assert.strictEqual(RemoteCommand.quote("$HOME"), "'$HOME'")
   })
 
-  it("renders cwd and env as cd + export before the argv", () => {
-    const line = RemoteCommand.render(
-      RemoteCommand.make(["python", "-m", "sglang.launch_server"], {
-        cwd: "/srv/my dir",
-        env: { SGLANG_ENABLE_SPEC_V2: "1", NOTE: "a b" }
-      })
+  it("renders cd + exec; the environment is a separate export script", () => {
+    const command = RemoteCommand.make(["python", "-m", "sglang.launch_server"], {
+      cwd: "/srv/my dir",
+      env: { SGLANG_ENABLE_SPEC_V2: "1", NOTE: "a b" }
+    })
+    assert.strictEqual(
+      RemoteCommand.render(command),
+      "cd '/srv/my dir' && exec python -m sglang.launch_server"
     )
     assert.strictEqual(
-      line,
-      "cd '/srv/my dir' && export SGLANG_ENABLE_SPEC_V2=1 NOTE='a b' && python -m sglang.launch_server"
+      RemoteCommand.envScript(command),
+      "export SGLANG_ENABLE_SPEC_V2=1\nexport NOTE='a b'\n"
     )
+    assert.notInclude(RemoteCommand.render(command), "a b", "no environment value in the line")
   })
 
-  it("rejects environment names a shell cannot export", () => {
-    assert.throws(() => RemoteCommand.render(RemoteCommand.make(["true"], { env: { "A-B": "x" } })))
+  it("renders a home-relative path for the shell to expand; a plain string stays literal", () => {
+    const command = RemoteCommand.make([RemotePath.make("~/ml-env/bin/python"), "~/as-written"], { cwd: "~" })
+    assert.strictEqual(
+      RemoteCommand.render(command),
+      `cd "$HOME" && exec "$HOME"/ml-env/bin/python '~/as-written'`
+    )
+    assert.strictEqual(RemoteCommand.describe(command), "~/ml-env/bin/python '~/as-written'")
   })
 
-  it("env values and cwd arrive intact through a real shell", () => {
-    const dir = "/tmp"
-    const line = RemoteCommand.render(
-      RemoteCommand.make(["sh", "-c", 'printf "%s|%s" "$V" "$PWD"'], {
-        cwd: dir,
-        env: { V: "it's $x `y`\n" }
+  it("rejects environment names a shell cannot export, and NUL in values", () => {
+    assert.throws(() => RemoteCommand.envScript(RemoteCommand.make(["true"], { env: { "A-B": "x" } })))
+    assert.throws(() => RemoteCommand.envScript(RemoteCommand.make(["true"], { env: { A: "x\u0000y" } })))
+  })
+
+  it("env values, home paths and a cwd arrive intact through a real shell", () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-home-"))
+    try {
+      fs.mkdirSync(path.join(home, "my dir"))
+      const command = RemoteCommand.make(
+        ["sh", "-c", 'printf "%s|%s|%s" "$V" "$PWD" "$1"', "sh", RemotePath.make("~/x")],
+        {
+          cwd: RemotePath.make("~/my dir"),
+          env: { V: "it's $x `y`\n" }
+        }
+      )
+      // what the wrappers do: evaluate the environment script, then run the line
+      const out = spawnSync("sh", ["-c", `eval "$(cat)" && ${RemoteCommand.render(command)}`], {
+        input: RemoteCommand.envScript(command),
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: home }
       })
-    )
-    const out = spawnSync("sh", ["-c", line], { encoding: "utf8" })
-    assert.strictEqual(out.stdout, "it's $x `y`\n|/tmp")
+      assert.strictEqual(out.stdout, `it's $x \`y\`\n|${home}/my dir|${home}/x`)
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true })
+    }
   })
 
   it.effect("arbitrary argv strings arrive byte-for-byte at the program (property)", () =>

@@ -12,7 +12,8 @@
  *                   can tell "same secrets" without the host holding any), createdAt, mlops
  *                   version, attempt,
  * - `ready.json`    when it became ready and the phase timings (written once ready),
- * - `pid`, `pgid`, `log`, `exit`: written by core's `spawnDetached`.
+ * - `pid`, `pgid`, `start`, `token`, `log` (this run's; the previous one is `log.1`), `exit`:
+ *   written by core's `spawnDetached`.
  *
  * So `status`, `logs` and `stop` work from any machine that can reach the host.
  *
@@ -135,6 +136,8 @@ export interface State {
   readonly exit: string | undefined
   /** The `stopped` file core's `RemoteProcess.stop` writes (`terminated`, `killed`, ...): a deliberate stop. */
   readonly stopped: string | undefined
+  /** The group leader's start time recorded at spawn (the `start` file): the group is ours while it matches. */
+  readonly startTime: string | undefined
 }
 
 // one read per file (no stat first): a missing file is undefined
@@ -163,7 +166,7 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
   const runDir = yield* hostDirOf(conn, name)
   const dir = yield* conn.files.stat(runDir)
   if (dir === undefined || !dir.isDirectory) return undefined
-  const [argv, resolved, meta, ready, pid, pgid, exit, stopped] = yield* Effect.all(
+  const [argv, resolved, meta, ready, pid, pgid, exit, stopped, start] = yield* Effect.all(
     [
       readJson(conn, `${runDir}/argv.json`, ArgvFile),
       readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
@@ -172,7 +175,8 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
       readInt(conn, `${runDir}/pid`),
       readInt(conn, `${runDir}/pgid`),
       readText(conn, `${runDir}/exit`),
-      readText(conn, `${runDir}/stopped`)
+      readText(conn, `${runDir}/stopped`),
+      readText(conn, `${runDir}/start`)
     ],
     { concurrency: "unbounded" }
   )
@@ -187,7 +191,8 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
     pid,
     pgid,
     exit: exit?.trim() || undefined,
-    stopped: stopped?.trim() || undefined
+    stopped: stopped?.trim() || undefined,
+    startTime: start?.trim() || undefined
   }
   return state
 })
@@ -298,7 +303,25 @@ export const fromState = (host: string, state: State, url?: string): Deployment 
 export const processOf = (host: string, state: State): RemoteProcess.DetachedProcess | undefined =>
   state.pid === undefined || state.pgid === undefined
     ? undefined
-    : { host, pid: state.pid, pgid: state.pgid, runDir: state.runDir, logPath: state.logPath }
+    : {
+        host,
+        pid: state.pid,
+        pgid: state.pgid,
+        runDir: state.runDir,
+        logPath: state.logPath,
+        ...(state.startTime === undefined ? {} : { startTime: state.startTime })
+      }
+
+/**
+ * The process group a recorded state names, with the start time that proves it is still ours
+ * (undefined without a `pgid` file).
+ *
+ * @category constructors
+ */
+export const groupOf = (state: State): RemoteProcess.GroupRef | undefined =>
+  state.pgid === undefined
+    ? undefined
+    : { pgid: state.pgid, ...(state.startTime === undefined ? {} : { startTime: state.startTime }) }
 
 /** The recorded exit status (the `exit` file) in the classifier's terms; undefined while running. @category reading */
 export const exitStatusOf = (state: State): ExitStatus | undefined => {

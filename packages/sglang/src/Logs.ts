@@ -10,7 +10,6 @@ import * as LogTail from "@mlops/core/LogTail"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Effect, Schedule, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
-import { isTransient } from "./internal/launch/session.js"
 import * as Status from "./Status.js"
 import { DeploymentNotFound } from "./Stop.js"
 
@@ -51,23 +50,18 @@ export interface Ended {
   readonly failure: { readonly _tag: string; readonly message: string } | undefined
 }
 
-const ALIVE_POLL = "1 second"
+/** How long following waits out a dropped connection before giving up. */
 const RECONNECT = Schedule.spaced("500 millis").pipe(Schedule.jittered, Schedule.upTo("2 minutes"))
 
-/** Completes once no process of the group runs (polled; a dropped connection is waited out). */
-const gone = (host: string, pgid: number | undefined) =>
-  pgid === undefined
+/** Completes once the deployment's process has ended (at once when it never started). */
+const exitOf = (host: string, state: Deployment.State) => {
+  const group = Deployment.groupOf(state)
+  return group === undefined
     ? Effect.void
-    : Effect.gen(function* () {
-        const pool = yield* ConnectionPool
-        const alive = Effect.flatMap(pool.get(host), (conn) => RemoteProcess.isAlive(conn, { pgid })).pipe(
-          Effect.tapError((e) => (isTransient(e) ? pool.invalidate(host) : Effect.void)),
-          Effect.retry({ while: isTransient, schedule: RECONNECT })
-        )
-        yield* alive.pipe(
-          Effect.repeat({ schedule: Schedule.spaced(ALIVE_POLL), until: (running) => !running })
-        )
-      })
+    : Effect.asVoid(
+        RemoteProcess.awaitExit(host, { runDir: state.runDir, ...group }, { reconnect: RECONNECT })
+      )
+}
 
 const decoder = new TextDecoder()
 
@@ -113,7 +107,8 @@ export const follow = (host: string, name: string, options: { readonly lines?: n
             offset = line.nextOffset
           })
         ),
-        Stream.interruptWhen(gone(host, state.pgid))
+        // core's watch: the `exit` file and the group's liveness, across dropped connections
+        Stream.interruptWhen(exitOf(host, state))
       )
       // what it wrote between the last poll and its end (a crash's traceback), to the last byte
       const rest = Stream.unwrap(

@@ -56,7 +56,8 @@ const TAIL_LINES = 300
 const one = (conn: Connection, state: Deployment.State) =>
   Effect.gen(function* () {
     const host = conn.host.alias
-    const alive = state.pgid === undefined ? false : yield* RemoteProcess.isAlive(conn, { pgid: state.pgid })
+    const group = Deployment.groupOf(state)
+    const alive = group === undefined ? false : yield* RemoteProcess.isAlive(conn, group)
     const lines = yield* LogTail.tail(host, state.logPath, { lines: TAIL_LINES }).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<LogTail.LogLine>)
     )

@@ -71,7 +71,8 @@ describe("Simulator.layerPersistent", () => {
           const host = yield* FakeHost.host("sim")
           assert.isAbove(yield* host.nextPid, first.proc.pid)
           // stop it: the stop is what the next run sees
-          assert.strictEqual(yield* host.signal({ pgid: first.proc.pgid }, "TERM"), 1)
+          // the group: the server and its supervisor (which records how it ended)
+          assert.strictEqual(yield* host.signal({ pgid: first.proc.pgid }, "TERM"), 2)
         }).pipe(Effect.provide(sim))
 
         yield* Effect.gen(function* () {
@@ -95,9 +96,13 @@ describe("Simulator.layerPersistent", () => {
 
       yield* Effect.gen(function* () {
         const host = yield* FakeHost.host("sim")
+        // the supervisor (pid = pgid) and the server, both with their saved pids
         assert.deepStrictEqual(
           (yield* host.processes).map((p) => [p.pid, p.pgid]),
-          [[proc.pid, proc.pgid]]
+          [
+            [proc.pgid, proc.pgid],
+            [proc.pid, proc.pgid]
+          ]
         )
         yield* advance(6000)
         assert.include(yield* readLog, "The server is fired up and ready to roll!")

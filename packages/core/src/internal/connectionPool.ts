@@ -17,6 +17,8 @@ interface Entry {
   readonly scope: Scope.CloseableScope
   /** Set when the connection's `closed` fired. */
   dead: boolean
+  /** The connection, once open. */
+  current: Connection | undefined
 }
 
 export const make = (options: ConnectionOptions) =>
@@ -36,6 +38,7 @@ export const make = (options: ConnectionOptions) =>
       Effect.gen(function* () {
         const host = yield* hosts.resolve(alias)
         const connection = yield* makeConnection(host, options).pipe(Scope.extend(entry.scope))
+        entry.current = connection
         // mark dead when it drops, so the next get replaces it
         yield* connection.closed.pipe(
           Effect.tap(() =>
@@ -66,7 +69,8 @@ export const make = (options: ConnectionOptions) =>
           const entry: Entry = {
             connection: yield* Deferred.make<Connection, GetError>(),
             scope: yield* Scope.fork(poolScope, ExecutionStrategy.sequential),
-            dead: false
+            dead: false,
+            current: undefined
           }
           entries.set(alias, entry)
           // forked into the pool, so one caller's interruption does not strand the others
@@ -80,11 +84,13 @@ export const make = (options: ConnectionOptions) =>
         Effect.withSpan("ConnectionPool.get", { attributes: { alias } })
       )
 
-    const invalidate = (alias: string): Effect.Effect<void> =>
+    const invalidate = (alias: string, connection?: Connection): Effect.Effect<void> =>
       lock.withPermits(1)(
         Effect.suspend(() => {
           const entry = entries.get(alias)
-          return entry === undefined ? Effect.void : discard(alias, entry)
+          if (entry === undefined) return Effect.void
+          if (connection !== undefined && entry.current !== connection) return Effect.void
+          return discard(alias, entry)
         })
       )
 

@@ -1,12 +1,13 @@
 /**
- * The few programs every fake host has: what core's own modules run (kill, ps, true, false,
- * cat, sleep, echo, mkdir -p, test). Unknown programs exit 127 like a shell.
+ * The few programs every fake host has: what core's own modules run (sh, kill, ps, true,
+ * false, cat, sleep, echo, mkdir -p, test). Unknown programs exit 127 like a shell.
  *
  * @internal
  */
 import { Duration, Effect } from "effect"
 import type { ProcessInfo, Program, ProgramContext } from "../FakeProgram.js"
 import { basename, normalizeSignal } from "./fakeProcesses.js"
+import { shell } from "./fakeWrappers.js"
 
 const program = (match: string, run: (ctx: ProgramContext) => Effect.Effect<number, unknown>): Program => ({
   match,
@@ -155,7 +156,7 @@ const mkdir = program("mkdir", (ctx) =>
     const parents = ctx.argv.includes("-p")
     let status = 0
     for (const dir of ctx.argv.slice(1).filter((a) => !a.startsWith("-"))) {
-      const path = dir.startsWith("/") || dir.startsWith("~") ? dir : `${ctx.cwd}/${dir}`
+      const path = dir.startsWith("/") ? dir : `${ctx.cwd}/${dir}`
       const existing = yield* ctx.fs.stat(path)
       if (existing !== undefined && !parents) {
         yield* ctx.stderr.line(`mkdir: cannot create directory '${dir}': File exists`)
@@ -187,6 +188,7 @@ const test = program("test", (ctx) =>
 )
 
 export const builtins: ReadonlyArray<Program> = [
+  shell,
   kill,
   ps,
   cat,

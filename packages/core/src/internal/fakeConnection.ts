@@ -2,9 +2,15 @@
  * `Connection` over a fake host's state. One value per (re)connect: once dropped, every
  * operation on it fails with ConnectionLost, like a dead ssh2 client.
  *
+ * Commands go in as the live layer sends them: the exact exec-request text (the lifeline or
+ * the detached-start wrapper around `RemoteCommand.render`) and the exact channel stdin (the
+ * environment script first), run as sshd runs them, `sh -c <text>` in the login environment
+ * and home directory, in a new process group. The fake shell does the rest.
+ *
  * @internal
  */
 
+import { randomBytes } from "node:crypto"
 import * as Net from "node:net"
 import type { Duplex } from "node:stream"
 import { Deferred, Duration, Effect, Mailbox, Stream } from "effect"
@@ -25,16 +31,17 @@ import {
   CommandTimeout,
   type ConnectionLost,
   ForwardFailed,
-  ProcessError,
-  RemoteFileError
+  RemoteFileError,
+  type SpawnError
 } from "../Errors.js"
 import type { JournalEntry } from "../FakeHost.js"
 import type { FakeFs } from "../FakeProgram.js"
 import type { HostConfig } from "../HostConfig.js"
-import { describe, type RemoteCommand } from "../RemoteCommand.js"
-import { startInRunDir } from "./fakeDetached.js"
+import { describe, envScript, type RemoteCommand, render } from "../RemoteCommand.js"
 import { concatBytes, decodeLossy, type FakeFileSystem, toBytes } from "./fakeFs.js"
-import type { ProcessTable } from "./fakeProcesses.js"
+import type { ProcessSpec, ProcessTable, Stdio } from "./fakeProcesses.js"
+import * as Scripts from "./shellScripts.js"
+import { parseSpawnResult } from "./spawnResult.js"
 
 type Outcome =
   | { readonly _tag: "exit"; readonly status: ExitStatus }
@@ -55,6 +62,8 @@ export interface HostRuntime {
   readonly takeRefusal: () => boolean
   /** How long each file operation takes on the Clock (so a drop can land mid-operation). */
   readonly fileLatency: () => Duration.Duration
+  /** A command of `kind` has reached the host: drop the connection now if that was scripted. */
+  readonly reached: (kind: JournalEntry["kind"]) => Effect.Effect<void>
 }
 
 export interface ConnectionState {
@@ -93,13 +102,19 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       ? alive
       : Effect.zipRight(Effect.zipRight(alive, Effect.sleep(latency)), alive)
   })
-  const record = (kind: JournalEntry["kind"], command: RemoteCommand) =>
+  const record = (kind: JournalEntry["kind"], command: RemoteCommand, line: string) =>
     Effect.clockWith((clock) =>
       Effect.sync(() =>
-        host.journal.push({ kind, command, atMs: clock.unsafeCurrentTimeMillis(), connection: state.id })
+        host.journal.push({
+          kind,
+          command,
+          line,
+          atMs: clock.unsafeCurrentTimeMillis(),
+          connection: state.id
+        })
       )
     )
-  const openChannel = (kind: JournalEntry["kind"], command: RemoteCommand) =>
+  const openChannel = (kind: JournalEntry["kind"], command: RemoteCommand, line: string) =>
     Effect.zipRight(
       alive,
       Effect.suspend(() =>
@@ -107,34 +122,51 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
           ? Effect.fail(
               new ChannelOpenFailed({ host: alias, reason: "(SSH) Channel open failure: open failed" })
             )
-          : record(kind, command)
+          : record(kind, command, line)
       )
     )
   const killGroup = (pgid: number) => Effect.asVoid(host.table.signal({ pgid }, "KILL"))
   const timeoutOf = (options?: ExecOptions) =>
     options?.timeout === undefined ? DEFAULT_TIMEOUT : Duration.decode(options.timeout)
-  const stdinOf = (options?: ExecOptions) =>
-    options?.stdin === undefined ? undefined : toBytes(options.stdin)
+  /** What sshd runs for an exec request: the login shell with `-c <text>`, in the home directory. */
+  const session = (text: string): ProcessSpec => ({
+    argv: ["sh", "-c", text],
+    env: host.table.baseEnv,
+    cwd: host.table.home
+  })
+  /** The exec text and channel stdin for a command under the lifeline. */
+  const underLifeline = (command: RemoteCommand, options?: ExecOptions) => {
+    const env = toBytes(envScript(command))
+    const stdin = options?.stdin === undefined ? new Uint8Array() : toBytes(options.stdin)
+    return {
+      text: Scripts.lifeline(render(command), env.length, stdin.length),
+      stdin: concatBytes([env, stdin])
+    }
+  }
 
-  const exec = (command: RemoteCommand, options?: ExecOptions): Effect.Effect<ExecResult, CommandError> =>
+  const run = (
+    kind: JournalEntry["kind"],
+    command: RemoteCommand,
+    text: string,
+    stdin: Uint8Array,
+    timeout: Duration.Duration
+  ): Effect.Effect<ExecResult, CommandError> =>
     Effect.gen(function* () {
-      yield* openChannel("exec", command)
+      yield* openChannel(kind, command, text)
       const out: Array<Uint8Array> = []
       const err: Array<Uint8Array> = []
-      const stdin = stdinOf(options)
-      const proc = yield* host.table.start(command, {
-        io: {
-          stdout: (bytes) => Effect.sync(() => void out.push(bytes)),
-          stderr: (bytes) => Effect.sync(() => void err.push(bytes))
-        },
-        ...(stdin === undefined ? {} : { stdin })
-      })
-      const timeout = timeoutOf(options)
+      const stdio: Stdio = {
+        stdin,
+        stdout: (bytes) => Effect.sync(() => void out.push(bytes)),
+        stderr: (bytes) => Effect.sync(() => void err.push(bytes))
+      }
+      const proc = yield* host.table.start(session(text), { stdio })
+      yield* host.reached(kind)
       const outcome = yield* Effect.raceAll<Effect.Effect<Outcome>>([
         Effect.map(proc.exit, (status): Outcome => ({ _tag: "exit", status })),
         Effect.map(Deferred.await(state.closed), (error): Outcome => ({ _tag: "lost", error })),
         Effect.as(Effect.sleep(timeout), { _tag: "timeout" } as Outcome)
-      ]).pipe(Effect.onInterrupt(() => killGroup(proc.pgid)))
+      ]).pipe(Effect.onInterrupt(() => (kind === "detached" ? Effect.void : killGroup(proc.pgid))))
       if (outcome._tag === "exit") {
         return {
           ...outcome.status,
@@ -142,8 +174,11 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
           stderr: decodeLossy(concatBytes(err))
         }
       }
-      yield* killGroup(proc.pgid)
-      yield* proc.exit
+      // the lifeline kills the group when its channel goes; the detached start runs on regardless
+      if (kind !== "detached") {
+        yield* killGroup(proc.pgid)
+        yield* proc.exit
+      }
       if (outcome._tag === "lost") return yield* outcome.error
       return yield* new CommandTimeout({
         host: alias,
@@ -152,24 +187,27 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       })
     })
 
+  const exec = (command: RemoteCommand, options?: ExecOptions): Effect.Effect<ExecResult, CommandError> =>
+    Effect.suspend(() => {
+      const { text, stdin } = underLifeline(command, options)
+      return run("exec", command, text, stdin, timeoutOf(options))
+    })
+
   const stream = (
     command: RemoteCommand,
     options?: ExecOptions
   ): Stream.Stream<OutputLine | Exited, CommandError> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
-        yield* openChannel("stream", command)
+        const { text, stdin } = underLifeline(command, options)
+        yield* openChannel("stream", command, text)
         const mailbox = yield* Mailbox.make<OutputLine | Exited, CommandError>()
         const offer = (stream: "stdout" | "stderr") => (line: string) =>
           Effect.asVoid(mailbox.offer({ _tag: "Output", stream, line }))
         const out = lineSplitter(offer("stdout"))
         const err = lineSplitter(offer("stderr"))
-        const stdin = stdinOf(options)
         const proc = yield* Effect.acquireRelease(
-          host.table.start(command, {
-            io: { stdout: out.push, stderr: err.push },
-            ...(stdin === undefined ? {} : { stdin })
-          }),
+          host.table.start(session(text), { stdio: { stdin, stdout: out.push, stderr: err.push } }),
           (proc) => killGroup(proc.pgid)
         )
         yield* Effect.forkScoped(
@@ -209,16 +247,20 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
   const spawnDetached = (
     command: RemoteCommand,
     options: DetachedOptions
-  ): Effect.Effect<DetachedInfo, CommandError | ProcessError> =>
+  ): Effect.Effect<DetachedInfo, SpawnError> =>
     Effect.gen(function* () {
-      yield* openChannel("detached", command)
-      const runDir = host.store.resolve(options.runDir)
-      const logPath = host.store.resolve(options.logPath ?? `${runDir}/log`)
-      const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-      const made = host.store.mkdir(runDir, now)
-      if (!made.ok) return yield* new ProcessError({ host: alias, runDir, reason: `mkdir: ${made.reason}` })
-      const proc = yield* startInRunDir(host.fs, host.table, command, { runDir, logPath })
-      return { pid: proc.pid, pgid: proc.pgid, runDir, logPath }
+      const token = options.token ?? randomBytes(8).toString("hex")
+      const runDir = options.runDir.replace(/\/+$/, "")
+      const env = toBytes(envScript(command))
+      const text = Scripts.spawnDetached(
+        render(command),
+        runDir,
+        options.logPath ?? `${runDir}/log`,
+        token,
+        env.length
+      )
+      const result = yield* run("detached", command, text, env, DEFAULT_TIMEOUT)
+      return yield* parseSpawnResult(alias, options.runDir, token, result)
     })
 
   const fileError = (path: string, operation: string, reason: string) =>
@@ -246,7 +288,7 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       Effect.zipRight(
         fileStep,
         Effect.flatMap(
-          withClock((now) => host.store.write(path, data, now, options?.mode)),
+          withClock((now) => host.store.write(path, data, now, options?.mode ?? 0o600, 0o700)),
           (result) => (result.ok ? Effect.void : Effect.fail(fileError(path, "write", result.reason)))
         )
       ),
@@ -254,7 +296,7 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       Effect.zipRight(
         fileStep,
         Effect.flatMap(
-          withClock((now) => host.store.mkdir(path, now)),
+          withClock((now) => host.store.mkdir(path, now, 0o700)),
           (result) => (result.ok ? Effect.void : Effect.fail(fileError(path, "mkdir", result.reason)))
         )
       ),

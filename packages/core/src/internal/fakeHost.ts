@@ -8,21 +8,113 @@ import { Clock, Context, Deferred, Duration, Effect, Layer, Scope } from "effect
 import type { Connection } from "../Connection.js"
 import { ConnectionPool } from "../ConnectionPool.js"
 import { ConnectionLost, ConnectionRefused, HostKeyMismatch, HostNotFound } from "../Errors.js"
-import type { FakeHostHandle, FakeHostSpec, JournalEntry } from "../FakeHost.js"
+import type { FakeHostHandle, FakeHostSpec, JournalEntry, StartOptions } from "../FakeHost.js"
 import { FakeHostControl } from "../FakeHost.js"
-import type { FakeFs, Program } from "../FakeProgram.js"
+import type { ChildProcess, FakeFs, Program } from "../FakeProgram.js"
 import { HostConfig } from "../HostConfig.js"
 import { Hosts } from "../Hosts.js"
+import type { RemoteCommand } from "../RemoteCommand.js"
+import { render } from "../RemoteCommand.js"
 import { builtins, notFound } from "./fakeBuiltins.js"
 import { type ConnectionState, type HostRuntime, makeConnection } from "./fakeConnection.js"
-import { startInRunDir } from "./fakeDetached.js"
-import { decodeLossy, FakeFileSystem, type FsResult } from "./fakeFs.js"
-import { matches, ProcessTable } from "./fakeProcesses.js"
+import { decodeLossy, FakeFileSystem, type FsResult, toBytes } from "./fakeFs.js"
+import { discard, matches, ProcessTable, type Stdio, specOf } from "./fakeProcesses.js"
+import { startTimeOf, statOf, supervise } from "./fakeWrappers.js"
+import { SUPERVISOR } from "./shellScripts.js"
 
 const orDie = (result: FsResult<void>, what: string): Effect.Effect<void> =>
   result.ok ? Effect.void : Effect.dieMessage(`fake fs: ${what}: ${result.reason}`)
 
 const now = Clock.currentTimeMillis
+
+const PRIVATE = { mode: 0o600 } as const
+
+/**
+ * `FakeHostHandle.start`: without a run directory, `sh -c <line>` with its output discarded;
+ * with one, under a supervisor as `spawnDetached` starts it (a given `pgid` other than the
+ * pid is the supervisor's pid). A `pgid` equal to the pid restores a process that leads its own
+ * group (no supervisor): its `exit` file is written when it ends, as a supervisor would.
+ */
+const startOnHost = (
+  table: ProcessTable,
+  fs: FakeFs,
+  command: RemoteCommand,
+  options: StartOptions
+): Effect.Effect<ChildProcess> =>
+  Effect.gen(function* () {
+    const home = { env: table.baseEnv, cwd: table.home }
+    const fixed = {
+      ...(options.pid === undefined ? {} : { pid: options.pid }),
+      ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs })
+    }
+    const silent: Stdio = { stdin: new Uint8Array(), stdout: discard, stderr: discard }
+    if (options.runDir === undefined) {
+      return yield* table.start(specOf(command, home), {
+        stdio: silent,
+        detached: true,
+        ...fixed,
+        ...(options.pgid === undefined ? {} : { pgid: options.pgid })
+      })
+    }
+    const runDir = fs.resolve(options.runDir)
+    const logPath = fs.resolve(options.logPath ?? `${runDir}/log`)
+    yield* fs.mkdir(runDir, { mode: 0o700 })
+    yield* fs.append(logPath, "", PRIVATE)
+    const toLog = (bytes: Uint8Array) => fs.append(logPath, bytes)
+    const stdio: Stdio = { stdin: new Uint8Array(), stdout: toLog, stderr: toLog }
+    if (options.pgid !== undefined && options.pgid === options.pid) {
+      const proc = yield* table.start(specOf(command, home), {
+        stdio,
+        detached: true,
+        ...fixed,
+        pgid: options.pgid,
+        runDir,
+        logPath,
+        onExit: (status) =>
+          fs.write(
+            `${runDir}/exit`,
+            status.signal !== null ? `signal ${status.signal}\n` : `code ${status.exitCode}\n`,
+            PRIVATE
+          )
+      })
+      const info = table.process(proc.pid)
+      for (const [name, value] of [
+        ["pid", proc.pid],
+        ["pgid", proc.pgid],
+        ["start", info === undefined ? "" : startTimeOf(info)]
+      ] as const)
+        yield* fs.write(`${runDir}/${name}`, `${value}\n`, PRIVATE)
+      return proc
+    }
+    // the supervisor writes these afresh: an old pid file must not be taken for the new one
+    for (const name of ["pid", "pgid", "start", "exit"]) yield* fs.remove(`${runDir}/${name}`)
+    const supervisor = yield* table.start(
+      {
+        argv: ["sh", "-c", SUPERVISOR, "mlops-supervisor", runDir, logPath, render(command), "0022"],
+        env: { ...table.baseEnv, ...command.env },
+        cwd: table.home
+      },
+      {
+        stdio,
+        detached: true,
+        runDir,
+        logPath,
+        ...(options.pgid === undefined ? {} : { pid: options.pgid }),
+        ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs }),
+        program: supervise(fixed)
+      }
+    )
+    let pid: number | undefined
+    while (pid === undefined) {
+      const text = yield* fs.readText(`${runDir}/pid`)
+      if (text !== undefined && text.trim() !== "") pid = Number(text.trim())
+      else if (table.process(supervisor.pid) === undefined) return supervisor
+      else yield* Effect.yieldNow()
+    }
+    yield* table.whenLaunched(pid)
+    const exit = Effect.map(table.exitOf(pid), (status) => status ?? { exitCode: null, signal: "KILL" })
+    return { pid, exit }
+  })
 
 export const makeFakeFs = (store: FakeFileSystem): FakeFs => ({
   resolve: (path) => store.resolve(path),
@@ -37,9 +129,18 @@ export const makeFakeFs = (store: FakeFileSystem): FakeFs => ({
       const result = store.read(path)
       return result.ok ? decodeLossy(result.value) : undefined
     }),
-  write: (path, data) => Effect.flatMap(now, (ms) => orDie(store.write(path, data, ms), `write ${path}`)),
-  append: (path, data) => Effect.flatMap(now, (ms) => orDie(store.append(path, data, ms), `append ${path}`)),
-  mkdir: (path) => Effect.flatMap(now, (ms) => orDie(store.mkdir(path, ms), `mkdir ${path}`)),
+  write: (path, data, options) =>
+    Effect.flatMap(now, (ms) =>
+      orDie(
+        store.write(path, data, ms, options?.mode, options?.mode === undefined ? undefined : 0o700),
+        `write ${path}`
+      )
+    ),
+  append: (path, data, options) =>
+    Effect.flatMap(now, (ms) => orDie(store.append(path, data, ms, options?.mode), `append ${path}`)),
+  mkdir: (path, options) =>
+    Effect.flatMap(now, (ms) => orDie(store.mkdir(path, ms, options?.mode), `mkdir ${path}`)),
+  rename: (from, to) => Effect.flatMap(now, (ms) => Effect.sync(() => store.rename(from, to, ms).ok)),
   exists: (path) => Effect.sync(() => store.stat(path) !== undefined),
   remove: (path) => Effect.sync(() => store.remove(path)),
   listFiles: Effect.sync(() => store.listFiles())
@@ -48,7 +149,7 @@ export const makeFakeFs = (store: FakeFileSystem): FakeFs => ({
 interface HostState {
   readonly handle: FakeHostHandle
   readonly connect: Effect.Effect<Connection, ConnectionRefused | HostKeyMismatch>
-  readonly forget: Effect.Effect<void>
+  readonly forget: (connection?: Connection) => Effect.Effect<void>
   readonly config: HostConfig
 }
 
@@ -76,12 +177,29 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
     })
     const store = new FakeFileSystem(home)
     const fs = makeFakeFs(store)
+    // what the live layer runs by path (its wrappers are `exec /bin/sh -c ...`)
+    yield* fs.write("/bin/sh", "#!fake sh\n", { mode: 0o755 })
     for (const [path, content] of Object.entries(spec.files ?? {})) yield* fs.write(path, content)
     const programs: Array<Program> = [...(spec.programs ?? [])].reverse()
-    const lookup = (argv: ReadonlyArray<string>) =>
-      programs.find((p) => matches(p, argv)) ?? builtins.find((p) => matches(p, argv)) ?? notFound
+    const find = (argv: ReadonlyArray<string>) =>
+      programs.find((p) => matches(p, argv)) ?? builtins.find((p) => matches(p, argv))
     const env = { PATH: "/usr/local/bin:/usr/bin:/bin", ...spec.env, HOME: home, USER: user }
-    const table = new ProcessTable(alias, fs, env, home, lookup, scope)
+    const table = new ProcessTable(
+      alias,
+      fs,
+      env,
+      home,
+      (argv) => find(argv) ?? notFound,
+      (argv) => find(argv) !== undefined,
+      scope
+    )
+    store.setVirtual((abs) => {
+      if (abs === "/proc") return { dir: true }
+      const match = /^\/proc\/(\d+)(\/stat)?$/.exec(abs)
+      const process = match === null ? undefined : table.process(Number(match[1]))
+      if (process === undefined) return undefined
+      return match![2] === undefined ? { dir: true } : { data: toBytes(statOf(process)) }
+    })
     yield* Scope.addFinalizer(
       scope,
       Effect.sync(() => table.close())
@@ -92,6 +210,7 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
     let keyChanged = false
     let connects = 0
     let fileLatency = Duration.zero
+    const dropsOnReach = new Map<JournalEntry["kind"], string>()
     let current: { state: ConnectionState; connection: Connection } | undefined
     const runtime: HostRuntime = {
       alias,
@@ -101,6 +220,13 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
       table,
       journal,
       fileLatency: () => fileLatency,
+      reached: (kind) =>
+        Effect.suspend(() => {
+          const reason = dropsOnReach.get(kind)
+          if (reason === undefined) return Effect.void
+          dropsOnReach.delete(kind)
+          return drop(reason)
+        }),
       takeRefusal: () => {
         if (refusals === 0) return false
         refusals--
@@ -166,6 +292,8 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
         Effect.asVoid(
           Effect.forkIn(Effect.zipRight(Effect.sleep(Duration.decode(delay)), drop(reason)), scope)
         ),
+      dropWhenReached: (kind, reason = "connection dropped (scripted)") =>
+        Effect.sync(() => void dropsOnReach.set(kind, reason)),
       setDown: (value) =>
         Effect.suspend(() => {
           down = value
@@ -186,25 +314,7 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
         keyChanged = false
       }),
       signal: (target, signal) => table.signal(target, signal),
-      start: (command, options = {}) => {
-        const ids = {
-          ...(options.pid === undefined ? {} : { pid: options.pid }),
-          ...(options.pgid === undefined ? {} : { pgid: options.pgid }),
-          ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs })
-        }
-        if (options.runDir === undefined)
-          return table.start(command, {
-            io: { stdout: () => Effect.void, stderr: () => Effect.void },
-            detached: true,
-            ...ids
-          })
-        const runDir = store.resolve(options.runDir)
-        const logPath = store.resolve(options.logPath ?? `${runDir}/log`)
-        return Effect.zipRight(
-          fs.mkdir(runDir),
-          startInRunDir(fs, table, command, { runDir, logPath, ...ids })
-        )
-      },
+      start: (command, options = {}) => startOnHost(table, fs, command, options),
       exportFiles: Effect.sync(() => store.entries()),
       importFiles: (files) =>
         Effect.forEach(
@@ -218,9 +328,10 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
     return {
       handle,
       connect,
-      forget: Effect.sync(() => {
-        current = undefined
-      }),
+      forget: (connection) =>
+        Effect.sync(() => {
+          if (connection === undefined || current?.connection === connection) current = undefined
+        }),
       config
     }
   })
@@ -246,7 +357,8 @@ export const layer = (specs: ReadonlyArray<{ readonly alias: string } & FakeHost
         }),
         Context.add(ConnectionPool, {
           get: (alias) => Effect.flatMap(find(alias), (h) => h.connect),
-          invalidate: (alias) => Effect.ignore(Effect.flatMap(find(alias), (h) => h.forget))
+          invalidate: (alias, connection) =>
+            Effect.ignore(Effect.flatMap(find(alias), (h) => h.forget(connection)))
         }),
         Context.add(FakeHostControl, {
           host: (alias) => Effect.map(find(alias), (h) => h.handle),

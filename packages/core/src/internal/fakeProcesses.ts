@@ -3,6 +3,10 @@
  * exits. A process's exit status: the code `run` returned (or passed to `exit`), or the
  * signal that interrupted it; a failure or defect = exit 1 with the cause on stderr.
  *
+ * Processes are started from a `ProcessSpec` (argv, complete environment, absolute cwd), the
+ * way `execve` sees them. `exec` replaces a running process's program in place (same pid,
+ * group and fiber), as `execve` does; the fake shell uses it for the shell's `exec`.
+ *
  * @internal
  */
 import { Cause, Clock, Deferred, Effect, Equal, Exit, Fiber, Scope } from "effect"
@@ -19,24 +23,50 @@ import type {
   SignalTarget
 } from "../FakeProgram.js"
 import { AddressInUse } from "../FakeProgram.js"
-import type { RemoteCommand } from "../RemoteCommand.js"
+import { type RemoteCommand, render } from "../RemoteCommand.js"
 import { decodeLossy, toBytes } from "./fakeFs.js"
 import { serve } from "./fakeHttp.js"
 
-/** Where a process's output goes. */
-export interface ProcessIO {
+/** What `execve` gets. */
+export interface ProcessSpec {
+  readonly argv: ReadonlyArray<string>
+  /** The whole environment. */
+  readonly env: Readonly<Record<string, string>>
+  /** Absolute. */
+  readonly cwd: string
+}
+
+/** Where a process's output goes, and what its stdin holds. */
+export interface Stdio {
+  readonly stdin: Uint8Array
   readonly stdout: (bytes: Uint8Array) => Effect.Effect<void>
   readonly stderr: (bytes: Uint8Array) => Effect.Effect<void>
 }
 
+/**
+ * How a `RemoteCommand` started from inside the host (a program's child, a restored process)
+ * runs: `sh -c <rendered line>` with the command's environment on top of `parent`'s, in
+ * `parent`'s directory; the line's `cd` and `exec` do the rest, as on a real host.
+ */
+export const specOf = (
+  command: RemoteCommand,
+  parent: { readonly env: Readonly<Record<string, string>>; readonly cwd: string }
+): ProcessSpec => ({
+  argv: ["sh", "-c", render(command)],
+  env: { ...parent.env, ...command.env },
+  cwd: parent.cwd
+})
+
+/** Output that goes nowhere. */
+export const discard = (): Effect.Effect<void> => Effect.void
+
 export interface StartOptions {
-  readonly io: ProcessIO
-  readonly stdin?: Uint8Array
+  readonly stdio: Stdio
   /** Join this group; default: a new group led by the new pid. */
   readonly pgid?: number
   readonly ppid?: number
   readonly detached?: boolean
-  /** Runs before the process leaves the table (e.g. write the `exit` file). */
+  /** Runs before the process leaves the table (e.g. write an `exit` file). */
   readonly onExit?: (status: ExitStatus) => Effect.Effect<void>
   /** Use this pid (it must be free); default: the next one. Later pids are allocated above it. */
   readonly pid?: number
@@ -45,7 +75,40 @@ export interface StartOptions {
   /** Recorded in the process table (a detached process's run directory and log). */
   readonly runDir?: string
   readonly logPath?: string
+  /** Run this instead of looking the program up by argv (internal wrappers). */
+  readonly program?: Program
 }
+
+/** A started process: its pid, group, and its end. */
+export interface Started extends ChildProcess {
+  readonly pgid: number
+}
+
+/** What internal programs (the shell and mlops' wrapper scripts) may do beyond a program. */
+export interface SystemContext extends ProgramContext {
+  readonly stdio: Stdio
+  readonly table: ProcessTable
+  /** Replace this process's program (execve): same pid and group, handlers reset. */
+  readonly exec: (spec: ProcessSpec, stdio: Stdio) => Effect.Effect<number, unknown>
+  /**
+   * A child of this process, in its group unless `pgid` or `newGroup` (then parented to init,
+   * as after `setsid -f`).
+   */
+  readonly startChild: (
+    spec: ProcessSpec,
+    stdio: Stdio,
+    options?: Omit<StartOptions, "stdio" | "ppid"> & { readonly newGroup?: boolean }
+  ) => Effect.Effect<Started>
+  /** End this process as killed by `signal` (a shell re-raising its child's death). */
+  readonly raise: (signal: string) => Effect.Effect<never>
+}
+
+/** A program that needs the system context (the shell); `run` is never called for it. */
+export interface SystemProgram extends Program {
+  readonly runSystem: (ctx: SystemContext) => Effect.Effect<number, unknown>
+}
+
+const isSystem = (program: Program): program is SystemProgram => "runSystem" in program
 
 interface Entry {
   info: ProcessInfo
@@ -54,17 +117,47 @@ interface Entry {
   killedBy: string | undefined
   exitCode: number | undefined
   readonly done: Deferred.Deferred<ExitStatus>
+  /** Completed once a program other than a shell runs (or the process ended). */
+  readonly launched: Deferred.Deferred<void>
   readonly scope: Scope.CloseableScope
 }
 
-const SIGNAL_NUMBERS: Record<string, string> = { "1": "HUP", "2": "INT", "9": "KILL", "15": "TERM", "0": "0" }
+const SIGNAL_NUMBERS: ReadonlyArray<readonly [string, number]> = [
+  ["HUP", 1],
+  ["INT", 2],
+  ["QUIT", 3],
+  ["ILL", 4],
+  ["TRAP", 5],
+  ["ABRT", 6],
+  ["BUS", 7],
+  ["FPE", 8],
+  ["KILL", 9],
+  ["USR1", 10],
+  ["SEGV", 11],
+  ["USR2", 12],
+  ["PIPE", 13],
+  ["ALRM", 14],
+  ["TERM", 15]
+]
 
-/** `SIGTERM`, `TERM`, `15` → `TERM`. */
+/** `SIGTERM`, `TERM`, `15` → `TERM` (`0` stays `0`). */
 export const normalizeSignal = (signal: string): string => {
   const upper = signal.toUpperCase()
   const bare = upper.startsWith("SIG") ? upper.slice(3) : upper
-  return SIGNAL_NUMBERS[bare] ?? bare
+  if (bare === "0") return "0"
+  return SIGNAL_NUMBERS.find(([, n]) => String(n) === bare)?.[0] ?? bare
 }
+
+/** The number of a signal name (`TERM` → 15); undefined when unknown. */
+export const signalNumber = (signal: string): number | undefined =>
+  SIGNAL_NUMBERS.find(([name]) => name === normalizeSignal(signal))?.[1]
+
+/** A signal name from its number (`15` → `TERM`). */
+export const signalName = (n: number): string | undefined => SIGNAL_NUMBERS.find(([, k]) => k === n)?.[0]
+
+/** `$?` of a finished child as a shell sees it: the code, or 128 + the signal's number. */
+export const shellStatus = (status: ExitStatus): number =>
+  status.signal !== null ? 128 + (signalNumber(status.signal) ?? 0) : (status.exitCode ?? 1)
 
 /** The last path component (`ps -o comm`, the `ss` program name). */
 export const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
@@ -85,9 +178,13 @@ export class ProcessTable {
   constructor(
     readonly alias: string,
     readonly fs: FakeFs,
+    /** The login environment (HOME, USER, PATH...). */
     readonly baseEnv: Readonly<Record<string, string>>,
     readonly home: string,
-    private readonly lookup: (argv: ReadonlyArray<string>) => Program,
+    /** The program for an argv; a not-found program when nothing matches. */
+    readonly lookup: (argv: ReadonlyArray<string>) => Program,
+    /** True when some program (not the not-found one) matches. */
+    readonly exists: (argv: ReadonlyArray<string>) => boolean,
     private readonly hostScope: Scope.Scope
   ) {}
 
@@ -98,6 +195,11 @@ export class ProcessTable {
 
   running(): ReadonlyArray<ProcessInfo> {
     return [...this.entries.values()].map((e) => e.info).sort((a, b) => a.pid - b.pid)
+  }
+
+  /** One running process. */
+  process(pid: number): ProcessInfo | undefined {
+    return this.entries.get(pid)?.info
   }
 
   exited(): ReadonlyArray<ExitedProcess> {
@@ -120,6 +222,26 @@ export class ProcessTable {
   /** Never hand out a pid below `next` (pids of an earlier run stay unique). */
   reservePids(next: number): void {
     this.nextPid = Math.max(this.nextPid, Math.floor(next))
+  }
+
+  /** How `pid` ended (waiting while it runs); undefined for a pid never seen. */
+  exitOf(pid: number): Effect.Effect<ExitStatus | undefined> {
+    return Effect.suspend(() => {
+      const entry = this.entries.get(pid)
+      if (entry !== undefined) return Deferred.await(entry.done)
+      const ended = [...this.history].reverse().find((p) => p.pid === pid)
+      return Effect.succeed(
+        ended === undefined ? undefined : { exitCode: ended.exitCode, signal: ended.signal }
+      )
+    })
+  }
+
+  /** Completes once `pid` runs a program other than a shell, or has ended. */
+  whenLaunched(pid: number): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const entry = this.entries.get(pid)
+      return entry === undefined ? Effect.void : Deferred.await(entry.launched)
+    })
   }
 
   /** Deliver a signal; returns how many processes it reached. */
@@ -152,8 +274,8 @@ export class ProcessTable {
     })
   }
 
-  /** Start `command` as a new process. */
-  start(command: RemoteCommand, options: StartOptions): Effect.Effect<ChildProcess & { pgid: number }> {
+  /** Start a process. */
+  start(spec: ProcessSpec, options: StartOptions): Effect.Effect<Started> {
     return Effect.gen(this, function* () {
       if (this.closed)
         return yield* Effect.dieMessage(`fake host ${this.alias}: used after its layer was closed`)
@@ -163,16 +285,14 @@ export class ProcessTable {
       const pid = options.pid ?? this.nextPid
       this.reservePids(pid + 1)
       const pgid = options.pgid ?? pid
-      const cwd = this.fs.resolve(command.cwd ?? this.home)
-      const env = { ...this.baseEnv, ...command.env }
       const entry: Entry = {
         info: {
           pid,
           pgid,
           ppid: options.ppid ?? 1,
-          argv: command.argv,
-          env,
-          cwd,
+          argv: spec.argv,
+          env: spec.env,
+          cwd: spec.cwd,
           state: "running",
           detached: options.detached ?? false,
           startedAtMs: options.startedAtMs ?? now,
@@ -184,11 +304,12 @@ export class ProcessTable {
         killedBy: undefined,
         exitCode: undefined,
         done: yield* Deferred.make<ExitStatus>(),
+        launched: yield* Deferred.make<void>(),
         scope: yield* Scope.make()
       }
       this.entries.set(pid, entry)
-      const ctx = this.context(entry, options)
-      const body = Effect.suspend(() => this.body(ctx, command))
+      const program = options.program ?? this.lookup(spec.argv)
+      const body = Effect.suspend(() => this.runProgram(entry, program, options.stdio))
       entry.fiber = yield* body.pipe(
         Effect.onExit((exit) => this.finish(entry, exit, options)),
         Effect.forkIn(this.hostScope)
@@ -197,15 +318,12 @@ export class ProcessTable {
     })
   }
 
-  private body(ctx: ProgramContext, command: RemoteCommand): Effect.Effect<number, unknown> {
-    return Effect.gen(this, function* () {
-      const dir = yield* ctx.fs.stat(ctx.cwd)
-      if (command.cwd !== undefined && dir?.isDirectory !== true) {
-        yield* ctx.stderr.line(`sh: 1: cd: can't cd to ${command.cwd}`)
-        return 2
-      }
-      return yield* this.lookup(ctx.argv).run(ctx)
-    })
+  private runProgram(entry: Entry, program: Program, stdio: Stdio): Effect.Effect<number, unknown> {
+    if (isSystem(program)) return program.runSystem(this.systemContext(entry, stdio))
+    return Effect.zipRight(
+      Deferred.succeed(entry.launched, undefined),
+      program.run(this.context(entry, stdio))
+    )
   }
 
   private finish(entry: Entry, exit: Exit.Exit<number, unknown>, options: StartOptions): Effect.Effect<void> {
@@ -216,7 +334,7 @@ export class ProcessTable {
       else if (Cause.isInterruptedOnly(exit.cause))
         status = { exitCode: null, signal: entry.killedBy ?? "KILL" }
       else {
-        yield* options.io.stderr(toBytes(`${Cause.pretty(exit.cause)}\n`))
+        yield* options.stdio.stderr(toBytes(`${Cause.pretty(exit.cause)}\n`))
         status = { exitCode: 1, signal: null }
       }
       yield* Scope.close(entry.scope, Exit.void)
@@ -230,27 +348,28 @@ export class ProcessTable {
         endedAtMs: now,
         ...status
       })
+      yield* Deferred.succeed(entry.launched, undefined)
       yield* Deferred.succeed(entry.done, status)
     })
   }
 
-  private context(entry: Entry, options: StartOptions): ProgramContext {
+  private context(entry: Entry, stdio: Stdio): ProgramContext {
     const writer = (sink: (bytes: Uint8Array) => Effect.Effect<void>) => ({
       write: (chunk: string | Uint8Array) => sink(toBytes(chunk)),
       line: (text: string) => sink(toBytes(`${text}\n`))
     })
-    const stdin = options.stdin ?? new Uint8Array()
+    const info = entry.info
     return {
       alias: this.alias,
-      argv: entry.info.argv,
-      env: entry.info.env,
-      cwd: entry.info.cwd,
-      pid: entry.info.pid,
-      pgid: entry.info.pgid,
-      stdin,
-      stdinText: decodeLossy(stdin),
-      stdout: writer(options.io.stdout),
-      stderr: writer(options.io.stderr),
+      argv: info.argv,
+      env: info.env,
+      cwd: info.cwd,
+      pid: info.pid,
+      pgid: info.pgid,
+      stdin: stdio.stdin,
+      stdinText: decodeLossy(stdio.stdin),
+      stdout: writer(stdio.stdout),
+      stderr: writer(stdio.stderr),
       fs: this.fs,
       listen: (port, handler) => this.listen(entry, port, handler),
       onSignal: (signal, handler) =>
@@ -261,15 +380,43 @@ export class ProcessTable {
           return entry.fiber === undefined ? Effect.interrupt : Fiber.interruptFork(entry.fiber)
         }).pipe(Effect.zipRight(Effect.never)),
       kill: (target, signal) => this.signal(target, signal),
+      // a RemoteCommand becomes what the live layer would run: `sh -c <rendered line>`
       spawn: (command) =>
-        this.start(command, {
-          io: options.io,
+        this.start(specOf(command, entry.info), {
+          stdio: { ...stdio, stdin: new Uint8Array() },
           pgid: entry.info.pgid,
           ppid: entry.info.pid,
           detached: entry.info.detached
         }),
       ports: Effect.sync(() => this.ports()),
       processes: Effect.sync(() => this.running())
+    }
+  }
+
+  private systemContext(entry: Entry, stdio: Stdio): SystemContext {
+    return {
+      ...this.context(entry, stdio),
+      stdio,
+      table: this,
+      exec: (spec, next) =>
+        Effect.suspend(() => {
+          entry.info = { ...entry.info, argv: spec.argv, env: spec.env, cwd: spec.cwd }
+          entry.handlers.clear()
+          return this.runProgram(entry, this.lookup(spec.argv), next)
+        }),
+      startChild: (spec, childStdio, { newGroup, ...options } = {}) =>
+        this.start(spec, {
+          ...(newGroup === true ? {} : { pgid: entry.info.pgid }),
+          detached: entry.info.detached,
+          ...options,
+          stdio: childStdio,
+          ppid: newGroup === true ? 1 : entry.info.pid
+        }),
+      raise: (signal) =>
+        Effect.suspend(() => {
+          entry.killedBy ??= normalizeSignal(signal)
+          return entry.fiber === undefined ? Effect.interrupt : Fiber.interruptFork(entry.fiber)
+        }).pipe(Effect.zipRight(Effect.never))
     }
   }
 

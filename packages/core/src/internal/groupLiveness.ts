@@ -52,26 +52,33 @@ export const groupRuns = (output: string, pgid: number): boolean | undefined => 
 const casePattern = NOT_RUNNING_STATES.map((letter) => `${letter}*`).join("|")
 
 /**
- * `$1` pgid, `$2` how many 50 ms polls to allow. SIGKILL to the group, then poll until no
- * member runs. Exit 0: nothing of the group runs (at once when it was already empty); 3: some
- * member still runs after the polls. Without a usable `ps`, any member (zombies included)
- * counts, as `kill -s 0` sees it. Pure shell besides `ps` (no awk): the table's words
- * alternate pgid, stat.
+ * A POSIX shell function `group_runs PGID`: status 0 while some member of the group runs,
+ * zombies aside; without a usable `ps`, any member (zombies included) counts, as `kill -s 0`
+ * sees it. Pure shell besides `ps` (no awk): the table's words alternate pgid, stat.
  */
-export const killAndConfirmScript = `kill -s KILL -- -"$1" 2>/dev/null || exit 0
-i=0
-while :; do
+export const groupRunsFunction = `group_runs() {
   if t=$(${psArgv.join(" ")} 2>/dev/null); then
-    runs= g=
+    r= g=
     for w in $t; do
       if [ -z "$g" ]; then g=$w; continue; fi
-      case $w in ${casePattern}) ;; *) [ "$g" = "$1" ] && runs=1 ;; esac
+      case $w in ${casePattern}) ;; *) [ "$g" = "$1" ] && r=1 ;; esac
       g=
     done
-    [ -n "$runs" ] || exit 0
+    [ -n "$r" ]
   else
-    kill -s 0 -- -"$1" 2>/dev/null || exit 0
+    kill -s 0 -- -"$1" 2>/dev/null
   fi
+}`
+
+/**
+ * `$1` pgid, `$2` how many 50 ms polls to allow. SIGKILL to the group, then poll until no
+ * member runs (\`group_runs\`). Exit 0: nothing of the group runs (at once when it was already
+ * empty); 3: some member still runs after the polls.
+ */
+export const killAndConfirmScript = `${groupRunsFunction}
+kill -s KILL -- -"$1" 2>/dev/null || exit 0
+i=0
+while group_runs "$1"; do
   i=$((i + 1))
   [ "$i" -lt "$2" ] || exit 3
   sleep 0.05

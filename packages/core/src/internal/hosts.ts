@@ -16,6 +16,8 @@ import * as SshConfig from "./sshConfig.js"
 /** Every input resolved to a value; no environment is read past this point. @internal */
 export interface Settings {
   readonly sshConfig: string
+  /** Set when the ssh_config path was named explicitly (by this setting): it must exist. */
+  readonly sshConfigRequiredBy: string | undefined
   readonly hostsFile: string
   readonly homeDir: string
   readonly localUser: string
@@ -41,7 +43,11 @@ const MAX_JUMPS = 8
 export const load = (settings: Settings): Effect.Effect<Snapshot, ConfigFileError> =>
   Effect.map(
     Effect.all({
-      ssh: SshConfig.load(settings.sshConfig, settings.homeDir),
+      ssh: SshConfig.load(
+        settings.sshConfig,
+        settings.homeDir,
+        settings.sshConfigRequiredBy === undefined ? {} : { required: settings.sshConfigRequiredBy }
+      ),
       hosts: HostsFile.load(settings.hostsFile)
     }),
     ({ hosts, ssh }) => ({ settings, ssh, hosts })
@@ -68,7 +74,12 @@ interface Context {
 }
 
 const fail = (ctx: Context, reason: string, fix?: string) =>
-  new ConfigFileError({ path: ctx.file, reason: `host "${ctx.alias}": ${reason}`, ...(fix ? { fix } : {}) })
+  new ConfigFileError({
+    path: ctx.file,
+    host: ctx.alias,
+    reason: `host "${ctx.alias}": ${reason}`,
+    ...(fix ? { fix } : {})
+  })
 
 const integer = (ctx: Context, directive: string, raw: string | undefined, min: number, max: number) =>
   Effect.suspend(() => {

@@ -1,5 +1,7 @@
 /**
- * The mlops hosts file (`$MLOPS_HOME/hosts.json`): schema and loading.
+ * The mlops hosts file (`$MLOPS_HOME/hosts.json`): schema and loading. Problems are reported
+ * the way a person fixes them: the file, the host entry and the field, what was expected and
+ * what was found (not a dump of the schema).
  *
  * @internal
  */
@@ -15,15 +17,29 @@ export const StateDir = Schema.String.pipe(
   })
 )
 
+/** Each field: its schema and, in words, what it must be. */
+const FIELDS = {
+  python: { schema: Schema.String, expected: "a path (a venv/conda prefix or an interpreter)" },
+  stateDir: { schema: StateDir, expected: "an absolute path or one starting with ~/" },
+  tags: { schema: Schema.Array(Schema.String), expected: "a list of strings" },
+  hostname: { schema: Schema.NonEmptyTrimmedString, expected: "a host name or address" },
+  user: { schema: Schema.NonEmptyTrimmedString, expected: "a user name" },
+  port: { schema: Schema.Int.pipe(Schema.between(1, 65535)), expected: "an integer from 1 to 65535" },
+  identityFile: {
+    schema: Schema.Union(Schema.String, Schema.Array(Schema.String)),
+    expected: "a key file path, or a list of them"
+  }
+} as const
+
 /** @internal */
 export const HostEntry = Schema.Struct({
-  python: Schema.optional(Schema.String),
-  stateDir: Schema.optional(StateDir),
-  tags: Schema.optional(Schema.Array(Schema.String)),
-  hostname: Schema.optional(Schema.NonEmptyTrimmedString),
-  user: Schema.optional(Schema.NonEmptyTrimmedString),
-  port: Schema.optional(Schema.Int.pipe(Schema.between(1, 65535))),
-  identityFile: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+  python: Schema.optional(FIELDS.python.schema),
+  stateDir: Schema.optional(FIELDS.stateDir.schema),
+  tags: Schema.optional(FIELDS.tags.schema),
+  hostname: Schema.optional(FIELDS.hostname.schema),
+  user: Schema.optional(FIELDS.user.schema),
+  port: Schema.optional(FIELDS.port.schema),
+  identityFile: Schema.optional(FIELDS.identityFile.schema)
 })
 
 /** @internal */
@@ -34,20 +50,136 @@ export const HostsFile = Schema.Struct({
 /** @internal */
 export type HostEntry = typeof HostEntry.Type
 
-const decode = Schema.decodeUnknownEither(Schema.parseJson(HostsFile), { onExcessProperty: "error" })
+const EXAMPLE = `{"hosts": {"<alias>": {"python": "/path/to/venv", "stateDir": "~/.mlops", "tags": ["..."]}}}`
 
-/** Missing file = no entries; unreadable, invalid JSON or a schema violation = ConfigFileError. @internal */
-export const load = (path: string): Effect.Effect<ReadonlyMap<string, HostEntry>, ConfigFileError> =>
-  Effect.gen(function* () {
-    const text = yield* readTextIfExists(path)
-    if (text === undefined) return new Map()
-    const decoded = decode(text)
-    if (Either.isLeft(decoded)) {
-      return yield* new ConfigFileError({
-        path,
-        reason: `not a valid mlops hosts file: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`,
-        fix: `expected {"hosts": {"<alias>": {"python": "/path/to/venv", "tags": ["..."]}}}`
-      })
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const shown = (value: unknown): string => {
+  const text = JSON.stringify(value)
+  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+/** Levenshtein distance, for "did you mean". */
+const distance = (a: string, b: string): number => {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1))
+      previous = current
     }
-    return new Map(Object.entries(decoded.right.hosts))
-  })
+  }
+  return row[b.length]!
+}
+
+const suggestion = (name: string): string | undefined =>
+  Object.keys(FIELDS)
+    .map((known) => [known, distance(name.toLowerCase(), known.toLowerCase())] as const)
+    .filter(([, d]) => d <= 2)
+    .sort((x, y) => x[1] - y[1])[0]?.[0]
+
+/** The first problem of one host entry, or its decoded value. */
+const decodeEntry = (
+  path: string,
+  alias: string,
+  value: unknown
+): Either.Either<HostEntry, ConfigFileError> => {
+  const error = (field: string | undefined, reason: string, fix: string) =>
+    Either.left(
+      new ConfigFileError({ path, host: alias, ...(field === undefined ? {} : { field }), reason, fix })
+    )
+  if (!isObject(value))
+    return error(
+      undefined,
+      `host "${alias}" must be an object of settings, got ${shown(value)}`,
+      `e.g. ${EXAMPLE}`
+    )
+  for (const [field, fieldValue] of Object.entries(value)) {
+    const known = FIELDS[field as keyof typeof FIELDS]
+    if (known === undefined) {
+      const near = suggestion(field)
+      return error(
+        field,
+        `host "${alias}": unknown field "${field}"`,
+        near === undefined
+          ? `the fields are ${Object.keys(FIELDS).join(", ")}`
+          : `did you mean "${near}"? (the fields are ${Object.keys(FIELDS).join(", ")})`
+      )
+    }
+    const decoded = Schema.decodeUnknownEither(known.schema as Schema.Schema<unknown>)(fieldValue)
+    if (Either.isLeft(decoded)) {
+      return error(
+        field,
+        `host "${alias}", field "${field}": expected ${known.expected}, got ${shown(fieldValue)}`,
+        `set "${field}" of "${alias}" to ${known.expected}`
+      )
+    }
+  }
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(HostEntry)(value),
+    (issue) =>
+      new ConfigFileError({
+        path,
+        host: alias,
+        reason: `host "${alias}": ${ParseResult.TreeFormatter.formatErrorSync(issue)}`
+      })
+  )
+}
+
+/** The entries of a hosts file's text, or the first problem (file, host, field). @internal */
+export const decode = (
+  path: string,
+  text: string
+): Either.Either<ReadonlyMap<string, HostEntry>, ConfigFileError> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (cause) {
+    const message = cause instanceof Error ? cause.message : String(cause)
+    const position = /position (\d+)/.exec(message)
+    const line = position === null ? undefined : text.slice(0, Number(position[1])).split("\n").length
+    return Either.left(
+      new ConfigFileError({
+        path,
+        reason: `not valid JSON: ${message}`,
+        fix: `the file holds ${EXAMPLE}`,
+        ...(line === undefined ? {} : { line })
+      })
+    )
+  }
+  const top = (reason: string, field?: string) =>
+    Either.left(
+      new ConfigFileError({
+        path,
+        reason,
+        fix: `the file holds ${EXAMPLE}`,
+        ...(field === undefined ? {} : { field })
+      })
+    )
+  if (!isObject(json)) return top(`expected a JSON object with "hosts", got ${shown(json)}`)
+  const extra = Object.keys(json).find((key) => key !== "hosts")
+  if (extra !== undefined) return top(`unknown top-level field "${extra}" (only "hosts" is read)`, extra)
+  if (!("hosts" in json)) return top(`no "hosts" field`, "hosts")
+  if (!isObject(json.hosts))
+    return top(`"hosts" must be an object of host entries, got ${shown(json.hosts)}`, "hosts")
+  const entries = new Map<string, HostEntry>()
+  for (const [alias, value] of Object.entries(json.hosts)) {
+    const entry = decodeEntry(path, alias, value)
+    if (Either.isLeft(entry)) return Either.left(entry.left)
+    entries.set(alias, entry.right)
+  }
+  return Either.right(entries)
+}
+
+/** Missing file = no entries; unreadable, invalid JSON or a bad entry = ConfigFileError. @internal */
+export const load = (path: string): Effect.Effect<ReadonlyMap<string, HostEntry>, ConfigFileError> =>
+  Effect.flatMap(
+    readTextIfExists(path),
+    (text): Effect.Effect<ReadonlyMap<string, HostEntry>, ConfigFileError> =>
+      text === undefined
+        ? Effect.succeed(new Map())
+        : Either.match(decode(path, text), { onLeft: Effect.fail, onRight: Effect.succeed })
+  )

@@ -140,10 +140,14 @@ const isRefused = (error: ChannelOpenFailed | ConnectionLost): error is ChannelO
 
 const decoder = () => new TextDecoder("utf-8", { fatal: false })
 
-/** Write stdin (if any) without ending it: the end of stdin is the lifeline's signal. */
-export const writeStdin = (open: OpenChannel, stdin: string | Uint8Array | undefined) =>
+/**
+ * Write stdin (if any). Under the lifeline it is not ended: the end of stdin is the lifeline's
+ * signal. `end` sends EOF after it (a script that reads its stdin to the end).
+ */
+export const writeStdin = (open: OpenChannel, stdin: Uint8Array, options: { readonly end?: boolean } = {}) =>
   Effect.sync(() => {
-    if (stdin !== undefined && stdin.length > 0) open.channel.write(stdin)
+    if (stdin.length > 0) open.channel.write(stdin)
+    if (options.end === true) open.channel.end()
   })
 
 /** Run to completion, draining stdout and stderr concurrently. */

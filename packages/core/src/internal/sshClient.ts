@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises"
 import * as net from "node:net"
 import type { Duplex } from "node:stream"
-import { Deferred, Effect, Exit, Runtime, type Scope } from "effect"
+import { Deferred, Effect, Exit, Redacted, Runtime, type Scope } from "effect"
 import type { AnyAuthMethod, AuthHandlerMiddleware, Client, ConnectConfig } from "ssh2"
 import ssh2 from "ssh2"
 import {
@@ -23,8 +23,8 @@ import * as KnownHosts from "../KnownHosts.js"
 import { connectFailure, type Endpoint, isDisconnected, keyFileError, messageOf } from "./sshErrors.js"
 
 export interface ClientOptions {
-  /** Passphrase for encrypted keys; default: env `MLOPS_SSH_PASSPHRASE`. */
-  readonly passphrase?: string
+  /** Passphrase for encrypted keys (ConnectionPool's `config` reads `MLOPS_SSH_PASSPHRASE`). */
+  readonly passphrase?: Redacted.Redacted<string>
 }
 
 /** An open, authenticated client and a signal that fires once when it drops. */
@@ -150,7 +150,7 @@ const handshake = (
   options: ClientOptions
 ): Effect.Effect<OpenClient, ConnectError, Scope.Scope> =>
   Effect.gen(function* () {
-    const passphrase = options.passphrase ?? process.env.MLOPS_SSH_PASSPHRASE
+    const passphrase = options.passphrase === undefined ? undefined : Redacted.value(options.passphrase)
     const { keys, skipped } = yield* loadKeys(hop.identityFiles, passphrase, host.agent !== undefined)
     const knownTypes = yield* KnownHosts.knownKeyTypes({
       host: hop.hostname,

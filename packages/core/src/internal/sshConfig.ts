@@ -76,10 +76,50 @@ const expandGlob = async (pattern: string): Promise<ReadonlyArray<string>> => {
   return current
 }
 
+/**
+ * The first line ssh would reject as malformed (the way `ssh` says "line N: ..."): a keyword
+ * that is not one word of letters and digits, a keyword without a value, an unterminated
+ * quote. Unknown keywords are left to ssh (mlops reads only the ones it uses).
+ */
+const malformedLine = (path: string, text: string): ConfigFileError | undefined => {
+  const lines = text.split("\n")
+  for (const [index, raw] of lines.entries()) {
+    const content = raw.replace(/\r$/, "").trim()
+    if (content === "" || content.startsWith("#")) continue
+    const line = index + 1
+    const match = /^([^\s=]*)\s*(?:=\s*)?(.*)$/.exec(content)!
+    const keyword = match[1]!
+    const value = match[2]!.trim()
+    const problem = (reason: string, fix: string) =>
+      new ConfigFileError({
+        path,
+        line,
+        ...(keyword === "" ? {} : { field: keyword }),
+        reason: `line ${line}: ${reason}`,
+        fix
+      })
+    if (keyword === "") return problem(`"${content}" has no keyword`, "write each option as `Keyword value`")
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(keyword))
+      return problem(
+        `"${keyword}" is not an ssh_config keyword`,
+        "keywords are letters and digits, e.g. `Port 22`"
+      )
+    if (value === "")
+      return problem(`${keyword} has no value`, `give it one (\`${keyword} <value>\`) or remove the line`)
+    if ((value.match(/"/g)?.length ?? 0) % 2 === 1)
+      return problem(`${keyword} has an unterminated quote`, 'close the quoted value with a second "')
+  }
+  return undefined
+}
+
 const parseText = (path: string, text: string) =>
-  Effect.try({
-    try: () => SSHConfig.parse(text),
-    catch: (error) => new ConfigFileError({ path, reason: `cannot parse ssh_config: ${String(error)}` })
+  Effect.suspend(() => {
+    const malformed = malformedLine(path, text)
+    if (malformed !== undefined) return Effect.fail(malformed)
+    return Effect.try({
+      try: () => SSHConfig.parse(text),
+      catch: (error) => new ConfigFileError({ path, reason: `cannot parse ssh_config: ${String(error)}` })
+    })
   })
 
 const includeDirectives = (config: SSHConfig): ReadonlyArray<Directive> =>
@@ -91,8 +131,17 @@ const includeDirectives = (config: SSHConfig): ReadonlyArray<Directive> =>
         : []
   )
 
-/** Read the main file (missing = empty) and, recursively, every file it includes. @internal */
-export const load = (main: string, homeDir: string): Effect.Effect<SshConfigSet, ConfigFileError> =>
+/**
+ * Read the main file (missing = empty, unless `required`) and, recursively, every file it
+ * includes.
+ *
+ * @internal
+ */
+export const load = (
+  main: string,
+  homeDir: string,
+  options: { readonly required?: string } = {}
+): Effect.Effect<SshConfigSet, ConfigFileError> =>
   Effect.gen(function* () {
     const files = new Map<string, SSHConfig>()
     const includes = new Map<string, ReadonlyArray<string>>()
@@ -106,6 +155,13 @@ export const load = (main: string, homeDir: string): Effect.Effect<SshConfigSet,
           })
         }
         const text = yield* readTextIfExists(path)
+        if (text === undefined && depth === 0 && options.required !== undefined) {
+          return yield* new ConfigFileError({
+            path,
+            reason: `no such file (named by ${options.required})`,
+            fix: `create it, or unset ${options.required} to read ~/.ssh/config`
+          })
+        }
         const config = yield* parseText(path, text ?? "")
         files.set(path, config)
         for (const directive of includeDirectives(config)) {

@@ -5,13 +5,15 @@
  * @internal
  */
 
+import { randomBytes } from "node:crypto"
 import type { Duplex } from "node:stream"
 import { Deferred, Duration, Effect, type Scope, Stream } from "effect"
-import type { Connection, DetachedInfo, ExecOptions } from "../Connection.js"
-import { CommandTimeout, type ConnectError, ProcessError } from "../Errors.js"
+import type { Connection, ExecOptions } from "../Connection.js"
+import { CommandTimeout, type ConnectError } from "../Errors.js"
 import type { HostConfig } from "../HostConfig.js"
 import * as RemoteCommand from "../RemoteCommand.js"
 import * as Scripts from "./shellScripts.js"
+import { parseSpawnResult } from "./spawnResult.js"
 import { collect, lines, openChannel, writeStdin } from "./sshChannels.js"
 import { type ClientOptions, openClient } from "./sshClient.js"
 import { forwardFailure, lost } from "./sshErrors.js"
@@ -24,8 +26,22 @@ export interface ConnectionOptions extends ClientOptions {
   readonly commandTimeout?: Duration.DurationInput
 }
 
-const stdinLength = (stdin: string | Uint8Array | undefined) =>
-  stdin === undefined ? 0 : typeof stdin === "string" ? Buffer.byteLength(stdin, "utf8") : stdin.length
+const bytesOf = (data: string | Uint8Array | undefined): Buffer =>
+  data === undefined
+    ? Buffer.alloc(0)
+    : typeof data === "string"
+      ? Buffer.from(data, "utf8")
+      : Buffer.from(data)
+
+/** The exec text and channel stdin for a command under the lifeline: environment script first. */
+const underLifeline = (command: RemoteCommand.RemoteCommand, stdin: string | Uint8Array | undefined) => {
+  const env = bytesOf(RemoteCommand.envScript(command))
+  const input = bytesOf(stdin)
+  return {
+    line: Scripts.lifeline(RemoteCommand.render(command), env.length, input.length),
+    stdin: Buffer.concat([env, input])
+  }
+}
 
 /** ssh2 duplexes lack the socket methods node:http calls on a connection. */
 const asSocketLike = (stream: Duplex): Duplex => {
@@ -54,16 +70,20 @@ export const make = (
     const timedOut = (description: string, timeout: Duration.Duration) =>
       new CommandTimeout({ host: host.alias, command: description, timeoutMs: Duration.toMillis(timeout) })
 
-    /** Run one shell line (already rendered) under the lifeline, to completion. */
-    const run = (line: string, description: string, execOptions: ExecOptions | undefined) => {
-      const timeout = timeoutOf(execOptions)
-      const wrapped = Scripts.lifeline(line, stdinLength(execOptions?.stdin))
-      return budget
+    /** Send one exec request with its stdin, to completion (`end`: EOF after the stdin). */
+    const run = (
+      line: string,
+      stdin: Uint8Array,
+      description: string,
+      timeout: Duration.Duration,
+      options: { readonly end?: boolean } = {}
+    ) =>
+      budget
         .withPermits(1)(
           Effect.scoped(
             Effect.gen(function* () {
-              const open = yield* openChannel(client, endpoint, wrapped)
-              yield* writeStdin(open, execOptions?.stdin)
+              const open = yield* openChannel(client, endpoint, line)
+              yield* writeStdin(open, stdin, options)
               return yield* collect(open, endpoint)
             })
           )
@@ -72,16 +92,16 @@ export const make = (
           // interruption runs the channel's release (EOF -> the remote group is killed) first
           Effect.timeoutFail({ duration: timeout, onTimeout: () => timedOut(description, timeout) })
         )
-    }
 
     const exec: Connection["exec"] = Effect.fn("Connection.exec")(function* (command, execOptions) {
-      return yield* run(RemoteCommand.render(command), RemoteCommand.describe(command), execOptions)
+      const { line, stdin } = underLifeline(command, execOptions?.stdin)
+      return yield* run(line, stdin, RemoteCommand.describe(command), timeoutOf(execOptions))
     })
 
     const stream: Connection["stream"] = (command, execOptions) => {
-      const line = Scripts.lifeline(RemoteCommand.render(command), stdinLength(execOptions?.stdin))
       const output = Stream.unwrapScoped(
         Effect.gen(function* () {
+          const { line, stdin } = underLifeline(command, execOptions?.stdin)
           // waiting for a permit stays interruptible (acquireRelease would make it uninterruptible)
           yield* Effect.uninterruptibleMask((restore) =>
             Effect.zipRight(
@@ -90,7 +110,7 @@ export const make = (
             )
           )
           const open = yield* openChannel(client, endpoint, line)
-          yield* writeStdin(open, execOptions?.stdin)
+          yield* writeStdin(open, stdin)
           return lines(open, endpoint)
         })
       )
@@ -106,29 +126,29 @@ export const make = (
       )
     }
 
+    // Not under the lifeline: the start script runs to its end whatever happens to the channel.
     const spawnDetached: Connection["spawnDetached"] = Effect.fn("Connection.spawnDetached")(
       function* (command, detached) {
-        const logPath = detached.logPath ?? `${detached.runDir.replace(/\/+$/, "")}/log`
-        const line = Scripts.spawnDetached(RemoteCommand.render(command), detached.runDir, logPath)
-        const result = yield* run(line, `start detached: ${RemoteCommand.describe(command)}`, undefined)
-        const failed = (reason: string) =>
-          new ProcessError({ host: host.alias, runDir: detached.runDir, reason })
-        if (result.exitCode !== 0) {
-          return yield* failed(
-            `could not start: ${result.stderr.trim() || `exit ${result.exitCode ?? result.signal}`}`
-          )
-        }
-        const [runDir, log, pid, pgid] = result.stdout.trim().split("\n")
-        const info: DetachedInfo = {
-          runDir: runDir ?? detached.runDir,
-          logPath: log ?? logPath,
-          pid: Number(pid),
-          pgid: Number(pgid)
-        }
-        if (!Number.isInteger(info.pid) || !Number.isInteger(info.pgid)) {
-          return yield* failed(`unexpected output from the start script: ${JSON.stringify(result.stdout)}`)
-        }
-        return info
+        const token = detached.token ?? randomBytes(8).toString("hex")
+        const runDir = detached.runDir.replace(/\/+$/, "")
+        const env = bytesOf(RemoteCommand.envScript(command))
+        const line = Scripts.spawnDetached(
+          RemoteCommand.render(command),
+          runDir,
+          detached.logPath ?? `${runDir}/log`,
+          token,
+          env.length
+        )
+        const result = yield* run(
+          line,
+          env,
+          `start detached: ${RemoteCommand.describe(command)}`,
+          defaultTimeout,
+          {
+            end: true
+          }
+        )
+        return yield* parseSpawnResult(host.alias, detached.runDir, token, result)
       }
     )
 

@@ -14,6 +14,9 @@ import { type Endpoint, fileFailure, isDisconnected, lost } from "./sshErrors.js
 type FsError = RemoteFileError | ConnectError
 
 const READ_CHUNK = 256 * 1024
+/** What mlops creates on a host: private to the user. */
+const PRIVATE_FILE = 0o600
+const PRIVATE_DIR = 0o700
 
 export const makeFiles = (
   client: Client,
@@ -134,7 +137,8 @@ export const makeFiles = (
         Effect.map((stats): FileStat | undefined => ({
           size: stats.size,
           mtimeMs: stats.mtime * 1000,
-          isDirectory: stats.isDirectory()
+          isDirectory: stats.isDirectory(),
+          mode: stats.mode & 0o7777
         })),
         Effect.catchIf(
           (error) => error._tag === "RemoteFileError" && error.notFound,
@@ -153,7 +157,9 @@ export const makeFiles = (
         }
         const parent = path.replace(/\/+[^/]*\/*$/, "")
         if (parent !== "" && parent !== path) yield* mkdirAbsolute(parent)
-        yield* call<void>(path, "mkdir", (s, done) => s.mkdir(path, (e) => done(e))).pipe(
+        yield* call<void>(path, "mkdir", (s, done) =>
+          s.mkdir(path, { mode: PRIVATE_DIR }, (e) => done(e))
+        ).pipe(
           // lost a race with another creator: fine if it is a directory now
           Effect.catchTag("RemoteFileError", (error) =>
             Effect.flatMap(statRaw(path), (now) => (now?.isDirectory ? Effect.void : Effect.fail(error)))
@@ -187,19 +193,31 @@ export const makeFiles = (
         }).pipe(Effect.ensuring(Effect.sync(() => session.close(handle, () => {}))))
       })
 
+    // open (created with `mode`), fchmod (an existing file gets `mode` before its new content),
+    // write, close: the content is never readable under a wider mode
     const write: RemoteFs["write"] = (path, data, options = {}) =>
       Effect.gen(function* () {
         const full = yield* resolvePath(path)
         const parent = full.replace(/\/+[^/]*$/, "")
         if (parent !== "" && parent !== full) yield* mkdirAbsolute(parent)
         const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data)
-        yield* call<void>(full, "write", (s, done) =>
-          s.writeFile(full, bytes, options.mode === undefined ? {} : { mode: options.mode }, (e) => done(e))
+        const mode = options.mode ?? PRIVATE_FILE
+        const handle = yield* call<Buffer>(full, "open", (s, done) => s.open(full, "w", { mode }, done))
+        const session = yield* sftp
+        yield* Effect.gen(function* () {
+          yield* call<void>(full, "chmod", (s, done) => s.fchmod(handle, mode, (e) => done(e)))
+          if (bytes.length > 0)
+            yield* call<void>(full, "write", (s, done) =>
+              s.write(handle, bytes, 0, bytes.length, 0, (e) => done(e))
+            )
+        }).pipe(
+          Effect.ensuring(
+            Effect.async<void>((resume) => session.close(handle, () => resume(Effect.void))).pipe(
+              Effect.timeout(timeout),
+              Effect.ignore
+            )
+          )
         )
-        if (options.mode !== undefined) {
-          const mode = options.mode
-          yield* call<void>(full, "chmod", (s, done) => s.chmod(full, mode, (e) => done(e)))
-        }
       })
 
     return {

@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Schedule, Scope } from "effect"
+import { Effect, Exit, Layer, Redacted, Schedule, Scope } from "effect"
 import * as ConnectionPool from "../../src/ConnectionPool.js"
 import { HostNotFound } from "../../src/Errors.js"
 import { HostConfig } from "../../src/HostConfig.js"
@@ -84,7 +84,7 @@ describe("live connect", () => {
         assert.strictEqual(keyError.path, locked)
         assert.include(keyError.fix ?? "", "MLOPS_SSH_PASSPHRASE")
       }
-      const conn = yield* ConnectionPool.makeConnection(host, { passphrase: "s3cret" })
+      const conn = yield* ConnectionPool.makeConnection(host, { passphrase: Redacted.make("s3cret") })
       assert.strictEqual((yield* conn.exec(cmd(["echo", "in"]))).stdout, "in\n")
     })
   )

@@ -16,7 +16,7 @@ interface Ended {
 
 /** Start the wrapper around `line`; stdin stays open until `closeStdin` (the lifeline). */
 const start = (line: string, leader: boolean) => {
-  const wrapped = lifeline(line, 0)
+  const wrapped = lifeline(line, 0, 0)
   const child = leader
     ? spawn("setsid", ["/bin/sh", "-c", wrapped], { stdio: ["pipe", "pipe", "ignore"] })
     : spawn("/bin/sh", ["-c", wrapped], { stdio: ["pipe", "pipe", "ignore"] })

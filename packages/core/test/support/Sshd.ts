@@ -47,6 +47,10 @@ export interface Sshd {
   readonly killSessionProcesses: Effect.Effect<void>
   /** Replace the host key and restart the listener on the same port; known_hosts keeps the old key. */
   readonly rotateHostKey: Effect.Effect<void, SshdError>
+  /** Stop the listener and cut every connection: the host is unreachable until `resume`. */
+  readonly pause: Effect.Effect<void>
+  /** Start the listener again on the same port, with the same host key. */
+  readonly resume: Effect.Effect<void, SshdError>
   readonly stop: Effect.Effect<void>
   /** What sshd printed on stderr so far (for failing-test diagnostics). */
   readonly log: () => string
@@ -274,9 +278,14 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
       yield* launch(port)
     })
 
+    const pause = stopListener
+    const resume = launch(port)
+
     return {
       port,
       dir,
+      pause,
+      resume,
       user,
       clientKeyPath,
       knownHostsPath,

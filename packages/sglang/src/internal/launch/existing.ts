@@ -90,8 +90,8 @@ export const check = Effect.fn("Launch.existing")(function* (
   const { name, port, emit } = o
   const host = conn.host.alias
   const existing = yield* Deployment.read(conn, name)
-  const existingAlive =
-    existing?.pgid !== undefined ? yield* RemoteProcess.isAlive(conn, { pgid: existing.pgid }) : false
+  const group = existing === undefined ? undefined : Deployment.groupOf(existing)
+  const existingAlive = group === undefined ? false : yield* RemoteProcess.isAlive(conn, group)
   if (existing === undefined || !existingAlive) return undefined
   const different = yield* difference(existing, o.shown, o.env, o.secrets)
   const port0 = existing.meta?.port ?? port

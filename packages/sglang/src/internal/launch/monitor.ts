@@ -14,9 +14,10 @@
  *
  * @internal
  */
+import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as LogTail from "@mlops/core/LogTail"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import { Clock, Duration, Effect, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Option, Stream } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
@@ -36,9 +37,6 @@ export type Outcome =
     }
 
 const decoder = new TextDecoder()
-const EXIT_POLL = "50 millis"
-const ALIVE_POLL = "2 seconds"
-const LOG_RECONNECT_SPACING = "250 millis"
 
 export const follow = Effect.fn("Launch.follow")(function* (
   session: Session,
@@ -52,7 +50,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
     readonly overallMs: number
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
     /** Run once the ready line is seen (the HTTP checks); the death watchers keep running meanwhile. */
-    readonly readiness: Effect.Effect<void, ReadinessError>
+    readonly readiness: Effect.Effect<void, ReadinessError, ConnectionPool>
   }
 ) {
   const classifier = Classifier.make()
@@ -75,15 +73,11 @@ export const follow = Effect.fn("Launch.follow")(function* (
     })
 
   const remaining = Effect.map(Clock.currentTimeMillis, (now) => Math.max(0, session.deadline - now))
-  const logReconnect = Schedule.spaced(LOG_RECONNECT_SPACING).pipe(
-    Schedule.jittered,
-    Schedule.upTo(Duration.millis(Math.max(0, session.deadline - lastProgressAt)))
-  )
 
   const untilReady = LogTail.follow(session.alias, proc.logPath, {
     fromOffset: o.fromOffset,
     pollInterval: "100 millis",
-    reconnect: logReconnect
+    reconnect: session.reconnect
   }).pipe(
     Stream.mapEffect((line) =>
       Effect.suspend(() => {
@@ -102,26 +96,23 @@ export const follow = Effect.fn("Launch.follow")(function* (
     Effect.as({ _tag: "Ready" as const })
   )
 
-  // The supervisor writes `exit` the moment the launcher ends: a file read (no shell start on
-  // the host) tells a crash within one poll. `isAlive` (zombies do not count) is the fallback
-  // for a supervisor killed with its group, which writes nothing. (The caller removed any
-  // previous attempt's `exit`.)
-  const exited = Effect.gen(function* () {
-    for (;;) {
-      const exit = yield* session.run((conn) => RemoteProcess.exitStatus(conn, proc))
-      if (exit !== undefined) return exit
-      yield* Effect.sleep(EXIT_POLL)
-    }
-  })
-  const vanished = session
-    .run((conn) => RemoteProcess.isAlive(conn, proc))
-    .pipe(
-      Effect.repeat({ schedule: Schedule.spaced(ALIVE_POLL), until: (alive) => !alive }),
-      Effect.zipRight(session.run((conn) => RemoteProcess.exitStatus(conn, proc))),
-      // the loser's in-flight exec is cancelled in the background: the failure must not wait for it
-      Effect.disconnect
-    )
-  const death = Effect.race(exited, vanished).pipe(Effect.map((exit) => ({ _tag: "Died" as const, exit })))
+  // Core's watch: the `exit` file (written the moment the launcher ends: a crash is seen within
+  // one poll) and the group's liveness, both resumed on a new connection after a drop, so a
+  // death during an outage is seen by the first poll after it.
+  const death = RemoteProcess.watch(session.alias, proc, { reconnect: session.reconnect }).pipe(
+    Stream.tap((event) =>
+      event._tag === "Disconnected"
+        ? session.markDown(event.reason)
+        : event._tag === "Reconnected"
+          ? session.markUp
+          : Effect.void
+    ),
+    Stream.runLast,
+    Effect.map((last) => ({
+      _tag: "Died" as const,
+      exit: Option.isSome(last) && last.value._tag === "Exited" ? last.value.status : undefined
+    }))
+  )
 
   // Silence counts from the last progress or the last reconnect, whichever is later, and only
   // while the host can be seen and the server has not printed its ready line.

@@ -19,6 +19,7 @@
  * @internal
  */
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemotePath from "@mlops/core/RemotePath"
 import * as Secrets from "../../Secrets.js"
 
 /** The environment variable that carries the secret values to the prelude. */
@@ -76,10 +77,12 @@ export const make = (o: {
   readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
   readonly env: Readonly<Record<string, string>>
 }): RemoteCommand.RemoteCommand => {
+  // a path mlops found or was given: `~/` is the remote home; SGLang's flags stay as written
+  const interpreter = RemotePath.make(o.interpreter)
   const hide = Secrets.hiddenValues(o.secrets, o.env)
   if (o.secrets.length === 0 && hide.length === 0) {
     const head = "module" in o.target ? ["-m", o.target.module] : ["-c", o.target.code]
-    return RemoteCommand.make([o.interpreter, ...head, ...o.shown], { env: o.env })
+    return RemoteCommand.make([interpreter, ...head, ...o.shown], { env: o.env })
   }
   const real = Secrets.reveal(o.shown, o.secrets)
   const argv: Record<string, string> = {}
@@ -88,7 +91,7 @@ export const make = (o: {
   })
   const payload = JSON.stringify({ argv, hide, ...("code" in o.target ? { code: o.target.code } : {}) })
   return RemoteCommand.make(
-    [o.interpreter, "-c", PRELUDE, "module" in o.target ? o.target.module : "-", ...o.shown],
+    [interpreter, "-c", PRELUDE, "module" in o.target ? o.target.module : "-", ...o.shown],
     { env: { ...o.env, [secretsEnv]: payload } }
   )
 }

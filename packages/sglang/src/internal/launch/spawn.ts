@@ -1,44 +1,18 @@
 /**
- * Starting one attempt's server: the deployment files, a clean slate for the files the
- * watchers read (`exit`, `pid`, `pgid`), then core's detached spawn. A spawn whose outcome
- * is unknown (the connection dropped or went silent while it ran) is settled from the run
- * directory once the host answers again: pid files that appeared belong to this spawn (they
- * were emptied just before it), so the server is tracked; none within a few seconds means it
- * never started, and it is started once more. A server is never left running untracked.
+ * Starting one attempt's server: the deployment files, then core's `RemoteProcess.spawn`,
+ * which takes the deployment's lock (two launches of one name cannot both start), gives each
+ * start a fresh log (the previous one kept beside it) and settles a start whose answer was
+ * lost from the run directory, re-acquiring the connection, so a server is never left running
+ * untracked. Retries stop at the launch's deadline.
  *
  * @internal
  */
 import type { Connection } from "@mlops/core/Connection"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
-import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import { Clock, Duration, Effect } from "effect"
+import { type Duration, Effect } from "effect"
 import * as Deployment from "../../Deployment.js"
 import type { Session } from "./session.js"
-
-const UNKNOWN_OUTCOME = new Set(["ConnectionLost", "CommandTimeout", "ConnectionRefused", "ConnectTimeout"])
-
-/** How long pid files may take to appear after a spawn whose answer was lost. */
-const SETTLE_WITHIN = Duration.seconds(10)
-const SETTLE_POLL = "250 millis"
-
-const readPositive = (conn: Connection, path: string) =>
-  Effect.map(RemoteFiles.readTextIfExists(conn, path), (text) => {
-    const n = Number((text ?? "").trim())
-    return Number.isInteger(n) && n > 0 ? n : undefined
-  })
-
-/** The process this spawn started, read from the run directory; undefined when none (yet). */
-const recorded = (conn: Connection, runDir: string, logPath: string) =>
-  Effect.map(
-    Effect.all([readPositive(conn, `${runDir}/pid`), readPositive(conn, `${runDir}/pgid`)], {
-      concurrency: 2
-    }),
-    ([pid, pgid]): RemoteProcess.DetachedProcess | undefined =>
-      pid === undefined || pgid === undefined
-        ? undefined
-        : { host: conn.host.alias, pid, pgid, runDir, logPath }
-  )
 
 export const start = Effect.fn("Launch.spawn")(function* (
   session: Session,
@@ -51,50 +25,15 @@ export const start = Effect.fn("Launch.spawn")(function* (
   const runDir = yield* session.run((conn) => Deployment.writeLaunchFiles(conn, o.name, o.files), {
     retry: "write"
   })
-  const logPath = `${runDir}/log`
-  // the watchers read these: a previous attempt's must not count (an empty file reads as none)
-  const [logStat] = yield* session.run(
-    (conn) =>
-      Effect.all(
-        [
-          conn.files.stat(logPath),
-          conn.files.write(`${runDir}/exit`, ""),
-          conn.files.write(`${runDir}/pid`, ""),
-          conn.files.write(`${runDir}/pgid`, "")
-        ],
-        { concurrency: "unbounded" }
-      ),
-    { retry: "write" }
-  )
-  const fromOffset = logStat?.size ?? 0
-
-  const spawnOnce = session.run((conn) => RemoteProcess.spawnDetached(conn, o.command, { runDir, logPath }), {
-    retry: "never"
+  const proc = yield* RemoteProcess.spawn(session.alias, o.command, {
+    runDir,
+    logPath: `${runDir}/log`,
+    reconnect: session.reconnect
   })
-  const settle = Effect.gen(function* () {
-    const until = (yield* Clock.currentTimeMillis) + Duration.toMillis(SETTLE_WITHIN)
-    for (;;) {
-      const found = yield* session.run((conn) => recorded(conn, runDir, logPath))
-      if (found !== undefined || (yield* Clock.currentTimeMillis) >= until) return found
-      yield* Effect.sleep(SETTLE_POLL)
-    }
-  })
-  const proc = yield* spawnOnce.pipe(
-    Effect.catchIf(
-      (error) => UNKNOWN_OUTCOME.has(error._tag),
-      (error) =>
-        Effect.flatMap(settle, (found) =>
-          found !== undefined
-            ? Effect.succeed(found)
-            : Effect.logWarning(
-                `spawn of ${o.name} got no answer (${error._tag}) and started nothing; starting again`
-              ).pipe(Effect.zipRight(spawnOnce))
-        )
-    )
-  )
-  return { proc, fromOffset }
+  // a fresh log per start: the watchers read it from its first byte
+  return { proc, fromOffset: 0 }
 })
 
-/** Stop an attempt's server (TERM, then KILL after `grace`). */
+/** Stop an attempt's server (TERM, then KILL after `grace`), only while its group is still ours. */
 export const stop = (conn: Connection, proc: RemoteProcess.DetachedProcess, grace?: Duration.DurationInput) =>
   RemoteProcess.stop(conn, proc, grace === undefined ? {} : { grace })

@@ -317,6 +317,8 @@ export type LaunchError =
   | NotHealthy
   | Errors.CommandError
   | Errors.ProcessError
+  | Errors.SpawnLocked
+  | Errors.AlreadyRunning
   | Errors.RemoteFileError
   | Errors.HostNotFound
   | Errors.ConfigFileError

@@ -123,13 +123,14 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     })
     const holdGiB = (gib: number) =>
       Gpus.hold(ctx.fs, ctx.pid, Object.fromEntries(ranks.map((_, r) => [gpuOf(r), Math.round(gib * 1024)])))
-    // Every rank prints its own traceback, then the launcher is SIGKILLed by its own handler.
+    // Every rank prints its own traceback, then the launcher's handler SIGKILLs its own process
+    // tree (kill_process_tree: its children, then itself), not its process group.
     const childFailure = (lines: (t: number, process: string) => ReadonlyArray<string>) =>
       Effect.gen(function* () {
         const t = yield* now
         for (const p of ranks) yield* raw(lines(t, p === "" ? "" : p))
         yield* log("", L.sigquitFromChild())
-        yield* ctx.kill({ pgid: ctx.pgid }, "KILL")
+        yield* ctx.kill({ pid: ctx.pid }, "KILL")
         return yield* Effect.never
       })
 

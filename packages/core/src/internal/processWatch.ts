@@ -1,0 +1,119 @@
+/**
+ * `RemoteProcess.watch`: the death watchers of a detached process (the `exit` file, the
+ * group's liveness) run on the pool's current connection and are restarted on a new one after
+ * a drop, so a death during an outage is reported right after reconnecting.
+ *
+ * @internal
+ */
+import { type Duration, Effect, Mailbox, Option, Schedule, Stream } from "effect"
+import type { Connection, ExitStatus } from "../Connection.js"
+import { ConnectionPool, defaultReconnect, type GetError, isTransient } from "../ConnectionPool.js"
+import type { CommandError, ConnectError, ProcessError, RemoteFileError } from "../Errors.js"
+
+/** @internal */
+export type WatchEvent =
+  | { readonly _tag: "Disconnected"; readonly reason: string }
+  | { readonly _tag: "Reconnected" }
+  | { readonly _tag: "Exited"; readonly status: ExitStatus | undefined }
+
+/** @internal */
+export interface WatchOptions {
+  /** Between reads of the `exit` file; default 50 ms. */
+  readonly exitPoll?: Duration.DurationInput
+  /** Between liveness checks (`ps`); default 2 s. */
+  readonly alivePoll?: Duration.DurationInput
+  /** Re-acquiring the connection after a drop; default `ConnectionPool.defaultReconnect`. */
+  readonly reconnect?: Schedule.Schedule<unknown, unknown>
+}
+
+type StepError = CommandError | ProcessError | RemoteFileError | ConnectError
+
+interface Probes {
+  readonly exitStatus: (
+    conn: Connection,
+    proc: { readonly runDir: string }
+  ) => Effect.Effect<ExitStatus | undefined, RemoteFileError | ConnectError>
+  readonly isAlive: (
+    conn: Connection,
+    proc: { readonly pgid: number; readonly startTime?: string }
+  ) => Effect.Effect<boolean, CommandError | RemoteFileError>
+}
+
+/** A step that failed for a reason another try may not have (a timeout, an sftp hiccup). */
+const isRetryable = (error: StepError | GetError): boolean =>
+  isTransient(error) ||
+  error._tag === "CommandTimeout" ||
+  error._tag === "ChannelOpenFailed" ||
+  (error._tag === "RemoteFileError" && !error.notFound)
+
+export const watch = (
+  alias: string,
+  proc: { readonly runDir: string; readonly pgid: number; readonly startTime?: string },
+  options: WatchOptions,
+  probes: Probes
+): Stream.Stream<WatchEvent, StepError | GetError, ConnectionPool> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const pool = yield* ConnectionPool
+      const mailbox = yield* Mailbox.make<WatchEvent, StepError | GetError>()
+      const reconnect = options.reconnect ?? defaultReconnect
+
+      /** Both watchers on one connection; the first to see the end (or to fail) wins. */
+      const deathOn = (conn: Connection) => {
+        const exited = Effect.gen(function* () {
+          for (;;) {
+            const status = yield* probes.exitStatus(conn, proc)
+            if (status !== undefined) return status
+            yield* Effect.sleep(options.exitPoll ?? "50 millis")
+          }
+        })
+        const vanished = probes.isAlive(conn, proc).pipe(
+          Effect.repeat({
+            schedule: Schedule.spaced(options.alivePoll ?? "2 seconds"),
+            until: (alive) => !alive
+          }),
+          Effect.zipRight(probes.exitStatus(conn, proc))
+        )
+        return Effect.raceFirst(exited, Effect.disconnect(vanished))
+      }
+
+      let disconnected = false
+      const round = Effect.gen(function* () {
+        const conn = yield* pool.get(alias)
+        if (disconnected) {
+          disconnected = false
+          yield* mailbox.offer({ _tag: "Reconnected" })
+        }
+        return yield* deathOn(conn).pipe(
+          Effect.tapError((error) =>
+            Effect.gen(function* () {
+              if (!isTransient(error)) return
+              if (!disconnected) yield* mailbox.offer({ _tag: "Disconnected", reason: error.message })
+              disconnected = true
+              yield* pool.invalidate(alias, conn)
+            })
+          )
+        )
+      })
+
+      const program = round.pipe(
+        Effect.retry({ schedule: reconnect, while: isRetryable }),
+        Effect.flatMap((status) => mailbox.offer({ _tag: "Exited", status })),
+        Effect.zipRight(mailbox.end),
+        Effect.catchAll((error) => mailbox.fail(error))
+      )
+      yield* Effect.forkScoped(program)
+      return Mailbox.toStream(mailbox)
+    })
+  )
+
+/** The status in the stream's last `Exited`. */
+export const lastExit = <E, R>(
+  events: Stream.Stream<WatchEvent, E, R>
+): Effect.Effect<ExitStatus | undefined, E, R> =>
+  Effect.map(
+    Stream.runLast(
+      Stream.filter(events, (e): e is Extract<WatchEvent, { readonly _tag: "Exited" }> => e._tag === "Exited")
+    ),
+    (last) => Option.getOrUndefined(last)?.status
+  )
