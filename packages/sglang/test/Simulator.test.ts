@@ -3,6 +3,7 @@ import { ConnectionPool, FakeHost, Probes, RemoteCommand, RemoteProcess } from "
 import { Effect, Either, Option } from "effect"
 import * as Argv from "../src/Argv.js"
 import * as Classifier from "../src/Classifier.js"
+import { llama3_8b } from "../src/internal/fixtures/models.js"
 import * as Resolve from "../src/Resolve.js"
 import * as Simulator from "../src/Simulator.js"
 import { advance, fixedArgv, storyArgv } from "./support/sim.js"
@@ -207,9 +208,14 @@ describe("Simulator", () => {
   it.effect("a taken HTTP port fails after loading, like uvicorn, with exit 1", () =>
     Effect.gen(function* () {
       const conn = yield* connect
-      yield* spawn("first", fixedArgv)
+      // a small model on each GPU, so the second one loads fine and only the port is taken
+      const small = "/root/models/Llama-3-8B"
+      yield* Effect.flatMap(FakeHost.host("sim"), (h) =>
+        h.fs.write(`${small}/config.json`, JSON.stringify(llama3_8b))
+      )
+      yield* spawn("first", ["--model-path", small])
       yield* advance(6000)
-      const second = yield* spawn("second", fixedArgv)
+      const second = yield* spawn("second", ["--model-path", small, "--base-gpu-id", "1"])
       yield* advance(6000)
       assert.include(yield* readLog("second"), "address already in use")
       assert.deepStrictEqual(yield* RemoteProcess.exitStatus(conn, second), { exitCode: 1, signal: null })

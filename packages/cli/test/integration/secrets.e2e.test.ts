@@ -115,6 +115,8 @@ describe("secrets end to end (real sshd, stand-in SGLang)", () => {
           const broken = record(
             yield* run(
               ...prefix.slice(0, 3),
+              // the first launch holds both GPUs: allowed, so the flags' problems come next
+              "--allow-busy-gpus",
               "--env",
               `HF_TOKEN=${token}`,
               "--",
@@ -129,6 +131,7 @@ describe("secrets end to end (real sshd, stand-in SGLang)", () => {
           record(
             yield* run(
               ...prefix.slice(0, 3),
+              "--allow-busy-gpus",
               "--json",
               "--env",
               `HF_TOKEN=${token}`,

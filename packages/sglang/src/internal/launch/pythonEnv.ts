@@ -105,7 +105,7 @@ const describeTried = (home: string | undefined, tried: ReadonlyArray<Tried>) =>
 const settingHint = (host: string, value: string) =>
   `pass --python ${value} (or set "python": "${value}" for ${host} in hosts.json)`
 
-/** Run the discovery script; `undefined` when the host has no POSIX shell. */
+/** Run the discovery script; `undefined` when the host could not run it. */
 const discoverOnce = (
   conn: Connection,
   configured: string | undefined,
@@ -129,7 +129,9 @@ const discoverOnce = (
       ),
       { timeout: DISCOVER_TIMEOUT }
     )
-    if (result.exitCode === 127 && !result.stdout.includes("home\t")) return undefined
+    // the first line a POSIX shell prints; without it the script did not run (no shell, or a
+    // host whose shell lacks what the script uses): probe the candidates one by one instead
+    if (!result.stdout.includes("home\t")) return undefined
     return parse(result.stdout)
   })
 
