@@ -18,7 +18,8 @@
  * `mlops status/logs/stop --host sim` work across invocations.
  *
  * Launch-time knobs (set them in the launch's `env`): `MLOPS_SIM_TIME_SCALE` (default 0.05,
- * a launch takes ~4 s of Clock time), `MLOPS_SIM_HANG=<phase>` (hang when that phase starts).
+ * a launch takes ~4 s of Clock time), `MLOPS_SIM_HANG=<phase>` (hang when that phase starts),
+ * `MLOPS_SIM_UNHEALTHY=1` (`/health` stays 503 after the ready line).
  *
  * @since 0.1.0
  */

@@ -126,7 +126,13 @@ export const follow = Effect.fn("Launch.follow")(function* (
     }
   })
 
-  const first = yield* Effect.raceAll([untilReady, death, stall]).pipe(
+  // the first to END wins, failing included (readiness refused, the watch giving up): the
+  // others are interrupted
+  const ended = yield* Effect.raceAll([
+    Effect.either(untilReady),
+    Effect.either(death),
+    Effect.either(stall)
+  ]).pipe(
     Effect.timeoutFail({
       duration: Duration.millis(yield* remaining),
       onTimeout: () =>
@@ -139,6 +145,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
         })
     })
   )
+  const first = yield* ended
   switch (first._tag) {
     case "Ready":
       return { _tag: "Ready", phases } satisfies Outcome

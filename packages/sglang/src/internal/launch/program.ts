@@ -156,7 +156,6 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       sglangVersion = python.sglangVersion
       yield* emit({ _tag: "Python", python: pythonFacts(python), elapsedMs: yield* since })
     }
-    const program = ServerCommand.programOf(python.interpreter, { module: "sglang.launch_server" })
 
     // spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
     for (let attempt = 1; ; attempt++) {
@@ -195,7 +194,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         pgid: proc.pgid,
         runDir: proc.runDir,
         logPath: proc.logPath,
-        commandLine: Argv.formatCommandLine(argv, { program })
+        commandLine: ServerCommand.commandLine(python.interpreter, "sglang.launch_server", argv)
       })
       // follow → ready line → HTTP checks; an interrupt anywhere here leaves the server running
       // unless stopOnInterrupt

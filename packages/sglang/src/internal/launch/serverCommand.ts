@@ -63,9 +63,15 @@ else:
 /** What to run: the server module, or a check script. */
 export type Target = { readonly module: string } | { readonly code: string }
 
-/** The program words a person would type for `target` (for display; never with secrets). */
-export const programOf = (interpreter: string, target: Target): ReadonlyArray<string> =>
-  "module" in target ? [interpreter, "-m", target.module] : [interpreter, "-c", "<check>"]
+/** A remote path as a person would type it: `~/rest` with the tilde left for the shell to expand. */
+const shownPath = (path: string): string => {
+  const rest = RemotePath.homeRelative(path)
+  return rest === undefined ? RemoteCommand.quote(path) : rest === "" ? "~" : `~/${RemoteCommand.quote(rest)}`
+}
+
+/** How the server is started, as a person would type it (shown flags only: never a secret). */
+export const commandLine = (interpreter: string, module: string, shown: ReadonlyArray<string>): string =>
+  [shownPath(interpreter), "-m", module, ...shown.map(RemoteCommand.quote)].join(" ")
 
 /**
  * The remote command for `shown` flags whose secrets are `secrets`, with `env`.

@@ -11,7 +11,7 @@
 import type { Connection } from "@mlops/core/Connection"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { CommandTimeout, ConnectionLost } from "@mlops/core/Errors"
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, Effect, Schedule } from "effect"
 
 export { isTransient } from "@mlops/core/ConnectionPool"
 
@@ -70,11 +70,10 @@ export const make = Effect.fn("Launch.session")(function* (o: {
     yield* o.onReconnected(downMs, now - o.startedAt)
   })
 
-  // the whole schedule ends at the deadline, however long each wait
+  // every retry sequence ends at the launch's deadline (on the Clock), whenever it began
   const reconnect = Schedule.spaced(RETRY_SPACING).pipe(
     Schedule.jittered,
-    Schedule.whileOutput(() => Date.now() < o.deadline),
-    Schedule.upTo(Duration.millis(Math.max(0, o.deadline - o.startedAt)))
+    Schedule.checkEffect(() => Effect.map(Clock.currentTimeMillis, (now) => now < o.deadline))
   )
 
   const run: Session["run"] = (step, options) => {

@@ -21,6 +21,8 @@ export const handler =
     readonly version: string
     readonly ready: Ref.Ref<boolean>
     readonly startedAtMs: number
+    /** `/health` answers 503 even once ready (SGLang's "Health check failed", a stuck detokenizer). */
+    readonly unhealthy?: boolean
   }): FakeHost.HttpHandler =>
   (request) =>
     Effect.gen(function* () {
@@ -30,7 +32,7 @@ export const handler =
       switch (`${request.method} ${path}`) {
         case "GET /health":
         case "GET /health_generate":
-          return { status: ready ? 200 : 503, body: "" }
+          return { status: ready && o.unhealthy !== true ? 200 : 503, body: "" }
         case "GET /model_info":
           return json(200, {
             model_path: o.args.model_path,

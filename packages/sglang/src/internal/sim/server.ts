@@ -7,7 +7,8 @@
  *
  * Knobs (environment of the launch): `MLOPS_SIM_TIME_SCALE` (default 0.05: ~4 s of Clock
  * time for a launch that takes ~80 s for real), `MLOPS_SIM_HANG=<phase>` (stop making
- * progress when that phase starts, to exercise stall detection).
+ * progress when that phase starts, to exercise stall detection), `MLOPS_SIM_UNHEALTHY=1`
+ * (`/health` stays 503 after the ready line).
  *
  * @internal
  */
@@ -265,7 +266,8 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
           contextLength,
           version: sglangVersion,
           ready,
-          startedAtMs
+          startedAtMs,
+          unhealthy: ctx.env.MLOPS_SIM_UNHEALTHY === "1"
         })
       )
     )
