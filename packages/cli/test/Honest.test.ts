@@ -8,6 +8,26 @@ import { Effect } from "effect"
 import { ExitCode } from "../src/ExitCodes.js"
 import { mlops, session, story, storyFixes } from "./support/run.js"
 
+/** A launch on sim that never gets ready (still starting whenever Ctrl-C comes), Ctrl-C after 5 s. */
+const interruptedLaunch = (...options: ReadonlyArray<string>) => {
+  const user = session()
+  const ran = user.interrupted(
+    "5 seconds",
+    "launch",
+    "--host",
+    "sim",
+    "--name",
+    "q",
+    ...options,
+    "--env",
+    "MLOPS_SIM_HANG=cuda-graph",
+    "--",
+    ...story,
+    ...storyFixes
+  )
+  return Effect.map(ran, (result) => ({ user, ran: result }))
+}
+
 describe("honest output", () => {
   it.live("status of an unknown host: the error on stderr, exit 6", () =>
     Effect.gen(function* () {
@@ -56,21 +76,7 @@ describe("honest output", () => {
 
   it.live("Ctrl-C during a launch: stderr says the server keeps running and how to follow or stop it", () =>
     Effect.gen(function* () {
-      const user = session()
-      const ran = yield* user.interrupted(
-        "5 seconds",
-        "launch",
-        "--host",
-        "sim",
-        "--name",
-        "q",
-        // it never gets ready: still starting whenever Ctrl-C comes
-        "--env",
-        "MLOPS_SIM_HANG=cuda-graph",
-        "--",
-        ...story,
-        ...storyFixes
-      )
+      const { user, ran } = yield* interruptedLaunch()
       const err = ran.stderr.join("\n")
       assert.include(err, "keeps running on sim")
       assert.include(err, "mlops logs --host sim --name q -f")
@@ -82,21 +88,7 @@ describe("honest output", () => {
 
   it.live("Ctrl-C with --stop-on-interrupt: stderr confirms the server was stopped", () =>
     Effect.gen(function* () {
-      const user = session()
-      const ran = yield* user.interrupted(
-        "5 seconds",
-        "launch",
-        "--host",
-        "sim",
-        "--name",
-        "q",
-        "--stop-on-interrupt",
-        "--env",
-        "MLOPS_SIM_HANG=cuda-graph",
-        "--",
-        ...story,
-        ...storyFixes
-      )
+      const { user, ran } = yield* interruptedLaunch("--stop-on-interrupt")
       assert.include(ran.stderr.join("\n"), "was stopped on sim")
       const status = yield* user.mlops("status", "--host", "sim", "--json")
       assert.notInclude(status.stdout.join("\n"), '"alive":true')

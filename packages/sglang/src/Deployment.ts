@@ -26,6 +26,7 @@ import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Effect, Option, Schema } from "effect"
 import type { ExitStatus } from "./Classifier.js"
+import { ArgvFile, MetaFile, type PhaseTiming, ReadyFile, ResolvedFile } from "./internal/deploymentFiles.js"
 import type { ServerArgs } from "./ServerArgs.js"
 
 /** The mlops version written into `meta.json`. @category constants */
@@ -47,54 +48,14 @@ const hostDirOf = (conn: Connection, name: string) => conn.files.resolvePath(dir
 /** A deployment name is a directory name: letters, digits, `.`, `_`, `-`. @category validation */
 export const isValidName = (name: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)
 
-/** Milliseconds from `startedAt` at which each phase was first reached. @category models */
-export const PhaseTiming = Schema.Struct({ phase: Schema.String, atMs: Schema.Number })
-/** @category models */
-export type PhaseTiming = typeof PhaseTiming.Type
-
-/** A salted SHA-256 of secret inputs (see `Secrets.digest`). @category files */
-export const SecretsDigest = Schema.Struct({ salt: Schema.String, sha256: Schema.String })
-
-/** `argv.json`. @category files */
-export const ArgvFile = Schema.Struct({
-  /** What SGLang was started with (after auto-fixes). */
-  argv: Schema.Array(Schema.String),
-  /** What the user asked for. */
-  requestedArgv: Schema.Array(Schema.String)
-})
-/** @category files */
-export type ArgvFile = typeof ArgvFile.Type
-
-/** `resolved.json`: null `effective` when preflight was skipped. @category files */
-export const ResolvedFile = Schema.Struct({
-  effective: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  adjustments: Schema.Array(Schema.String)
-})
-/** @category files */
-export type ResolvedFile = typeof ResolvedFile.Type
-
-/** `meta.json`. @category files */
-export const MetaFile = Schema.Struct({
-  name: Schema.String,
-  port: Schema.Number,
-  sglangVersion: Schema.NullOr(Schema.String),
-  python: Schema.String,
-  /** The environment variables the server was started with: names only. */
-  envNames: Schema.Array(Schema.String),
-  /** Digest of the environment values and secret flag values. */
-  secrets: SecretsDigest,
-  /** Epoch ms. */
-  createdAt: Schema.Number,
-  mlopsVersion: Schema.String,
-  attempt: Schema.Number
-})
-/** @category files */
-export type MetaFile = typeof MetaFile.Type
-
-/** `ready.json`. @category files */
-export const ReadyFile = Schema.Struct({ readyAt: Schema.Number, phases: Schema.Array(PhaseTiming) })
-/** @category files */
-export type ReadyFile = typeof ReadyFile.Type
+export {
+  ArgvFile,
+  MetaFile,
+  PhaseTiming,
+  ReadyFile,
+  ResolvedFile,
+  SecretsDigest
+} from "./internal/deploymentFiles.js"
 
 /** A running (or once running) SGLang server. @category models */
 export interface Deployment {

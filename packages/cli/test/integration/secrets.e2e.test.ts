@@ -112,35 +112,23 @@ describe("secrets end to end (real sshd, stand-in SGLang)", () => {
           record(yield* run("logs", "--host", alias, "--name", name, "-n", "500"))
           record(yield* run("logs", "--host", alias, "--name", name, "-n", "500", "--json"))
           // a failure with a fixed command: the secrets show as ***
-          const broken = record(
-            yield* run(
-              ...prefix.slice(0, 3),
-              // the first launch holds both GPUs: allowed, so the flags' problems come next
-              "--allow-busy-gpus",
-              "--env",
-              `HF_TOKEN=${token}`,
-              "--",
-              ...story(standin.modelPath),
-              "--api-key",
-              apiKey
-            )
-          )
+          // the first launch holds both GPUs: allowed, so the flags' problems come next
+          const brokenArgs = (...extra: ReadonlyArray<string>) => [
+            ...prefix.slice(0, 3),
+            "--allow-busy-gpus",
+            ...extra,
+            "--env",
+            `HF_TOKEN=${token}`,
+            "--",
+            ...story(standin.modelPath),
+            "--api-key",
+            apiKey
+          ]
+          const broken = record(yield* run(...brokenArgs()))
           assert.strictEqual(broken.code, ExitCode.RulesViolated, broken.text)
           assert.include(broken.text, "--env 'HF_TOKEN=***'")
           assert.include(broken.text, "--api-key '***'")
-          record(
-            yield* run(
-              ...prefix.slice(0, 3),
-              "--allow-busy-gpus",
-              "--json",
-              "--env",
-              `HF_TOKEN=${token}`,
-              "--",
-              ...story(standin.modelPath),
-              "--api-key",
-              apiKey
-            )
-          )
+          record(yield* run(...brokenArgs("--json")))
           const files = filesUnder(standin.stateDir)
           const meta = JSON.parse(
             fs.readFileSync(path.join(deploymentDir(standin, name), "meta.json"), "utf8")

@@ -7,6 +7,7 @@
  */
 import * as Catalogue from "../../Catalogue.js"
 import type { Fix } from "../../Failures.js"
+import type { LaunchRulesViolated } from "../../Resolve.js"
 import type { ViolationRecord } from "../../Rule.js"
 
 /** The canonical spec of an argv word (`--tp`, `--tp-size=2`), by exact spelling or unique prefix. */
@@ -86,4 +87,22 @@ export const violationFix = (
     else flags[spec.flag] = Array.isArray(value) ? value.join(" ") : (value as string | number)
   }
   return Object.keys(flags).length === 0 && removeFlags.length === 0 ? undefined : { flags, removeFlags }
+}
+
+/** Every violation's fix applied to `argv`; undefined when none changes it. */
+export const fixViolations = (
+  error: LaunchRulesViolated,
+  argv: ReadonlyArray<string>,
+  catalogue: Catalogue.Catalogue
+): ReadonlyArray<string> | undefined => {
+  let next: ReadonlyArray<string> | undefined = argv
+  for (const violation of error.violations) {
+    const patched: ReadonlyArray<string> | undefined = applyFix(
+      next,
+      violationFix(violation, catalogue),
+      catalogue
+    )
+    if (patched !== undefined) next = patched
+  }
+  return next === argv ? undefined : next
 }

@@ -17,12 +17,11 @@ import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
 import * as Deployment from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
-import type { LaunchRulesViolated } from "../../Resolve.js"
 import * as Secrets from "../../Secrets.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 import { boundedCleanup } from "../cleanup.js"
 import { defaultName, modelPathOf, portOf } from "./argvFacts.js"
-import { applyFix, violationFix } from "./autofix.js"
+import { applyFix, fixViolations } from "./autofix.js"
 import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
 import * as Preflight from "./preflight.js"
@@ -33,17 +32,6 @@ import * as ServerCommand from "./serverCommand.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
 import { InvalidDeploymentName, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
-
-const pythonFacts = (choice: PythonEnv.PythonChoice) => ({
-  interpreter: choice.interpreter,
-  setting: choice.setting,
-  source: choice.source,
-  how: choice.how,
-  pythonVersion: choice.pythonVersion,
-  sglangVersion: choice.sglangVersion,
-  versionSource: choice.versionSource,
-  location: choice.location
-})
 
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
@@ -136,7 +124,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       effective = result.resolved.effective
       adjustments = result.resolved.logLines
       sglangVersion = result.facts.sglangVersion
-      yield* emit({ _tag: "Python", python: pythonFacts(python), elapsedMs: yield* since })
+      yield* emit({ _tag: "Python", python: python, elapsedMs: yield* since })
       yield* emit({ _tag: "Preflight", facts: result.facts, elapsedMs: yield* since })
       yield* emit({
         _tag: "Resolved",
@@ -154,7 +142,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       // even unchecked, SGLang has to be started by some interpreter
       python = yield* session.run(choosePython)
       sglangVersion = python.sglangVersion
-      yield* emit({ _tag: "Python", python: pythonFacts(python), elapsedMs: yield* since })
+      yield* emit({ _tag: "Python", python: python, elapsedMs: yield* since })
     }
 
     // spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
@@ -259,23 +247,6 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       argv = next
     }
   })
-
-const fixViolations = (
-  error: LaunchRulesViolated,
-  argv: ReadonlyArray<string>,
-  catalogue: Catalogue.Catalogue
-): ReadonlyArray<string> | undefined => {
-  let next: ReadonlyArray<string> | undefined = argv
-  for (const violation of error.violations) {
-    const patched: ReadonlyArray<string> | undefined = applyFix(
-      next,
-      violationFix(violation, catalogue),
-      catalogue
-    )
-    if (patched !== undefined) next = patched
-  }
-  return next === argv ? undefined : next
-}
 
 /** The launch as a stream of progress events ending with `Launched`. */
 export const launchStream = (

@@ -17,27 +17,13 @@ import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import { Effect, Either, Option, Schema } from "effect"
 import { DISCOVER, PROBE } from "./pythonEnvScripts.js"
-import { PythonEnvUnusable } from "./types.js"
+import { PythonEnvUnusable, type PythonFacts } from "./types.js"
 
 /** Where the environment setting came from. */
-export type PythonSource = "--python" | "hosts.json" | "discovered"
+export type PythonSource = PythonFacts["source"]
 
-/** The environment a launch runs SGLang with. */
-export interface PythonChoice {
-  /** The interpreter to run, as the host knows it (absolute, or `~/`-relative on shell-less hosts). */
-  readonly interpreter: string
-  /** What to pass to `--python` (or put in hosts.json) to pin this environment, `~/`-relative under the home. */
-  readonly setting: string
-  readonly source: PythonSource
-  /** How discovery found it: `configured`, `home`, `conda`, `path`, `entry-point`. */
-  readonly how: string
-  readonly pythonVersion: string
-  readonly sglangVersion: string
-  /** `metadata` (an installed distribution) or `version.py` (a source checkout, an editable install). */
-  readonly versionSource: "metadata" | "version.py"
-  /** The `sglang` package directory. */
-  readonly location: string
-}
+/** The environment a launch runs SGLang with (see `PythonFacts`). */
+export type PythonChoice = PythonFacts
 
 const ProbeLine = Schema.parseJson(
   Schema.Struct({

@@ -10,10 +10,16 @@
  */
 import type { Connection } from "@mlops/core/Connection"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import { CommandTimeout, ConnectionLost } from "@mlops/core/Errors"
-import { Clock, Effect, Schedule } from "effect"
+import { CommandTimeout, ConnectionLost, RemoteFileError } from "@mlops/core/Errors"
+import { Clock, Effect, Option, Schedule } from "effect"
 
 export { isTransient } from "@mlops/core/ConnectionPool"
+
+/** How long a failed step waits to see whether its connection is closing. */
+const DYING_GRACE = "1 second"
+
+const isCutMidFlight = (e: { readonly _tag: string }): boolean =>
+  (e instanceof RemoteFileError && !e.notFound) || e._tag === "ChannelOpenFailed"
 
 /** How soon a lost connection is tried again: often, since a verdict may be waiting. */
 const RETRY_SPACING = "250 millis"
@@ -84,18 +90,26 @@ export const make = Effect.fn("Launch.session")(function* (o: {
         Effect.tap(() => markUp)
       )
     }
-    // a read that got no answer in time is treated as a lost connection: it is safe to repeat
+    // What the connection's death looks like from one step: a read that got no answer in time
+    // (safe to repeat), or a file or channel error while the connection is closing (an sftp
+    // request cut mid-flight). Both become ConnectionLost, so the step runs again on a new one.
     const guarded = <A, E extends { readonly _tag: string }, R>(
+      conn: Connection,
       effect: Effect.Effect<A, E, R>
     ): Effect.Effect<A, E | ConnectionLost, R> =>
-      retry !== "read"
-        ? effect
-        : Effect.catchIf(
-            effect,
-            (e): e is E & CommandTimeout => e instanceof CommandTimeout,
-            (e) => Effect.fail(new ConnectionLost({ host: o.alias, reason: e.message }))
-          )
-    const attempt = ConnectionPool.withConnection(o.alias, (conn) => guarded(step(conn)), {
+      Effect.catchIf(
+        effect,
+        (e): e is E => (retry === "read" && e instanceof CommandTimeout) || isCutMidFlight(e),
+        (e) =>
+          e instanceof CommandTimeout
+            ? Effect.fail(new ConnectionLost({ host: o.alias, reason: e.message }))
+            : Effect.flatMap(
+                Effect.timeoutOption(conn.closed, DYING_GRACE),
+                (lost): Effect.Effect<never, E | ConnectionLost> =>
+                  Option.isSome(lost) ? Effect.fail(lost.value) : Effect.fail(e)
+              )
+      )
+    const attempt = ConnectionPool.withConnection(o.alias, (conn) => guarded(conn, step(conn)), {
       reconnect,
       onLost: (error) => markDown("message" in error ? String(error.message) : error._tag)
     })

@@ -34,7 +34,7 @@ export interface Standin {
   readonly stateDir: string
   /** Where the stand-in appends `{"event","ms"}` stamps when `STANDIN_STAMP_FILE` points here. */
   readonly stampFile: string
-  /** sshd_config lines that put the venv's bin (the stand-in nvidia-smi) first on the remote PATH. */
+  /** sshd_config lines that put the venv's bin (the stand-in nvidia-smi) first on the remote PATH (and bound a pyenv rehash). */
   readonly sshdConfig: ReadonlyArray<string>
   /** Write `$MLOPS_HOME/hosts.json` giving `alias` this venv as its Python environment and `stateDir`. */
   readonly writeHostsFile: (alias: string) => void
@@ -107,7 +107,9 @@ export const install: Effect.Effect<Standin, StandinError, Scope.Scope> = Effect
     mlopsHome,
     stateDir,
     stampFile,
-    sshdConfig: [`SetEnv PATH=${remotePath}`],
+    // A login shell that runs `pyenv init` (root's bashrc on some machines) rehashes on every
+    // command and waits up to 60 s for a shim lock that a killed session left behind: 1 s.
+    sshdConfig: [`SetEnv PATH=${remotePath} PYENV_REHASH_TIMEOUT=1`],
     writeHostsFile: (alias) =>
       fs.writeFileSync(
         path.join(mlopsHome, "hosts.json"),

@@ -46,10 +46,16 @@ def gpu_registry_dir() -> str:
     return os.path.join(sys.prefix, "standin-gpu")
 
 
+def start_time(pid: int) -> str:
+    """Field 22 of /proc/<pid>/stat: tells this process from a later one that reuses its pid."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[19]
+
+
 def hold_gpu_memory(gpu_index: int, mib: int) -> None:
     os.makedirs(gpu_registry_dir(), exist_ok=True)
     with open(os.path.join(gpu_registry_dir(), str(os.getpid())), "w") as f:
-        f.write(f"{gpu_index} {mib}\n")
+        f.write(f"{gpu_index} {mib} {start_time(os.getpid())}\n")
 
 
 def release_gpu_memory() -> None:
