@@ -128,6 +128,9 @@ const once = (
           // the cut: the connection's session processes, by pid (what runs on the host lives on)
           yield* sshd.killSessionProcesses
           if (outageMs > 0) {
+            // the listener stops only once the killed sessions are gone, so that stopping it
+            // (which kills what is still below it) never kills what they had started
+            yield* Effect.sleep("300 millis")
             // then nobody can connect for a while (the listener stopped; it has no sessions left)
             yield* sshd.pause
             yield* Effect.sleep(outageMs)

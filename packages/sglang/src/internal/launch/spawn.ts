@@ -7,8 +7,10 @@
  *
  * @internal
  */
+import { randomBytes } from "node:crypto"
 import type { Connection } from "@mlops/core/Connection"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
+import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { type Duration, Effect } from "effect"
 import * as Deployment from "../../Deployment.js"
@@ -25,14 +27,44 @@ export const start = Effect.fn("Launch.spawn")(function* (
   const runDir = yield* session.run((conn) => Deployment.writeLaunchFiles(conn, o.name, o.files), {
     retry: "write"
   })
+  const logPath = `${runDir}/log`
+  // our own name for this start: after a cut, a lock or a running group that carries it is
+  // this start, not another launch's
+  const token = randomBytes(12).toString("hex")
   const proc = yield* RemoteProcess.spawn(session.alias, o.command, {
     runDir,
-    logPath: `${runDir}/log`,
+    logPath,
+    token,
     reconnect: session.reconnect
-  })
+  }).pipe(
+    Effect.catchTags({
+      SpawnLocked: (error) => ownStart(session, runDir, logPath, token, error),
+      AlreadyRunning: (error) => ownStart(session, runDir, logPath, token, error)
+    })
+  )
   // a fresh log per start: the watchers read it from its first byte
   return { proc, fromOffset: 0 }
 })
+
+/**
+ * A start refused as locked or already running may be this launch's own first try, cut
+ * before its answer came and retried too early (its shell had not even taken the lock yet,
+ * or was killed holding it): when the run directory carries this start's token and its pid
+ * files, that process is the one to follow. Otherwise the refusal stands (another launch).
+ */
+const ownStart = <E>(session: Session, runDir: string, logPath: string, token: string, refusal: E) =>
+  session
+    .run((conn) =>
+      Effect.flatMap(RemoteFiles.readTextIfExists(conn, `${runDir}/token`), (text) =>
+        text?.trim() === token
+          ? Effect.map(
+              RemoteProcess.attach(conn, runDir, { logPath }),
+              (proc): RemoteProcess.DetachedProcess | undefined => proc
+            )
+          : Effect.succeed(undefined)
+      )
+    )
+    .pipe(Effect.flatMap((proc) => (proc === undefined ? Effect.fail(refusal) : Effect.succeed(proc))))
 
 /** Stop an attempt's server (TERM, then KILL after `grace`), only while its group is still ours. */
 export const stop = (conn: Connection, proc: RemoteProcess.DetachedProcess, grace?: Duration.DurationInput) =>

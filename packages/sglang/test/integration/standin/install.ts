@@ -107,9 +107,11 @@ export const install: Effect.Effect<Standin, StandinError, Scope.Scope> = Effect
     mlopsHome,
     stateDir,
     stampFile,
-    // A login shell that runs `pyenv init` (root's bashrc on some machines) rehashes on every
-    // command and waits up to 60 s for a shim lock that a killed session left behind: 1 s.
-    sshdConfig: [`SetEnv PATH=${remotePath} PYENV_REHASH_TIMEOUT=1`],
+    // SHLVL=1: bash (the login shell) reads ~/.bashrc for commands sshd runs only at shell
+    // level 1, so this keeps the machine's own bashrc out of the test host: one that runs
+    // `pyenv init` rehashes on every command and waits up to 60 s for a shim lock a killed
+    // session left behind (PYENV_REHASH_TIMEOUT bounds that wait where a bashrc runs anyway).
+    sshdConfig: [`SetEnv PATH=${remotePath} SHLVL=1 PYENV_REHASH_TIMEOUT=1`],
     writeHostsFile: (alias) =>
       fs.writeFileSync(
         path.join(mlopsHome, "hosts.json"),
