@@ -13,13 +13,14 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.join(here, "..", "bin", "mlops")
 const config = path.join(here, "fixtures", "qwen3.6-27b.config.json")
 const home = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-bin-test-"))
-// an empty ssh_config (one named by MLOPS_SSH_CONFIG must exist): the machine's own is not read
-fs.writeFileSync(path.join(home, "ssh_config"), "")
+// an empty ssh_config: a MLOPS_SSH_CONFIG that names a missing file is an error
+const sshConfig = path.join(home, "ssh_config")
+fs.writeFileSync(sshConfig, "")
 
 const mlops = (...args: Array<string>) => {
   const out = spawnSync(bin, args, {
     encoding: "utf8",
-    env: { ...process.env, MLOPS_HOME: home, MLOPS_SSH_CONFIG: path.join(home, "ssh_config"), NO_COLOR: "1" },
+    env: { ...process.env, MLOPS_HOME: home, MLOPS_SSH_CONFIG: sshConfig, NO_COLOR: "1" },
     timeout: 60_000
   })
   return { code: out.status, stdout: out.stdout, stderr: out.stderr }
