@@ -1,0 +1,176 @@
+/**
+ * Undoes what pasting, containers and process managers do to a log line, so that signatures see
+ * the message itself: ANSI colour and syslog escapes, `\r` progress bars, quote markers (`> `),
+ * list bullets, line-number gutters, docker-compose columns (`name-1  | `), ISO timestamps
+ * (`docker logs -t`), torch rank tags (`[rank1]:`, `[default0]:`), glog headers
+ * (`[E130 18:11:34.7 ProcessGroupNCCL.cpp:143]`), vLLM worker tags (`(VllmWorker rank=1
+ * pid=456)`, `(EngineCore_DP0 pid=1)`, Ray's `(pid=1, ip=...)`), level headers (`ERROR 05-01
+ * 12:00:00 [file.py:12]`, `2025-03-09 05:46:53,503 name 1 ERROR`, rich's `INFO     `), xinference's
+ * `[address=..., pid=...]`, and SGLang's own `[2026-05-10 12:00:05 TP1]`. Engine-neutral.
+ * @internal
+ */
+import { cleanLine, headerProcess, messageStart } from "../logLine.js"
+
+export interface Normalized {
+  /** The line as a terminal shows it (colours and `\r` bars resolved): what evidence cites. */
+  readonly line: string
+  /** The message: prefixes and paste artifacts removed, relative indentation kept. */
+  readonly text: string
+  /** The process the prefixes named (`TP1`, `VllmWorker rank=1`, `EngineCore_DP0`), if any. */
+  readonly process: string | undefined
+  /** Whether a log-record header was removed (a new record starts here, unlike a continuation). */
+  readonly header: boolean
+  /** Index in the cleaned line where SGLang's message starts, when the line had SGLang's header. */
+  readonly sglangAt: number
+}
+
+// syslog (`#033[1;36m`, `#015`) and caret notation (`^M`) of control characters, as pasted
+const SYSLOG = /#033\[[0-9;]*[A-Za-z]|#015|\^M$/g
+const QUOTE = /^(?:\s*>)+ ?/
+const BULLET = /^\s*(?:[-*•]|\d{1,3}[.)])\s+(?=\S)/
+const GUTTER = /^\s*\d{1,6}\s*[|│]\s?/
+// `name-1  | `, `vllm     | `, `gemma-vllm-server  | `: a container name, padding, a bar
+const COMPOSE = /^[A-Za-z0-9][\w.-]{0,62}\s+\|(?: |$)/
+const ISO_TIME = /^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s+/
+const RANK = /^\[(?:rank\d+|default\d+|\d+)\]:\s?/
+const GLOG = /^\[[EWIF]\d{4} [\d:.]+ [\w.-]+:\d+\]\s?/
+// `(VllmWorker rank=1 pid=456)`, `(EngineCore_DP0 pid=1)`, `(pid=1, ip=10.0.0.1)`, `(raylet)`
+const WORKER =
+  /^\(((?:[A-Za-z_][\w-]*)(?: rank=\d+)?(?: pid=\d+)?(?:, ip=[^)]*)?|pid=\d+(?:, ip=[^)]*)?)\)\s?/
+const LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
+// vLLM: `ERROR 05-01 12:00:00 [file.py:12] `, `ERROR 2026-04-25 10:01:17.340 [file.py:246] `,
+// NIM: `ERROR 2025-07-21 14:34:24.934 file.py:62] `
+const LEVEL_HEADER = new RegExp(
+  `^(?:${LEVELS}) (?:\\d{4}-)?\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d(?:[.,]\\d+)? \\[?[\\w./<>-]+:\\d+\\]\\s?`
+)
+// python logging / loguru: `2025-03-09 05:46:53,503 xinference.core.worker 30898 ERROR    `,
+// `2024-01-01 12:00:00.123 | ERROR | stderr | `, `2025-01-01 12:00:00 - __main__ - INFO - `
+const LOGGING = new RegExp(
+  `^\\[?\\d{4}-\\d\\d-\\d\\d[ T]\\d\\d:\\d\\d:\\d\\d(?:[.,]\\d+)?\\]?(?:\\s*[-|]?\\s*[\\w.<>\\[\\]-]+){0,3}?\\s*[-|]?\\s*(?:${LEVELS})\\b\\s*(?:[-|:]\\s*)?(?:[\\w.]+\\s*[|:-]\\s+)?`
+)
+// a short time header with the file: `[07-16 05:15:50] [api_server.py:1090] `, `[12-16 14:27:10] `
+const SHORT_TIME = /^\[(?:\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Z]+\d+)*\]\s?(?:\[[\w./-]+:\d+\]\s?)?/
+// rich console: `[05/05/25 16:31:14] DEBUG    ` or a continuation `                    INFO     `
+const RICH = new RegExp(
+  `^(?:\\[\\d\\d/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d\\]\\s+|\\s{8,})(?:${LEVELS})\\s{2,}`
+)
+const PLAIN_LEVEL = new RegExp(`^(?:${LEVELS})(?::\\s+|:[\\w.]+:)`)
+const XINFERENCE = /\[address=[^\]]*, pid=\d+\]\s?/g
+
+/** `VllmWorker rank=1 pid=456` -> `VllmWorker rank=1`; Ray's bare `pid=1, ip=...` -> `ray`. */
+const processOfWorker = (inner: string): string => {
+  if (inner.startsWith("pid=")) return "ray"
+  const pid = inner.indexOf(" pid=")
+  return pid === -1 ? inner : inner.slice(0, pid)
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57
+/** `YYYY-MM-DD` at `at`: the cheap gate before the date-led regexes. */
+const dateAt = (text: string, at: number) =>
+  isDigit(text.charCodeAt(at)) && text.charCodeAt(at + 4) === 45 && text.charCodeAt(at + 7) === 45
+const LEVEL_INITIALS = new Set([68, 73, 87, 69, 67, 70]) // D I W E C F
+
+/** Removes one layer of prefix; undefined when none applies. */
+const stripOnce = (
+  text: string
+): { readonly text: string; readonly process?: string; readonly header: boolean } | undefined => {
+  const c = text.charCodeAt(0)
+  if (c === 62 /* > */ || c === 32 /* space */ || c === 9) {
+    const quote = QUOTE.exec(text)
+    if (quote) return { text: text.slice(quote[0].length), header: false }
+    const rich = RICH.exec(text)
+    if (rich) return { text: text.slice(rich[0].length), header: true }
+  }
+  if (c === 40 /* ( */) {
+    const worker = WORKER.exec(text)
+    if (worker)
+      return { text: text.slice(worker[0].length), process: processOfWorker(worker[1]!), header: true }
+  }
+  if (c === 91 /* [ */) {
+    const rank = RANK.exec(text)
+    if (rank) {
+      const n = /\d+/.exec(rank[0])
+      return { text: text.slice(rank[0].length), header: true, ...(n ? { process: `rank ${n[0]}` } : {}) }
+    }
+    const glog = GLOG.exec(text)
+    if (glog) return { text: text.slice(glog[0].length), header: true }
+    if (dateAt(text, 1)) {
+      const iso = ISO_TIME.exec(text)
+      if (iso) return { text: text.slice(iso[0].length), header: true }
+      const logging = LOGGING.exec(text)
+      if (logging) return { text: text.slice(logging[0].length), header: true }
+    }
+    const short = SHORT_TIME.exec(text)
+    if (short) {
+      const rank = /\b((?:DP|TP|PP|EP)\d+(?: (?:DP|TP|PP|EP)\d+)*)\]/.exec(short[0])
+      return { text: text.slice(short[0].length), header: true, ...(rank ? { process: rank[1]! } : {}) }
+    }
+  }
+  if (isDigit(c)) {
+    if (dateAt(text, 0)) {
+      const iso = ISO_TIME.exec(text)
+      if (iso) return { text: text.slice(iso[0].length), header: true }
+      const logging = LOGGING.exec(text)
+      if (logging) return { text: text.slice(logging[0].length), header: true }
+    }
+    const gutter = GUTTER.exec(text)
+    if (gutter) return { text: text.slice(gutter[0].length), header: false }
+  }
+  if (LEVEL_INITIALS.has(c)) {
+    const level = LEVEL_HEADER.exec(text)
+    if (level) return { text: text.slice(level[0].length), header: true }
+    const plain = PLAIN_LEVEL.exec(text)
+    if (plain) return { text: text.slice(plain[0].length), header: true }
+  }
+  if (c === 45 || c === 42 || c === 8226 || (c >= 48 && c <= 57)) {
+    const bullet = BULLET.exec(text)
+    if (bullet) return { text: text.slice(bullet[0].length), header: false }
+  }
+  if (text.indexOf("|") > 0) {
+    const compose = COMPOSE.exec(text)
+    if (compose) return { text: text.slice(compose[0].length), header: false }
+  }
+  return undefined
+}
+
+/** Normalizes one raw line (as read, without its newline). */
+export const normalize = (raw: string): Normalized => {
+  const line = cleanLine(raw)
+  let text = line
+  if (text.indexOf("#0") !== -1 || text.endsWith("^M")) text = text.replace(SYSLOG, "")
+  // SGLang's own header is by far the most common line: parse it without the generic pass
+  const at = messageStart(text)
+  if (at >= 0) {
+    const process = headerProcess(text, at)
+    return {
+      line,
+      text: text.slice(at),
+      process: process === "launcher" ? undefined : process,
+      header: true,
+      sglangAt: text === line ? at : -1
+    }
+  }
+  let process: string | undefined
+  let header = false
+  for (let i = 0; i < 6; i++) {
+    const next = stripOnce(text)
+    if (next === undefined) break
+    text = next.text
+    if (next.process !== undefined) process = next.process
+    if (next.header) header = true
+    // a compose or worker column can hold an SGLang record
+    const inner = messageStart(text)
+    if (inner >= 0) {
+      const rank = headerProcess(text, inner)
+      return {
+        line,
+        text: text.slice(inner),
+        process: rank === "launcher" ? process : rank,
+        header: true,
+        sglangAt: -1
+      }
+    }
+  }
+  if (text.indexOf("[address=") !== -1) text = text.replace(XINFERENCE, "")
+  return { line, text, process, header, sglangAt: -1 }
+}
