@@ -17,7 +17,7 @@ import { headerProcess, headerTime, messageStart } from "./logLine.js"
 import { type EngineGuess, EngineSniffer } from "./logs/engine.js"
 import { normalize } from "./logs/normalize.js"
 import { type ExceptionRecord, embedded, RecordBuilder, startsRecord } from "./logs/records.js"
-import { type Context, type Subject, Tier } from "./logs/signature.js"
+import { type Context, type Level, type Subject, Tier } from "./logs/signature.js"
 import { signatures } from "./logs/signatures/index.js"
 import { asImportFailure, linkedImportError } from "./logs/signatures/linkedImport.js"
 import { type Phase, phaseIndex } from "./phase.js"
@@ -29,10 +29,11 @@ const MAX_IMPORT_ERRORS = 64
 
 // cheap pre-check before a free line is matched against the signatures
 const TELLING =
-  /rror|xception|ail|atal|illed|杀死|upport|imeout|imed out|atchdog|emory|NCCL|denied|refused|in use|INUSE|nvalid|Errno|xit code|ignal|egmentation|dumped|not found|estricted|gated|radix|buffer|trust_remote_code|custom code|ose from|ead\b|sigquit|SIGQUIT|Pyspy|\^C|nterrupt|Value error|divisible|symbol|shared object|already used|recognize|distribution|profiled value|offline mode|compatible/
+  /rror|xception|ail|atal|illed|杀死|upport|imeout|imed out|atchdog|emory|NCCL|denied|refused|in use|INUSE|nvalid|Errno|xit code|died|ignal|egmentation|dumped|not found|estricted|gated|radix|buffer|trust_remote_code|custom code|ose from|ead\b|sigquit|SIGQUIT|Pyspy|\^C|nterrupt|Value error|divisible|symbol|shared object|already used|recognize|distribution|profiled value|offline mode|compatible/
 // an exception named inside a line of prose, a list item or another record's message
 const EMBEDDED = /(?:^|[\s`'"(（，,:：[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s+|\(["'])(.+)$/
 const WAITING = /Waiting for \d+ local, \d+ remote core engine proc\(s\) to start/
+const UP = /^(?:INFO:\s+)?Application startup complete\.|^Starting vLLM API server/
 // steady-state lines of a running server: throughput reports and HTTP access lines
 const ACCESS = /^\d{1,3}(?:\.\d{1,3}){3}:\d+ - "/
 
@@ -49,6 +50,8 @@ interface Candidate {
   readonly tier: number
   /** Found in a free line (a record saying the same thing cites more). */
   readonly line: boolean
+  /** Where the subject starts. */
+  readonly at: number
 }
 
 const startsAt = (line: string, at: number, prefix: string) => line.startsWith(prefix, at)
@@ -66,6 +69,8 @@ export class Classifier {
   private memFractionStatic: number | undefined
   private best: Candidate | undefined
   private progress = -1
+  /** The line where the server said it is up (SGLang's ready line, vLLM's startup complete). */
+  private upAt: number | undefined
   private usage: EvidenceLine | undefined
   private waiting = 0
   private readonly sniffer = new EngineSniffer()
@@ -103,7 +108,7 @@ export class Classifier {
         ? recordOwner(n.text, n.process ?? "launcher")
         : n.process
       this.record = new RecordBuilder(owner ?? "launcher", this.phase, { line: no, text: n.line }, n.text)
-    } else this.freeLine(n.text, n.line, n.process ?? "launcher", no)
+    } else this.freeLine(n.text, n.line, n.process ?? "launcher", no, n.level)
     if (!this.started) this.start(no)
     return this.flush()
   }
@@ -115,6 +120,7 @@ export class Classifier {
       this.best = {
         tier: Tier.Stall,
         line: true,
+        at: this.lineNo,
         failure: new F.StartupStalled({
           evidence: this.lastLines(4),
           process: "launcher",
@@ -130,7 +136,9 @@ export class Classifier {
     const failed =
       exit !== undefined &&
       (exit.signal !== undefined || (exit.exitCode !== undefined && exit.exitCode !== 0))
-    const best = this.best?.failure
+    // what came before the server said it was up did not stop it (a warning-like traceback)
+    const beforeUp = this.upAt !== undefined && this.best !== undefined && this.best.at < this.upAt
+    const best = beforeUp ? undefined : this.best?.failure
     if (!failed) return best
     if (best?._tag === "ProcessExited") return withExit(best, exit)
     if (best) return best
@@ -206,7 +214,7 @@ export class Classifier {
       }
       const tier = failure._tag === "DependencyError" ? Tier.Root : signature.tier
       if (this.loses(tier, failure._tag, subject)) return
-      this.best = { failure, tier, line: subject.record === undefined }
+      this.best = { failure, tier, line: subject.record === undefined, at: subject.line }
       this.events.push({ _tag: "Failed", failure })
       return
     }
@@ -222,7 +230,9 @@ export class Classifier {
       evidence: evidenceOf(record),
       process: record.process,
       phase: record.phase,
-      line: record.header.line
+      line: record.header.line,
+      level: undefined,
+      afterUp: this.upAt !== undefined
     }
   }
 
@@ -231,10 +241,14 @@ export class Classifier {
     this.record = undefined
     if (record.exceptions.length > 0) this.offer(this.recordSubject(record))
     // a traceback without its exception: its lines may still say what happened
-    else for (const line of record.lines) this.freeLine(line.body, line.text, record.process, line.line)
+    else
+      for (const line of record.lines)
+        this.freeLine(line.body, line.text, record.process, line.line, undefined)
   }
 
-  private freeLine(text: string, shown: string, process: string, no: number) {
+  private freeLine(text: string, shown: string, process: string, no: number, level: Level | undefined) {
+    // vLLM binds its socket early and serves once the application has started
+    if (this.upAt === undefined && UP.test(text) && this.sniffer.guess().engine === "vllm") this.upAt = no
     if (text.startsWith("usage: ")) this.usage = { line: no, text: shown }
     if (WAITING.test(text)) this.waiting++
     else if (text.trim() !== "" && !text.startsWith("```")) this.waiting = 0
@@ -252,7 +266,9 @@ export class Classifier {
       evidence: [entry],
       process,
       phase: this.phase,
-      line: no
+      line: no,
+      level,
+      afterUp: this.upAt !== undefined
     })
     const inner = EMBEDDED.exec(text)
     if (inner && inner.index > 0 && !/Warning$/.test(inner[1]!))
@@ -283,6 +299,7 @@ export class Classifier {
     this.events.push({ _tag: "PhaseStarted", phase, at: this.at(line), process, line: no })
     if (phase === "ready") {
       this.ready = true
+      this.upAt = no
       this.events.push({ _tag: "Ready", at: this.lastAt, line: no })
     }
   }

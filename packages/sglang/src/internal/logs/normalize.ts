@@ -10,6 +10,7 @@
  * @internal
  */
 import { cleanLine, headerProcess, messageStart } from "../logLine.js"
+import type { Level } from "./signature.js"
 
 export interface Normalized {
   /** The line as a terminal shows it (colours and `\r` bars resolved): what evidence cites. */
@@ -22,6 +23,18 @@ export interface Normalized {
   readonly header: boolean
   /** Index in the cleaned line where SGLang's message starts, when the line had SGLang's header. */
   readonly sglangAt: number
+  /** The level a stripped header named. */
+  readonly level: Level | undefined
+}
+
+const LEVEL_WORD = /\b(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b/
+const levelOf = (header: string): Level | undefined => {
+  const word = LEVEL_WORD.exec(header)?.[1]
+  if (word === undefined) {
+    const glog = /^\[([EWIF])\d{4}/.exec(header)?.[1]
+    return glog === undefined ? undefined : glog === "I" ? "info" : glog === "W" ? "warning" : "error"
+  }
+  return word === "DEBUG" ? "debug" : word === "INFO" ? "info" : word.startsWith("WARN") ? "warning" : "error"
 }
 
 // syslog (`#033[1;36m`, `#015`) and caret notation (`^M`) of control characters, as pasted
@@ -46,7 +59,7 @@ const LEVEL_HEADER = new RegExp(
 // python logging / loguru: `2025-03-09 05:46:53,503 xinference.core.worker 30898 ERROR    `,
 // `2024-01-01 12:00:00.123 | ERROR | stderr | `, `2025-01-01 12:00:00 - __main__ - INFO - `
 const LOGGING = new RegExp(
-  `^\\[?\\d{4}-\\d\\d-\\d\\d[ T]\\d\\d:\\d\\d:\\d\\d(?:[.,]\\d+)?\\]?(?:\\s*[-|]?\\s*[\\w.<>\\[\\]-]+){0,3}?\\s*[-|]?\\s*(?:${LEVELS})\\b\\s*(?:[-|:]\\s*)?(?:[\\w.]+\\s*[|:-]\\s+)?`
+  `^\\[?\\d{4}-\\d\\d-\\d\\d[ T]\\d\\d:\\d\\d:\\d\\d(?:[.,]\\d+)?(?:Z|[+-]\\d\\d:?\\d\\d)?\\]?(?:\\s*[-|]?\\s*[\\w.<>\\[\\]-]+){0,3}?\\s*[-|]?\\s*(?:${LEVELS})\\b\\s*(?:[-|:]\\s*)?(?:[\\w.]+\\s*[|:-]\\s+)?`
 )
 // a short time header with the file: `[07-16 05:15:50] [api_server.py:1090] `, `[12-16 14:27:10] `
 const SHORT_TIME = /^\[(?:\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d+)?(?: [A-Z]+\d+)*\]\s?(?:\[[\w./-]+:\d+\]\s?)?/
@@ -70,16 +83,23 @@ const dateAt = (text: string, at: number) =>
   isDigit(text.charCodeAt(at)) && text.charCodeAt(at + 4) === 45 && text.charCodeAt(at + 7) === 45
 const LEVEL_INITIALS = new Set([68, 73, 87, 69, 67, 70]) // D I W E C F
 
+const withLevel = (text: string, header: string) => {
+  const level = levelOf(header)
+  return level === undefined ? { text, header: true } : { text, header: true, level }
+}
+
 /** Removes one layer of prefix; undefined when none applies. */
 const stripOnce = (
   text: string
-): { readonly text: string; readonly process?: string; readonly header: boolean } | undefined => {
+):
+  | { readonly text: string; readonly process?: string; readonly header: boolean; readonly level?: Level }
+  | undefined => {
   const c = text.charCodeAt(0)
   if (c === 62 /* > */ || c === 32 /* space */ || c === 9) {
     const quote = QUOTE.exec(text)
     if (quote) return { text: text.slice(quote[0].length), header: false }
     const rich = RICH.exec(text)
-    if (rich) return { text: text.slice(rich[0].length), header: true }
+    if (rich) return withLevel(text.slice(rich[0].length), rich[0])
   }
   if (c === 40 /* ( */) {
     const worker = WORKER.exec(text)
@@ -93,12 +113,12 @@ const stripOnce = (
       return { text: text.slice(rank[0].length), header: true, ...(n ? { process: `rank ${n[0]}` } : {}) }
     }
     const glog = GLOG.exec(text)
-    if (glog) return { text: text.slice(glog[0].length), header: true }
+    if (glog) return withLevel(text.slice(glog[0].length), glog[0])
     if (dateAt(text, 1)) {
       const iso = ISO_TIME.exec(text)
       if (iso) return { text: text.slice(iso[0].length), header: true }
       const logging = LOGGING.exec(text)
-      if (logging) return { text: text.slice(logging[0].length), header: true }
+      if (logging) return withLevel(text.slice(logging[0].length), logging[0])
     }
     const short = SHORT_TIME.exec(text)
     if (short) {
@@ -111,16 +131,16 @@ const stripOnce = (
       const iso = ISO_TIME.exec(text)
       if (iso) return { text: text.slice(iso[0].length), header: true }
       const logging = LOGGING.exec(text)
-      if (logging) return { text: text.slice(logging[0].length), header: true }
+      if (logging) return withLevel(text.slice(logging[0].length), logging[0])
     }
     const gutter = GUTTER.exec(text)
     if (gutter) return { text: text.slice(gutter[0].length), header: false }
   }
   if (LEVEL_INITIALS.has(c)) {
     const level = LEVEL_HEADER.exec(text)
-    if (level) return { text: text.slice(level[0].length), header: true }
+    if (level) return withLevel(text.slice(level[0].length), level[0])
     const plain = PLAIN_LEVEL.exec(text)
-    if (plain) return { text: text.slice(plain[0].length), header: true }
+    if (plain) return withLevel(text.slice(plain[0].length), plain[0])
   }
   if (c === 45 || c === 42 || c === 8226 || (c >= 48 && c <= 57)) {
     const bullet = BULLET.exec(text)
@@ -147,17 +167,20 @@ export const normalize = (raw: string): Normalized => {
       text: text.slice(at),
       process: process === "launcher" ? undefined : process,
       header: true,
-      sglangAt: text === line ? at : -1
+      sglangAt: text === line ? at : -1,
+      level: undefined
     }
   }
   let process: string | undefined
   let header = false
+  let level: Level | undefined
   for (let i = 0; i < 6; i++) {
     const next = stripOnce(text)
     if (next === undefined) break
     text = next.text
     if (next.process !== undefined) process = next.process
     if (next.header) header = true
+    if (next.level !== undefined) level = next.level
     // a compose or worker column can hold an SGLang record
     const inner = messageStart(text)
     if (inner >= 0) {
@@ -167,10 +190,11 @@ export const normalize = (raw: string): Normalized => {
         text: text.slice(inner),
         process: rank === "launcher" ? process : rank,
         header: true,
-        sglangAt: -1
+        sglangAt: -1,
+        level
       }
     }
   }
   if (text.indexOf("[address=") !== -1) text = text.replace(XINFERENCE, "")
-  return { line, text, process, header, sglangAt: -1 }
+  return { line, text, process, header, sglangAt: -1, level }
 }

@@ -12,7 +12,9 @@ import type { Phase } from "../phase.js"
 import type { ExceptionRecord, PyException } from "./records.js"
 
 export const Tier = {
-  Root: 5,
+  Root: 6,
+  /** A wrapper's message (pydantic's `Value error, ...`): the specific line it wraps wins. */
+  Wrapped: 5,
   Distributed: 4,
   Stall: 3,
   Crash: 2,
@@ -38,7 +40,13 @@ export interface Subject {
   readonly phase: Phase
   /** The 1-based line where the subject starts. */
   readonly line: number
+  /** The level its log header named (`error`, `warning`, ...), when one did. */
+  readonly level: Level | undefined
+  /** Whether the server had already said it was up (a later ERROR line is a request's, not the launch's). */
+  readonly afterUp: boolean
 }
+
+export type Level = "debug" | "info" | "warning" | "error"
 
 /** What the classifier has learnt from the log so far. */
 export interface Context {

@@ -161,9 +161,10 @@ export const unsupported: Signature = {
 }
 
 const INVALID =
-  /User-specified (?:context_length|max_model_len) \(\d+\) is greater than the derived|SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN|VLLM_ALLOW_LONG_MAX_MODEL_LEN|must be divisible by tensor parallel size|does not match the quantization method specified|invalid (?:tool call|reasoning) parser|\(cho(?:o)?se from /i
+  /User-specified (?:context_length|max_model_len) \(\d+\) is greater than the derived|SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN|VLLM_ALLOW_LONG_MAX_MODEL_LEN|must be divisible by tensor parallel size|does not match the quantization method specified|invalid (?:tool call|reasoning) parser|\(cho(?:o)?se from |max_num_batched_tokens \(\d+\) (?:is smaller than|must be greater than or equal to)|data_parallel_size_local \(\d+\) must be|must be True to use EPLB|cannot be greater than the max_model_len|Chunked prefill must be enabled|must be divisible bydcp_size|world_size=\d+ must be divisible by nnodes|\bis (?:greater|larger) than (?:the )?(?:max_|maximum )\w*/i
 const CONFIG_CODE = /(?:server_args|arg_utils|cli_args|config|configs?\/\w+|engine_args|serve)\.py$/
-const ARGUMENT_TYPES = /(?:ValueError|TypeError|KeyError|ValidationError)$/
+// pydantic's ValidationError is a wrapper: pydanticConfig reads the message it wraps
+const ARGUMENT_TYPES = /(?:ValueError|TypeError|KeyError)$/
 
 const inConfigCode = (s: Subject): boolean => {
   const frames = s.record?.frames ?? []
@@ -239,16 +240,32 @@ const PYDANTIC = /\d+ validation errors? for \w+|Value error, /
 export const pydanticConfig: Signature = {
   id: "config-validation-error",
   tag: "InvalidArgument",
-  tier: Tier.Root,
+  tier: Tier.Wrapped,
   variants: [
     {
       from: "vLLM 0.10+",
-      text: "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n  Value error, Invalid repository ID or local directory specified: 'x'."
+      text: "pydantic_core._pydantic_core.ValidationError: 1 validation error for SchedulerConfig\n  Value error, max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (4096). [type=value_error]"
     }
   ],
-  match: says(PYDANTIC),
+  // the wrapped message must read like an argument check; a JSON error inside is something else
+  match: (s) => {
+    // the message only: pydantic appends ` [type=value_error, input_value=<every argument>]`
+    const inner = /Value error, ([^\n]*)/.exec(s.flat)?.[1]?.split(" [type=")[0]
+    return (
+      says(PYDANTIC)(s) &&
+      (inner === undefined ||
+        VALIDATION.test(inner) ||
+        INVALID.test(inner) ||
+        flagsIn(inner).length > 0 ||
+        /--|\bmax_|\bmin_|_size\b|_len\b/.test(inner))
+    )
+  },
   build: buildInvalid
 }
+
+// the stable words of an argument check: a value "must be greater than", "should be positive", ...
+const VALIDATION =
+  /\b(?:must|should|cannot|can only|must not|needs? to) (?:be|encode|have|match|contain|divide)\b|\bexpected\b.{0,80}\bto be\b|\bis not divisible by\b|\b(?:is|are) (?:greater|larger|smaller|less) than\b|\bout of (?:the )?range\b|\bexceeds? (?:the )?(?:max|limit)|\binvalid value\b/i
 
 /** A ValueError/TypeError from the engine's argument or config code, or about its flags. */
 export const invalidArgument: Signature = {
@@ -258,7 +275,7 @@ export const invalidArgument: Signature = {
   variants: [
     {
       from: "SGLang 0.5.11",
-      text: "TypeError: '>' not supported between instances of 'NoneType' and 'int' (in _handle_speculative_decoding)"
+      text: "  File \"/usr/lib/python3/dist-packages/sglang/srt/server_args.py\", line 3531, in _handle_speculative_decoding\n    if self.speculative_eagle_topk > 1:\nTypeError: '>' not supported between instances of 'NoneType' and 'int'"
     },
     {
       from: "vLLM 0.4",
@@ -270,6 +287,7 @@ export const invalidArgument: Signature = {
       ARGUMENT_TYPES.test(e.type) &&
       (inConfigCode(subject) ||
         flagsIn(e.message).length > 0 ||
+        (/ValueError$/.test(e.type) && VALIDATION.test(firstLine(e.message))) ||
         /ServerArgs|server_args|EngineArgs|engine_args/.test(e.message))
   ),
   build: buildInvalid
@@ -290,10 +308,13 @@ export const assertion: Signature = {
   variants: [
     {
       from: "SGLang 0.5.11 server_args",
-      text: "AssertionError (bare: assert (self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None))"
+      text: '  File "/usr/lib/python3/dist-packages/sglang/srt/server_args.py", line 3500, in _handle_speculative_decoding\n    assert (\nAssertionError'
     },
     { from: "SGLang distributed/utils.py", text: "AssertionError: 16 is not divisible by 6" },
-    { from: "vLLM linear.py", text: "AssertionError (bare: assert param_data.shape == loaded_weight.shape)" }
+    {
+      from: "vLLM linear.py",
+      text: '  File "/usr/lib/python3/dist-packages/vllm/model_executor/layers/linear.py", line 1336, in weight_loader\n    assert param_data.shape == loaded_weight.shape\nAssertionError'
+    }
   ],
   match: inException((_, e) => /(?:^|\.)AssertionError$/.test(e.type)),
   build: (s) => {

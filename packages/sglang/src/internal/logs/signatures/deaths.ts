@@ -67,7 +67,7 @@ export const crash: Signature = {
 }
 
 const CONSEQUENCE =
-  /Engine core initialization failed|Initialization failed\. Please see the error messages above|scheduler died during initialization|Rank \d+ scheduler is dead|Received sigquit from a child process|SIGQUIT received|crashed with exit code|died unexpectedly|Got fatal signal from worker processes|EngineDeadError|EngineCore encountered (?:a fatal error|an issue)|Exit code: -?\d+|exited with code -?\d+|exited unexpectedly with code/
+  /Engine core initialization failed|Initialization failed\. Please see the error messages above|scheduler died during initialization|Rank \d+ scheduler is dead|Received sigquit from a child process|SIGQUIT received|crashed with exit code|died unexpectedly|Got fatal signal from worker processes|EngineDeadError|EngineCore encountered (?:a fatal error|an issue)|Exit code: -?\d+|exited with code -?\d+|exited unexpectedly with code|Engine process failed to start|\bfailed to start\b|Worker failed with error|please check the stack trace above for the root cause|ChildFailedError/
 
 const exitOf = (text: string): { exitCode?: number; signal?: string } => {
   const m = /exit code:? (-?\d+)|Exit code: (-?\d+)|exited (?:unexpectedly )?with code (-?\d+)/i.exec(text)
@@ -121,6 +121,35 @@ export const consequence: Signature = {
       ...exit
     })
   }
+}
+
+// an error a tool reports in its own words: docker, a CLI, a wrapper
+const ERROR_WORDS = /^(?:Error|ERROR|FATAL|Fatal|fatal)(?: response from daemon)?:\s\S/
+
+/** A log record at ERROR level before the server was up, or a tool's `Error: ...`, that no signature knows. */
+export const errorLine: Signature = {
+  id: "unrecognised-error-line",
+  tag: "Unclassified",
+  tier: Tier.Unknown,
+  variants: [
+    {
+      from: "docker",
+      text: "Error response from daemon: OCI runtime create failed: runc create failed: unable to start container process"
+    },
+    {
+      from: "python logging",
+      text: "2025-11-20 14:08:21,700 gpustack.worker.serve_manager ERROR Error provisioning model instance x: 'NoneType' object has no attribute 'y'"
+    }
+  ],
+  match: (s) =>
+    s.record === undefined && !s.afterUp && (s.level === "error" || ERROR_WORDS.test(s.text.trim())),
+  build: (s) =>
+    new F.Unclassified({
+      ...base(s, s.text.trim(), {
+        action:
+          "no known cause matches: read this error and the lines above it; `mlops diagnose --json` shows the evidence"
+      })
+    })
 }
 
 /** The exception itself as the finding, when no signature knows it. */

@@ -12,7 +12,7 @@ import { base, type Context, reasonOf, type Signature, type Subject, says, Tier 
 
 // a JIT or extension build that failed (nvcc's own errors mention the GPU architecture)
 const BUILD =
-  /Error building extension|ninja: build stopped|nvcc fatal|Failed to (?:compile|build) (?:the )?(?:extension|kernel|module)/i
+  /Error building extension|ninja: build stopped|nvcc fatal|CalledProcessError: Command '\['[^']*\b(?:gcc|g\+\+|cc|clang|nvcc|ninja|hipcc)'|Failed to (?:compile|build) (?:the )?(?:extension|kernel|module)/i
 
 export const buildFailure: Signature = {
   id: "extension-build-failed",
@@ -38,7 +38,7 @@ export const buildFailure: Signature = {
 
 // phrases that name a broken install wherever they appear (never printed by a healthy start)
 const BROKEN =
-  /undefined symbol|cannot open shared object file|Error building extension|ninja: build stopped|nvcc fatal|Could not load any common_ops|Failed to import from vllm\._C|is already used by a Transformers (?:model|config)|does not recognize this architecture|distribution was not found and is required|requires? transformers ?[<>=]=?|please (?:upgrade|update) (?:your )?transformers|module '[\w.]+' has no attribute '\w+'/i
+  /undefined symbol|`rope_scaling` must be a dictionary with two fields|cannot open shared object file|Torch not compiled with CUDA enabled|CUDA_HOME environment variable is not set|does not exist or is not currently imported|Could not load any common_ops|Failed to import from vllm\._C|is already used by a Transformers (?:model|config)|does not recognize this architecture|distribution was not found and is required|requires? transformers ?[<>=]=?|please (?:upgrade|update) (?:your )?transformers|module '[\w.]+' has no attribute '\w+'/i
 
 const IMPORT_TYPES =
   /(?:^|\.)(?:ModuleNotFoundError|ImportError|PackageNotFoundError|DistributionNotFound|VersionConflict)$/
@@ -67,12 +67,25 @@ const insideLibrary = (s: Subject): string | undefined => {
   const pkg = thirdParty(innermost)
   if (pkg === undefined) return undefined
   const importing = frames.slice(-3).some((f) => f.func === "<module>")
+  // transformers' auto classes raise KeyError for a model type they do not know yet
+  if (
+    /KeyError$/.test(final.type) &&
+    /configuration_auto|modeling_auto|tokenization_auto/.test(innermost.file)
+  )
+    return pkg
   const apiGap =
     /AttributeError$/.test(final.type) ||
     (/TypeError$/.test(final.type) &&
       /unexpected keyword argument|required positional argument/.test(final.message))
   return importing || apiGap ? pkg : undefined
 }
+
+/** A call with a keyword the installed library no longer (or not yet) takes: versions that do not match. */
+const keywordMismatch = (s: Subject): boolean =>
+  s.final !== undefined &&
+  /TypeError$/.test(s.final.type) &&
+  /got an unexpected keyword argument/.test(s.final.message) &&
+  !/ServerArgs|EngineArgs|server_args|engine_args/.test(s.final.message)
 
 const moduleOf = (s: Subject): string | undefined => {
   const m =
@@ -141,6 +154,7 @@ export const dependency: Signature = {
   match: (s) =>
     says(BROKEN)(s) ||
     (s.record?.exceptions.some((e) => IMPORT_TYPES.test(e.type)) ?? false) ||
+    keywordMismatch(s) ||
     insideLibrary(s) !== undefined,
   build: (s, ctx) => {
     const module = moduleOf(s)

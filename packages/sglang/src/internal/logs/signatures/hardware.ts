@@ -23,10 +23,6 @@ export const architecture: Signature = {
     {
       from: "vLLM 0.4-0.6",
       text: "ValueError: Model architectures ['Qwen2VLForConditionalGeneration'] are not supported for now. Supported architectures: [...]"
-    },
-    {
-      from: "vLLM V1",
-      text: "ValueError: Model architectures ['X'] failed to be inspected. Please check the logs for more details."
     }
   ],
   match: says(ARCHITECTURE),
@@ -44,7 +40,7 @@ export const architecture: Signature = {
 }
 
 const HARDWARE =
-  /Bfloat16 is only supported on GPUs with compute capability|is not supported for the current GPU|Minimum capability: \d+|only supports? (?:Ampere|Hopper|Blackwell|sm_?\d+)(?: GPUs)?(?: or newer)?|FlashAttention only supports|requires (?:a GPU with )?compute capability|compute capability (?:of )?(?:at least|>=) ?\d/i
+  /Bfloat16 is only supported on GPUs with compute capability|is only supported on (?:CUDA|GPUs?|devices|sm_?\d|compute capability|MI\d|Ampere|Hopper|Blackwell)|is not supported for the current GPU|Minimum capability: \d+|only supports? (?:Ampere|Hopper|Blackwell|sm_?\d+)(?: GPUs)?(?: or newer)?|FlashAttention only supports|requires (?:a GPU with )?compute capability|compute capability (?:of )?(?:at least|>=) ?\d/i
 
 export const hardware: Signature = {
   id: "gpu-lacks-capability",
@@ -61,7 +57,8 @@ export const hardware: Signature = {
     },
     { from: "flash-attn 2", text: "RuntimeError: FlashAttention only supports Ampere GPUs or newer." }
   ],
-  match: says(HARDWARE),
+  // a backend refused on this GPU is the backend signature's (its fix names --attention-backend)
+  match: (s) => says(HARDWARE)(s) && !/\bbackend\b/i.test(s.flat),
   build: (s) =>
     new F.UnsupportedConfig({
       ...base(
@@ -79,7 +76,7 @@ export const hardware: Signature = {
 }
 
 const BACKEND =
-  /only supported backends? on|backends? (?:is|are) (?:the )?only supported|backend is only supported on|attention backends? (?:is|are) supported for|not supported (?:with|on|by) (?:the )?\S+ (?:attention )?backend|backend \S+ is not supported|Unknown attention backend/i
+  /only supported backends? on|failed to dispatch (?:head_dim|group_size|page_size|\w+ \d)|(?:head_dim|head dim) \d+ (?:is )?not supported|Unsupported head_dim|backends? (?:is|are) (?:the )?only supported|backend is only supported on|attention backends? (?:is|are) supported for|not supported (?:with|on|by) (?:the )?\S+ (?:attention )?backend|backend \S+ is not supported|Unknown attention backend/i
 
 export const backend: Signature = {
   id: "backend-unsupported",
@@ -110,7 +107,7 @@ export const backend: Signature = {
 }
 
 const CUDA =
-  /CUDA error|Cuda error|CUDA Error|cudaError\w*|CUDA_ERROR_\w+|CUDA driver (?:version is insufficient|initialization failed)|no kernel image is available|No CUDA GPUs are available|Found no NVIDIA driver|NVIDIA driver on your system is too old|NVMLError|Failed to initialize NVML|NVML Shared Library Not Found|cudaGetDeviceCount|Error 802|device-side assert|illegal memory access|uncorrectable ECC|ECC error|\bXid\b|invalid device ordinal|Failed to infer device type|CUDNN_STATUS_\w+|CUBLAS_STATUS_(?!ALLOC)\w+|nvrtc: error|unspecified launch failure|misaligned address|torch\.AcceleratorError|hipError\w+|HIP error/
+  /CUDA error|Cuda error|is not compatible with the current PyTorch installation|CUDA Error|Triton Error \[CUDA\]|cudaError\w*|libcuda\.so|libnvidia-ml\.so|Cannot re-initialize CUDA in forked subprocess|CUDA_ERROR_\w+|CUDA driver (?:version is insufficient|initialization failed)|no kernel image is available|No CUDA GPUs are available|Found no NVIDIA driver|NVIDIA driver on your system is too old|NVMLError|Failed to initialize NVML|NVML Shared Library Not Found|cudaGetDeviceCount|Error 802|device-side assert|illegal memory access|uncorrectable ECC|ECC error|\bXid\b|invalid device ordinal|Failed to infer device type|CUDNN_STATUS_\w+|CUBLAS_STATUS_(?!ALLOC)\w+|nvrtc: error|unspecified launch failure|misaligned address|torch\.AcceleratorError|hipError\w+|HIP error/
 
 const cudaFix = (text: string): F.Fix =>
   /no kernel image/i.test(text)

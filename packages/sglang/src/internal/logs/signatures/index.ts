@@ -15,7 +15,7 @@ import {
   pydanticConfig,
   unsupported
 } from "./arguments.js"
-import { consequence, crash, unclassified } from "./deaths.js"
+import { consequence, crash, errorLine, unclassified } from "./deaths.js"
 import { buildFailure, dependency } from "./dependencies.js"
 import { distributed } from "./distributed.js"
 import { architecture, backend, cuda, hardware } from "./hardware.js"
@@ -47,5 +47,6 @@ export const signatures: ReadonlyArray<Signature> = [
   interrupted,
   crash,
   consequence,
+  errorLine,
   unclassified
 ]
