@@ -24,6 +24,7 @@ import { type Phase, phaseIndex } from "./phase.js"
 import { parseServerArgs } from "./serverArgsRepr.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
+const NON_BLANK = /\S/
 const TAIL = 40
 const MAX_IMPORT_ERRORS = 64
 
@@ -89,7 +90,7 @@ export class Classifier {
     }
     const n = normalize(raw)
     this.tailText[no % TAIL] = n.line
-    if (n.text.trim() === "" && this.record === undefined) return NONE
+    if (this.record === undefined && !NON_BLANK.test(n.text)) return NONE
     this.events = []
     this.sniffer.observe(n.text, n.sglangAt >= 0)
     if (this.record !== undefined) {

@@ -83,74 +83,103 @@ const dateAt = (text: string, at: number) =>
   isDigit(text.charCodeAt(at)) && text.charCodeAt(at + 4) === 45 && text.charCodeAt(at + 7) === 45
 const LEVEL_INITIALS = new Set([68, 73, 87, 69, 67, 70]) // D I W E C F
 
-const withLevel = (text: string, header: string) => {
-  const level = levelOf(header)
-  return level === undefined ? { text, header: true } : { text, header: true, level }
+/** What the last `stripOnce` learnt besides the length (scratch state: one line at a time). */
+const got: { process: string | undefined; header: boolean; level: Level | undefined } = {
+  process: undefined,
+  header: false,
+  level: undefined
 }
 
-/** Removes one layer of prefix; undefined when none applies. */
-const stripOnce = (
-  text: string
-):
-  | { readonly text: string; readonly process?: string; readonly header: boolean; readonly level?: Level }
-  | undefined => {
+/** The level of a header that starts with its level word. */
+const leadingLevel = (c: number): Level =>
+  c === 68 ? "debug" : c === 73 ? "info" : c === 87 ? "warning" : "error"
+
+/** The length of one layer of prefix (0 when none applies); `got` says what it named. */
+const stripOnce = (text: string): number => {
+  got.process = undefined
+  got.header = true
+  got.level = undefined
   const c = text.charCodeAt(0)
   if (c === 62 /* > */ || c === 32 /* space */ || c === 9) {
     const quote = QUOTE.exec(text)
-    if (quote) return { text: text.slice(quote[0].length), header: false }
+    if (quote) {
+      got.header = false
+      return quote[0].length
+    }
     const rich = RICH.exec(text)
-    if (rich) return withLevel(text.slice(rich[0].length), rich[0])
+    if (rich) {
+      got.level = levelOf(rich[0])
+      return rich[0].length
+    }
   }
   if (c === 40 /* ( */) {
     const worker = WORKER.exec(text)
-    if (worker)
-      return { text: text.slice(worker[0].length), process: processOfWorker(worker[1]!), header: true }
+    if (worker) {
+      got.process = processOfWorker(worker[1]!)
+      return worker[0].length
+    }
   }
   if (c === 91 /* [ */) {
     const rank = RANK.exec(text)
     if (rank) {
       const n = /\d+/.exec(rank[0])
-      return { text: text.slice(rank[0].length), header: true, ...(n ? { process: `rank ${n[0]}` } : {}) }
+      if (n) got.process = `rank ${n[0]}`
+      return rank[0].length
     }
     const glog = GLOG.exec(text)
-    if (glog) return withLevel(text.slice(glog[0].length), glog[0])
+    if (glog) {
+      got.level = levelOf(glog[0])
+      return glog[0].length
+    }
     if (dateAt(text, 1)) {
       const iso = ISO_TIME.exec(text)
-      if (iso) return { text: text.slice(iso[0].length), header: true }
+      if (iso) return iso[0].length
       const logging = LOGGING.exec(text)
-      if (logging) return withLevel(text.slice(logging[0].length), logging[0])
+      if (logging) {
+        got.level = levelOf(logging[0])
+        return logging[0].length
+      }
     }
     const short = SHORT_TIME.exec(text)
     if (short) {
       const rank = /\b((?:DP|TP|PP|EP)\d+(?: (?:DP|TP|PP|EP)\d+)*)\]/.exec(short[0])
-      return { text: text.slice(short[0].length), header: true, ...(rank ? { process: rank[1]! } : {}) }
+      if (rank) got.process = rank[1]!
+      return short[0].length
     }
   }
   if (isDigit(c)) {
     if (dateAt(text, 0)) {
       const iso = ISO_TIME.exec(text)
-      if (iso) return { text: text.slice(iso[0].length), header: true }
+      if (iso) return iso[0].length
       const logging = LOGGING.exec(text)
-      if (logging) return withLevel(text.slice(logging[0].length), logging[0])
+      if (logging) {
+        got.level = levelOf(logging[0])
+        return logging[0].length
+      }
     }
     const gutter = GUTTER.exec(text)
-    if (gutter) return { text: text.slice(gutter[0].length), header: false }
+    if (gutter) {
+      got.header = false
+      return gutter[0].length
+    }
   }
   if (LEVEL_INITIALS.has(c)) {
-    const level = LEVEL_HEADER.exec(text)
-    if (level) return withLevel(text.slice(level[0].length), level[0])
-    const plain = PLAIN_LEVEL.exec(text)
-    if (plain) return withLevel(text.slice(plain[0].length), plain[0])
+    const level = LEVEL_HEADER.exec(text) ?? PLAIN_LEVEL.exec(text)
+    if (level) {
+      got.level = leadingLevel(c)
+      return level[0].length
+    }
   }
-  if (c === 45 || c === 42 || c === 8226 || (c >= 48 && c <= 57)) {
+  got.header = false
+  if (c === 45 || c === 42 || c === 8226 || isDigit(c)) {
     const bullet = BULLET.exec(text)
-    if (bullet) return { text: text.slice(bullet[0].length), header: false }
+    if (bullet) return bullet[0].length
   }
   if (text.indexOf("|") > 0) {
     const compose = COMPOSE.exec(text)
-    if (compose) return { text: text.slice(compose[0].length), header: false }
+    if (compose) return compose[0].length
   }
-  return undefined
+  return 0
 }
 
 /** Normalizes one raw line (as read, without its newline). */
@@ -175,12 +204,12 @@ export const normalize = (raw: string): Normalized => {
   let header = false
   let level: Level | undefined
   for (let i = 0; i < 6; i++) {
-    const next = stripOnce(text)
-    if (next === undefined) break
-    text = next.text
-    if (next.process !== undefined) process = next.process
-    if (next.header) header = true
-    if (next.level !== undefined) level = next.level
+    const strip = stripOnce(text)
+    if (strip === 0) break
+    text = text.slice(strip)
+    if (got.process !== undefined) process = got.process
+    if (got.header) header = true
+    if (got.level !== undefined) level = got.level
     // a compose or worker column can hold an SGLang record
     const inner = messageStart(text)
     if (inner >= 0) {

@@ -63,6 +63,9 @@ export const CHAIN = /^(During handling of the above exception|The above excepti
 const CARETS = /^\s*[~^]+\s*$/
 const RAISE = /raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\(\s*(.*?)\s*\)?\s*$/
 const TRACEBACK = "Traceback (most recent call last)"
+// exception types without "Error"/"Exception" in their names (`SystemExit`, `torch._dynamo.exc.Unsupported`)
+const EXCEPTION_WORDS =
+  /^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Exit|Failure|Timeout|Unsupported|Misconfiguration)(?::|$)/
 
 /** Whether a (trimmed) line is an exception line, and not a warning category. */
 export const exceptionLine = (trimmed: string): RegExpExecArray | null => {
@@ -72,6 +75,14 @@ export const exceptionLine = (trimmed: string): RegExpExecArray | null => {
 
 /** Whether this line can open a record. */
 export const startsRecord = (text: string): boolean => {
+  // most lines open no record: a cheap look for what every opener contains
+  if (text.indexOf("rror") === -1 && text.indexOf("xception") === -1 && text.indexOf('", line ') === -1) {
+    return (
+      text.includes(TRACEBACK) ||
+      (text.indexOf("Interrupt") !== -1 && exceptionLine(text.trim()) !== null) ||
+      EXCEPTION_WORDS.test(text)
+    )
+  }
   const t = text.trimStart()
   return (
     text.includes(TRACEBACK) ||
