@@ -42,7 +42,9 @@ describe("the real-logs corpus", () => {
       assert.isTrue(LABELS.has(c.label), `${id}: label ${c.label}`)
       assert.match(c.url, /^https:\/\//, id)
       assert.include(["sglang", "vllm", "other"], c.engine, id)
-      assert.isTrue(c.text.split("\n").includes(c.keyLine), `${id}: the key line is not a line of the log`)
+      // CRLF logs are kept as stored: a line may end in `\r`
+      const lines = c.text.split("\n").map((l) => l.replace(/\r$/, ""))
+      assert.isTrue(lines.includes(c.keyLine.replace(/\r$/, "")), `${id}: the key line is not a line of the log`)
       assert.isString(c.cut, id)
     }
     const logs = readdirSync(casesDir).filter((f) => f.endsWith(".log"))

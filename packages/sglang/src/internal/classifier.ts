@@ -34,7 +34,10 @@ const TELLING =
 // an exception named inside a line of prose, a list item or another record's message
 const EMBEDDED = /(?:^|[\s`'"(（，,:：[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s+|\(["'])(.+)$/
 const WAITING = /Waiting for \d+ local, \d+ remote core engine proc\(s\) to start/
-const UP = /^(?:INFO:\s+)?Application startup complete\.|^Starting vLLM API server/
+const NCCL_START = /^NCCL version \d|is using nccl==|Found nccl from library|^Init torch distributed begin/
+// the front end says it serves, or it answers a completion request
+const UP =
+  /^(?:INFO:\s+)?Application startup complete\.|^Starting vLLM API server|^\d{1,3}(?:\.\d{1,3}){3}:\d+ - "POST \/(?:v1\/(?:chat\/)?completions|generate)[^"]*" 200/
 // steady-state lines of a running server: throughput reports and HTTP access lines
 const ACCESS = /^\d{1,3}(?:\.\d{1,3}){3}:\d+ - "/
 
@@ -74,6 +77,8 @@ export class Classifier {
   private upAt: number | undefined
   private usage: EvidenceLine | undefined
   private waiting = 0
+  /** Whether the last meaningful line was NCCL's start-up banner. */
+  private ncclLast = false
   private readonly sniffer = new EngineSniffer()
   private events: Array<LaunchEvent> = []
 
@@ -103,6 +108,9 @@ export class Classifier {
     }
     if (n.sglangAt >= 0) this.lifecycle(n.line, n.sglangAt, no)
     else this.bareLifecycle(n.text, no)
+    // vLLM binds its socket early and serves once the application has started; SGLang's own
+    // uvicorn lines come before its warmup, so there only its ready line counts
+    if (this.upAt === undefined && UP.test(n.text) && this.sniffer.guess().engine !== "sglang") this.upAt = no
     if (this.started && steady(n.text)) return this.flush()
     if (startsRecord(n.text)) {
       const owner = n.text.includes("hit an exception")
@@ -117,6 +125,24 @@ export class Classifier {
   /** The final failure, if any; closes an open record. Reading it twice gives the same answer. */
   finish(exit?: ExitStatus): LaunchFailure | undefined {
     if (this.record !== undefined) this.closeRecord()
+    if (this.best === undefined && this.ncclLast) {
+      this.best = {
+        tier: Tier.Crash,
+        line: true,
+        at: this.lineNo,
+        failure: new F.StartupStalled({
+          evidence: this.lastLines(4),
+          process: "launcher",
+          phase: this.phase,
+          reason:
+            "the log ends while the ranks initialise NCCL, the most common place for a multi-GPU start to hang",
+          fix: {
+            action:
+              "rerun with NCCL_DEBUG=INFO; if it hangs in P2P setup try NCCL_P2P_DISABLE=1 (or check the PCIe/NVLink topology with nvidia-smi topo -m)"
+          }
+        })
+      }
+    }
     if (this.waiting >= 2 && (this.best === undefined || this.best.tier < Tier.Stall)) {
       this.best = {
         tier: Tier.Stall,
@@ -213,7 +239,8 @@ export class Classifier {
         if (linked !== undefined && (names.length > 0 || failure._tag !== "ProcessExited"))
           failure = asImportFailure(failure, linked)
       }
-      const tier = failure._tag === "DependencyError" ? Tier.Root : signature.tier
+      if (subject.afterUp && requestLevel(failure, subject)) return
+      const tier = tierOf(failure, signature.tier, subject)
       if (this.loses(tier, failure._tag, subject)) return
       this.best = { failure, tier, line: subject.record === undefined, at: subject.line }
       this.events.push({ _tag: "Failed", failure })
@@ -248,12 +275,11 @@ export class Classifier {
   }
 
   private freeLine(text: string, shown: string, process: string, no: number, level: Level | undefined) {
-    // vLLM binds its socket early and serves once the application has started
-    if (this.upAt === undefined && UP.test(text) && this.sniffer.guess().engine === "vllm") this.upAt = no
     if (text.startsWith("usage: ")) this.usage = { line: no, text: shown }
+    if (NON_BLANK.test(text) && !text.startsWith("```")) this.ncclLast = NCCL_START.test(text)
     if (WAITING.test(text)) this.waiting++
     else if (text.trim() !== "" && !text.startsWith("```")) this.waiting = 0
-    if (!TELLING.test(text)) return
+    if (!TELLING.test(text) || text.includes(" NCCL INFO ")) return
     if (text.includes("Ignore import error when loading")) {
       if (this.importErrors.length < MAX_IMPORT_ERRORS) this.importErrors.push({ line: no, text: shown })
       return
@@ -272,8 +298,10 @@ export class Classifier {
       afterUp: this.upAt !== undefined
     })
     const inner = EMBEDDED.exec(text)
-    if (inner && inner.index > 0 && !/Warning$/.test(inner[1]!))
-      this.offer(this.recordSubject(embedded(process, this.phase, entry, inner[1]!, inner[2]!)))
+    // an exception the line starts with opened a record; this is one named further in
+    const named = inner === null ? -1 : inner.index + inner[0].indexOf(inner[1]!)
+    if (inner && named > 0 && !/Warning$/.test(inner[1]!))
+      this.offer({ ...this.recordSubject(embedded(process, this.phase, entry, inner[1]!, inner[2]!)), level })
   }
 
   // ---- lifecycle (SGLang) ----------------------------------------------------------------------
@@ -396,6 +424,26 @@ export class Classifier {
     this.events.push({ _tag: "ServerArgsLine", values, line: no })
   }
 }
+
+/** A line at WARNING level or below names a failure only when nothing raised one. */
+const tierOf = (failure: LaunchFailure, tier: number, subject: Subject): number =>
+  subject.level !== undefined && subject.level !== "error"
+    ? Math.min(tier, Tier.Unknown - 0.5)
+    : failure._tag === "DependencyError"
+      ? Tier.Root
+      : tier
+
+// what a running server's API process logs about one request: the server itself is fine
+const REQUEST_LEVEL = new Set([
+  "Unclassified",
+  "InvalidArgument",
+  "UnsupportedConfig",
+  "ArgparseError",
+  "AssertionFailure"
+])
+const requestLevel = (failure: LaunchFailure, subject: Subject): boolean =>
+  REQUEST_LEVEL.has(failure._tag) &&
+  (subject.process === "launcher" || /APIServer|api_server/.test(subject.process))
 
 /** The lines to cite for a record: where it started, the innermost frame, the exceptions. */
 const evidenceOf = (record: ExceptionRecord): Array<EvidenceLine> => {

@@ -61,6 +61,7 @@ export const EXCEPTION =
   /^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|Unsupported|Misconfiguration)(?:\(\w+\))?|(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception))(?::\s?(.*))?$/
 export const CHAIN = /^(During handling of the above exception|The above exception was the direct cause)/
 const CARETS = /^\s*[~^]+\s*$/
+const CUT_FRAME = /^\s*File "[^"]*"(?:, l(?:i(?:n(?:e(?: \d*(?:,(?: (?:i(?:n)?)?)?)?)?)?)?)?)?$/
 const RAISE = /raise ((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\(\s*(.*?)\s*\)?\s*$/
 const TRACEBACK = "Traceback (most recent call last)"
 // exception types without "Error"/"Exception" in their names (`SystemExit`, `torch._dynamo.exc.Unsupported`)
@@ -76,7 +77,12 @@ export const exceptionLine = (trimmed: string): RegExpExecArray | null => {
 /** Whether this line can open a record. */
 export const startsRecord = (text: string): boolean => {
   // most lines open no record: a cheap look for what every opener contains
-  if (text.indexOf("rror") === -1 && text.indexOf("xception") === -1 && text.indexOf('", line ') === -1) {
+  if (
+    text.indexOf("rror") === -1 &&
+    text.indexOf("xception") === -1 &&
+    text.indexOf('", line ') === -1 &&
+    text.indexOf('File "') === -1
+  ) {
     return (
       text.includes(TRACEBACK) ||
       (text.indexOf("Interrupt") !== -1 && exceptionLine(text.trim()) !== null) ||
@@ -88,6 +94,7 @@ export const startsRecord = (text: string): boolean => {
     text.includes(TRACEBACK) ||
     FRAME.test(t) ||
     FRAME_OTHER.test(t) ||
+    CUT_FRAME.test(t) ||
     (exceptionLine(t) !== null && !t.startsWith("Exception in thread")) ||
     t.endsWith("hit an exception:")
   )
@@ -147,6 +154,16 @@ export class RecordBuilder {
       return
     }
     this.blankAfterException = false
+    // a frame line wrapped inside a word by the paster's terminal: `File "x.py", l` + `ine 7, in f`
+    const previous = this.tail.length > 0 ? this.tail[this.tail.length - 1] : this.head[this.head.length - 1]
+    if (previous !== undefined && CUT_FRAME.test(previous.body) && !/^\s/.test(body)) {
+      const joined = { line: previous.line, text: previous.text, body: previous.body + body }
+      if (FRAME.test(joined.body.trim())) {
+        if (this.tail.length > 0) this.tail[this.tail.length - 1] = joined
+        else this.head[this.head.length - 1] = joined
+        return
+      }
+    }
     const entry = { line, text, body }
     if (this.head.length < HEAD) this.head.push(entry)
     else {
@@ -234,8 +251,11 @@ const parse = (
   }
   // a traceback cut before its exception line still shows what the innermost frame raises
   const last = frames[frames.length - 1]
-  const raise = last === undefined || exceptions.length > 0 ? undefined : RAISE.exec(last.source.join(" "))
-  if (raise && last) {
+  const innermost = last === undefined || exceptions.length > 0 ? "" : last.source.join(" ")
+  if (last && /^assert\b/.test(innermost))
+    exceptions.push({ type: "AssertionError", message: "", lines: last.sourceLines.slice(-1) })
+  const raise = RAISE.exec(innermost)
+  if (raise && last && exceptions.length === 0) {
     exceptions.push({
       type: raise[1]!,
       message: (raise[2] ?? "").replace(/^f?["']|["']\)?$/g, ""),

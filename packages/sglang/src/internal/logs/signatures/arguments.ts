@@ -265,7 +265,7 @@ export const pydanticConfig: Signature = {
 
 // the stable words of an argument check: a value "must be greater than", "should be positive", ...
 const VALIDATION =
-  /\b(?:must|should|cannot|can only|must not|needs? to) (?:be|encode|have|match|contain|divide)\b|\bexpected\b.{0,80}\bto be\b|\bis not divisible by\b|\b(?:is|are) (?:greater|larger|smaller|less) than\b|\bout of (?:the )?range\b|\bexceeds? (?:the )?(?:max|limit)|\binvalid value\b/i
+  /\b(?:must|should|cannot|can only|must not|needs? to) (?:be|encode|have|match|contain|divide)\b|\bexpected\b.{0,80}\bto be\b|\bis not divisible by\b|\b(?:is|are) (?:greater|larger|smaller|less) than\b|\bout of (?:the )?range\b|\bexceeds? (?:the )?(?:max|limit)|\binvalid value\b|\bnot aligned with\b|\bcaused by too (?:large|small)\b/i
 
 /** A ValueError/TypeError from the engine's argument or config code, or about its flags. */
 export const invalidArgument: Signature = {

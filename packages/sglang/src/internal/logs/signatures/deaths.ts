@@ -23,7 +23,7 @@ const SIGNALS: Record<number, string> = {
 export const signalName = (n: number): string => SIGNALS[n] ?? `signal ${n}`
 
 const CRASH =
-  /Fatal Python error: (?:Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)|Segmentation fault|core dumped|^\s*Killed\s*$|^\s*已杀死\s*$|died with <Signals\.(SIG\w+)|terminated by signal|killed by signal/
+  /Fatal Python error: (?:Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)|Segmentation fault|double free detected|free\(\): invalid pointer|malloc\(\): |corrupted size vs\. prev_size|stack smashing detected|core dumped|^\s*Killed\s*$|^\s*已杀死\s*$|died with <Signals\.(SIG\w+)|terminated by signal|killed by signal/
 
 const signalOf = (text: string): string | undefined =>
   /Segmentation fault/.test(text)
@@ -67,7 +67,7 @@ export const crash: Signature = {
 }
 
 const CONSEQUENCE =
-  /Engine core initialization failed|Initialization failed\. Please see the error messages above|scheduler died during initialization|Rank \d+ scheduler is dead|Received sigquit from a child process|SIGQUIT received|crashed with exit code|died unexpectedly|Got fatal signal from worker processes|EngineDeadError|EngineCore encountered (?:a fatal error|an issue)|Exit code: -?\d+|exited with code -?\d+|exited unexpectedly with code|Engine process failed to start|\bfailed to start\b|Worker failed with error|please check the stack trace above for the root cause|ChildFailedError/
+  /Engine core initialization failed|Initialization failed\. Please see the error messages above|scheduler died during initialization|Rank \d+ scheduler is dead|Received sigquit from a child process|SIGQUIT received|crashed with exit code|died unexpectedly|Got fatal signal from worker processes|EngineDeadError|EngineCore encountered (?:a fatal error|an issue)|Exit code: -?\d+|exited with code -?\d+|exited unexpectedly with code|Engine process failed to start|\bfailed to start\b|Worker failed with error|please check the stack trace above for the root cause|ChildFailedError|ActorDiedError|RayActorError|The actor died unexpectedly|ZMQError: Operation not supported/
 
 const exitOf = (text: string): { exitCode?: number; signal?: string } => {
   const m = /exit code:? (-?\d+)|Exit code: (-?\d+)|exited (?:unexpectedly )?with code (-?\d+)/i.exec(text)

@@ -38,7 +38,7 @@ export const buildFailure: Signature = {
 
 // phrases that name a broken install wherever they appear (never printed by a healthy start)
 const BROKEN =
-  /undefined symbol|`rope_scaling` must be a dictionary with two fields|cannot open shared object file|Torch not compiled with CUDA enabled|CUDA_HOME environment variable is not set|does not exist or is not currently imported|Could not load any common_ops|Failed to import from vllm\._C|is already used by a Transformers (?:model|config)|does not recognize this architecture|distribution was not found and is required|requires? transformers ?[<>=]=?|please (?:upgrade|update) (?:your )?transformers|module '[\w.]+' has no attribute '\w+'/i
+  /undefined symbol|`rope_scaling` must be a dictionary with two fields|cannot open shared object file|Torch not compiled with CUDA enabled|CUDA_HOME environment variable is not set|does not exist or is not currently imported|Could not load any common_ops|Failed to import from vllm\._C|is already used by a Transformers (?:model|config)|does not recognize this architecture|distribution was not found and is required|requires? transformers ?[<>=]=?|please (?:upgrade|update) (?:your )?transformers|module '[\w.]+' has no attribute '[^']+'/i
 
 const IMPORT_TYPES =
   /(?:^|\.)(?:ModuleNotFoundError|ImportError|PackageNotFoundError|DistributionNotFound|VersionConflict)$/
@@ -84,8 +84,16 @@ const insideLibrary = (s: Subject): string | undefined => {
 const keywordMismatch = (s: Subject): boolean =>
   s.final !== undefined &&
   /TypeError$/.test(s.final.type) &&
-  /got an unexpected keyword argument/.test(s.final.message) &&
+  /got an unexpected keyword argument|missing \d+ required positional arguments?|takes \d+ positional arguments? but \d+ (?:was|were) given/.test(
+    s.final.message
+  ) &&
   !/ServerArgs|EngineArgs|server_args|engine_args/.test(s.final.message)
+
+/** A compiled extension that did not load leaves its name undefined (`vllm_cache_ops`, `ops._C`). */
+const compiledOpsMissing = (s: Subject): boolean =>
+  s.final !== undefined &&
+  /NameError$/.test(s.final.type) &&
+  /name '\w*(?:_ops|_C|_kernels?)' is not defined/.test(s.final.message)
 
 const moduleOf = (s: Subject): string | undefined => {
   const m =
@@ -154,6 +162,8 @@ export const dependency: Signature = {
   match: (s) =>
     says(BROKEN)(s) ||
     (s.record?.exceptions.some((e) => IMPORT_TYPES.test(e.type)) ?? false) ||
+    (s.final !== undefined && /No module named '|cannot import name '/.test(s.final.message)) ||
+    compiledOpsMissing(s) ||
     keywordMismatch(s) ||
     insideLibrary(s) !== undefined,
   build: (s, ctx) => {

@@ -7,7 +7,10 @@ import * as F from "../../../Failures.js"
 import { base, reasonOf, type Signature, type Subject, says, Tier } from "../signature.js"
 
 const DISTRIBUTED =
-  /NCCL error|nccl(?:Internal|System|UnhandledCuda|InvalidUsage|RemoteError)Error|NCCL WARN .*(?:[Ee]rror|failed|failure)|\[c10d\].*(?:failed|[Tt]imed out|[Tt]imeout)|TCPStore.*(?:failed|[Tt]imed out)|waiting for clients\. \d+\/\d+ clients joined|Timed out after \d+ seconds waiting for clients|DistBackendError|DistStoreError|ProcessGroupNCCL.*(?:[Tt]imeout|error|[Ee]xception)|Gloo connectFullMesh failed|collective operation timeout|Watchdog caught collective|dump signal due to a collective timeout|RendezvousTimeoutError|placement group|RayActorError|The actor died unexpectedly|Failed to initialize (?:the )?(?:distributed|process group)/i
+  /NCCL error|nccl(?:Internal|System|UnhandledCuda|InvalidUsage|RemoteError)Error|NCCL WARN .*(?:[Ee]rror|failed|failure)|\[c10d\].*(?:failed|[Tt]imed out|[Tt]imeout)|TCPStore.*(?:failed|[Tt]imed out)|waiting for clients\. \d+\/\d+ clients joined|Timed out after \d+ seconds waiting for clients|DistBackendError|DistStoreError|ProcessGroupNCCL.*(?:[Tt]imeout|error|[Ee]xception)|Gloo connectFullMesh failed|collective operation timeout|Watchdog caught collective|dump signal due to a collective timeout|RendezvousTimeoutError|placement group|Failed to initialize (?:the )?(?:distributed|process group)/i
+
+// an exception raised inside the GPU-to-GPU communication libraries
+const COMMUNICATION_LIBRARY = /nvshmem|NVSHMEM|DeepEP|deep_ep|mooncake|nixl/
 
 // printed at every unclean exit, whatever the cause
 const BENIGN = /destroy_process_group\(\) was not called/
@@ -42,7 +45,9 @@ export const distributed: Signature = {
       text: "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
     }
   ],
-  match: (s: Subject) => says(DISTRIBUTED)(s) && !BENIGN.test(s.text),
+  match: (s: Subject) =>
+    (says(DISTRIBUTED)(s) || (s.final !== undefined && COMMUNICATION_LIBRARY.test(s.text))) &&
+    !BENIGN.test(s.text),
   build: (s) =>
     new F.DistributedError({
       ...base(

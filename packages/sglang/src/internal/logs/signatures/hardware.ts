@@ -40,7 +40,7 @@ export const architecture: Signature = {
 }
 
 const HARDWARE =
-  /Bfloat16 is only supported on GPUs with compute capability|is only supported on (?:CUDA|GPUs?|devices|sm_?\d|compute capability|MI\d|Ampere|Hopper|Blackwell)|is not supported for the current GPU|Minimum capability: \d+|only supports? (?:Ampere|Hopper|Blackwell|sm_?\d+)(?: GPUs)?(?: or newer)?|FlashAttention only supports|requires (?:a GPU with )?compute capability|compute capability (?:of )?(?:at least|>=) ?\d/i
+  /Bfloat16 is only supported on GPUs with compute capability|not supported (?:in|on) this (?:architecture|GPU|device)|is only supported on (?:CUDA|GPUs?|devices|sm_?\d|compute capability|MI\d|Ampere|Hopper|Blackwell)|is not supported for the current GPU|Minimum capability: \d+|only supports? (?:Ampere|Hopper|Blackwell|sm_?\d+)(?: GPUs)?(?: or newer)?|FlashAttention only supports|requires (?:a GPU with )?compute capability|compute capability (?:of )?(?:at least|>=) ?\d/i
 
 export const hardware: Signature = {
   id: "gpu-lacks-capability",
@@ -107,7 +107,7 @@ export const backend: Signature = {
 }
 
 const CUDA =
-  /CUDA error|Cuda error|is not compatible with the current PyTorch installation|CUDA Error|Triton Error \[CUDA\]|cudaError\w*|libcuda\.so|libnvidia-ml\.so|Cannot re-initialize CUDA in forked subprocess|CUDA_ERROR_\w+|CUDA driver (?:version is insufficient|initialization failed)|no kernel image is available|No CUDA GPUs are available|Found no NVIDIA driver|NVIDIA driver on your system is too old|NVMLError|Failed to initialize NVML|NVML Shared Library Not Found|cudaGetDeviceCount|Error 802|device-side assert|illegal memory access|uncorrectable ECC|ECC error|\bXid\b|invalid device ordinal|Failed to infer device type|CUDNN_STATUS_\w+|CUBLAS_STATUS_(?!ALLOC)\w+|nvrtc: error|unspecified launch failure|misaligned address|torch\.AcceleratorError|hipError\w+|HIP error/
+  /CUDA error|Cuda error|invalid configuration argument|too many resources requested for launch|invalid device function|an illegal instruction was encountered|Memory access fault by GPU|CUDAContext\.cpp|device < num_gpus|is not compatible with the current PyTorch installation|CUDA Error|Triton Error \[CUDA\]|cudaError\w*|libcuda\.so|libnvidia-ml\.so|Cannot re-initialize CUDA in forked subprocess|CUDA_ERROR_\w+|CUDA driver (?:version is insufficient|initialization failed)|no kernel image is available|No CUDA GPUs are available|Found no NVIDIA driver|NVIDIA driver on your system is too old|NVMLError|Failed to initialize NVML|NVML Shared Library Not Found|cudaGetDeviceCount|Error 802|device-side assert|illegal memory access|uncorrectable ECC|ECC error|\bXid\b|invalid device ordinal|Failed to infer device type|CUDNN_STATUS_\w+|CUBLAS_STATUS_(?!ALLOC)\w+|nvrtc: error|unspecified launch failure|misaligned address|torch\.AcceleratorError|hipError\w+|HIP error/
 
 const cudaFix = (text: string): F.Fix =>
   /no kernel image/i.test(text)
