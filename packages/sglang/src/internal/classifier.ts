@@ -24,6 +24,7 @@ import { type Phase, phaseIndex } from "./phase.js"
 import { parseServerArgs } from "./serverArgsRepr.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
+const NO_EVENTS: Array<LaunchEvent> = []
 const NON_BLANK = /\S/
 const TAIL = 40
 const MAX_IMPORT_ERRORS = 64
@@ -80,7 +81,8 @@ export class Classifier {
   /** Whether the last meaningful line was NCCL's start-up banner. */
   private ncclLast = false
   private readonly sniffer = new EngineSniffer()
-  private events: Array<LaunchEvent> = []
+  // allocated only when a line produces an event (most produce none)
+  private events: Array<LaunchEvent> = NO_EVENTS
 
   /** Feeds one line (without its newline); returns the events it produced. */
   feed(raw: string): ReadonlyArray<LaunchEvent> {
@@ -96,7 +98,7 @@ export class Classifier {
     const n = normalize(raw)
     this.tailText[no % TAIL] = n.line
     if (this.record === undefined && !NON_BLANK.test(n.text)) return NONE
-    this.events = []
+    this.events = NO_EVENTS
     this.sniffer.observe(n.text, n.sglangAt >= 0)
     if (this.record !== undefined) {
       if (this.record.continues(n.text, n.header)) {
@@ -243,7 +245,7 @@ export class Classifier {
       const tier = tierOf(failure, signature.tier, subject)
       if (this.loses(tier, failure._tag, subject)) return
       this.best = { failure, tier, line: subject.record === undefined, at: subject.line }
-      this.events.push({ _tag: "Failed", failure })
+      this.emit({ _tag: "Failed", failure })
       return
     }
   }
@@ -310,8 +312,14 @@ export class Classifier {
     return this.events.length === 0 ? NONE : this.events
   }
 
+  private emit(event: LaunchEvent): void {
+    if (this.events === NO_EVENTS) this.events = []
+    this.events.push(event)
+  }
+
   private start(no: number) {
     this.started = true
+    if (this.events === NO_EVENTS) this.events = []
     this.events.unshift({ _tag: "PhaseStarted", phase: "starting", at: 0, process: "launcher", line: no })
   }
 
@@ -325,11 +333,11 @@ export class Classifier {
   private reach(phase: Phase, process: string, line: string, no: number) {
     if (phaseIndex(phase) <= phaseIndex(this.phase)) return
     this.phase = phase
-    this.events.push({ _tag: "PhaseStarted", phase, at: this.at(line), process, line: no })
+    this.emit({ _tag: "PhaseStarted", phase, at: this.at(line), process, line: no })
     if (phase === "ready") {
       this.ready = true
       this.upAt = no
-      this.events.push({ _tag: "Ready", at: this.lastAt, line: no })
+      this.emit({ _tag: "Ready", at: this.lastAt, line: no })
     }
   }
 
@@ -343,7 +351,7 @@ export class Classifier {
       if (startsAt(line, at, "Init torch distributed begin"))
         return this.reach("distributed-init", process, line, no)
       if (startsAt(line, at, "Ignore import error when loading"))
-        return this.events.push({ _tag: "Warning", text: line.slice(at), process, line: no })
+        return this.emit({ _tag: "Warning", text: line.slice(at), process, line: no })
       if (startsAt(line, at, "INFO:")) return this.uvicorn(line, at, no)
     } else if (c === 76 /* L */) {
       if (startsAt(line, at, "Load weight begin"))
@@ -375,7 +383,7 @@ export class Classifier {
     } else if (c === 115 /* s */ && startsAt(line, at, "server_args=ServerArgs(")) {
       return this.serverArgs(line, at, no)
     } else if (c === 109 /* m */ && startsAt(line, at, "max_total_num_tokens=")) {
-      return this.events.push(capacityEvent(line, at, no))
+      return this.emit(capacityEvent(line, at, no))
     } else if (c === 84 /* T */ && startsAt(line, at, "The server is fired up and ready to roll")) {
       return this.reach("ready", process, line, no)
     }
@@ -384,11 +392,11 @@ export class Classifier {
       line.includes("Health check failed") ||
       line.includes("Port is already in use")
     ) {
-      return this.events.push({ _tag: "Warning", text: line.slice(at), process, line: no })
+      return this.emit({ _tag: "Warning", text: line.slice(at), process, line: no })
     }
     // ServerArgs prints its auto-adjustments before the resolved args line
     if (this.phase === "starting" && process === "launcher" && !line.includes("hit an exception")) {
-      this.events.push({ _tag: "Adjustment", text: line.slice(at), line: no })
+      this.emit({ _tag: "Adjustment", text: line.slice(at), line: no })
     }
   }
 
@@ -396,7 +404,7 @@ export class Classifier {
   private bareLifecycle(text: string, no: number) {
     if (text.startsWith("Loading safetensors checkpoint shards:")) return this.shardProgress(text)
     if (this.record === undefined && text.indexOf("Warning: ") > 0 && text.charCodeAt(0) > 32)
-      this.events.push({ _tag: "Warning", text, process: "launcher", line: no })
+      this.emit({ _tag: "Warning", text, process: "launcher", line: no })
   }
 
   private uvicorn(line: string, at: number, no: number) {
@@ -404,7 +412,7 @@ export class Classifier {
     if (running !== -1) {
       const url = line.slice(running + 19).split(" ")[0]!
       this.reach("http-up", "launcher", line, no)
-      return this.events.push({ _tag: "Listening", url, line: no })
+      return this.emit({ _tag: "Listening", url, line: no })
     }
     if (this.phase === "http-up" && /"POST \/(generate|v1\/chat\/completions|encode)/.test(line))
       this.reach("warmup", "launcher", line, no)
@@ -414,14 +422,14 @@ export class Classifier {
     const p = shardProgress(line)
     if (p === undefined || p.done === this.progress) return
     this.progress = p.done
-    this.events.push({ _tag: "PhaseProgress", phase: this.phase, ...p, at: this.lastAt })
+    this.emit({ _tag: "PhaseProgress", phase: this.phase, ...p, at: this.lastAt })
   }
 
   private serverArgs(line: string, at: number, no: number) {
     const values: Record<string, ArgValue> = parseServerArgs(line, at + "server_args=ServerArgs(".length)
     if (typeof values.mem_fraction_static === "number") this.memFractionStatic = values.mem_fraction_static
     this.reach("args-resolved", "launcher", line, no)
-    this.events.push({ _tag: "ServerArgsLine", values, line: no })
+    this.emit({ _tag: "ServerArgsLine", values, line: no })
   }
 }
 

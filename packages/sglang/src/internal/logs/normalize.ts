@@ -48,14 +48,47 @@ const ISO_TIME = /^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\
 const RANK = /^\[(?:rank\d+|default\d+|\d+)\]:\s?/
 const GLOG = /^\[[EWIF]\d{4} [\d:.]+ [\w.-]+:\d+\]\s?/
 // `(VllmWorker rank=1 pid=456)`, `(EngineCore_DP0 pid=1)`, `(pid=1, ip=10.0.0.1)`, `(raylet)`
-const WORKER =
-  /^\(((?:[A-Za-z_][\w-]*)(?: rank=\d+)?(?: pid=\d+)?(?:, ip=[^)]*)?|pid=\d+(?:, ip=[^)]*)?)\)\s?/
+const WORKER_INNER = /^(?:[A-Za-z_][\w-]*(?: rank=\d+)?(?: pid=\d+)?(?:, ip=[^)]*)?|pid=\d+(?:, ip=[^)]*)?)$/
+
+/** The length of a `(VllmWorker rank=1 pid=456) ` tag, 0 when there is none; the regex runs on the short inside only. */
+const workerTag = (text: string): number => {
+  const close = text.indexOf(")", 1)
+  if (close < 2 || close > 96) return 0
+  const inner = text.slice(1, close)
+  if (!WORKER_INNER.test(inner)) return 0
+  got.process = processOfWorker(inner)
+  return text.charCodeAt(close + 1) === 32 ? close + 2 : close + 1
+}
 const LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 // vLLM: `ERROR 05-01 12:00:00 [file.py:12] `, `ERROR 2026-04-25 10:01:17.340 [file.py:246] `,
 // NIM: `ERROR 2025-07-21 14:34:24.934 file.py:62] `
-const LEVEL_HEADER = new RegExp(
-  `^(?:${LEVELS}) (?:\\d{4}-)?\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d(?:[.,]\\d+)? \\[?[\\w./<>-]+:\\d+\\]\\s?`
-)
+const LEVEL_WORDS = ["DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"]
+const LOCATION = /^\[?[\w./<>-]+:\d+$/
+const digitsAt = (text: string, at: number, n: number) => {
+  for (let i = at; i < at + n; i++) if (!isDigit(text.charCodeAt(i))) return false
+  return true
+}
+
+/** The length of a vLLM header (`ERROR 05-01 12:00:00 [file.py:12] `, `INFO 2026-04-25 10:01:17.340 [f.py:3] `), else 0. */
+const levelHeader = (text: string): number => {
+  const word = LEVEL_WORDS.find((w) => text.startsWith(w) && text.charCodeAt(w.length) === 32)
+  if (word === undefined) return 0
+  let i = word.length + 1
+  if (digitsAt(text, i, 4) && text.charCodeAt(i + 4) === 45) i += 5
+  // MM-DD HH:MM:SS
+  if (!(digitsAt(text, i, 2) && text.charCodeAt(i + 2) === 45 && digitsAt(text, i + 3, 2))) return 0
+  if (!(text.charCodeAt(i + 5) === 32 && digitsAt(text, i + 6, 2) && text.charCodeAt(i + 8) === 58)) return 0
+  if (!(digitsAt(text, i + 9, 2) && text.charCodeAt(i + 11) === 58 && digitsAt(text, i + 12, 2))) return 0
+  i += 14
+  if (text.charCodeAt(i) === 46 || text.charCodeAt(i) === 44) {
+    i++
+    while (isDigit(text.charCodeAt(i))) i++
+  }
+  if (text.charCodeAt(i) !== 32) return 0
+  const close = text.indexOf("]", i + 1)
+  if (close === -1 || close - i > 96 || !LOCATION.test(text.slice(i + 1, close))) return 0
+  return text.charCodeAt(close + 1) === 32 ? close + 2 : close + 1
+}
 // python logging / loguru: `2025-03-09 05:46:53,503 xinference.core.worker 30898 ERROR    `,
 // `2024-01-01 12:00:00.123 | ERROR | stderr | `, `2025-01-01 12:00:00 - __main__ - INFO - `
 const LOGGING = new RegExp(
@@ -84,10 +117,12 @@ const dateAt = (text: string, at: number) =>
 const LEVEL_INITIALS = new Set([68, 73, 87, 69, 67, 70]) // D I W E C F
 
 /** What the last `stripOnce` learnt besides the length (scratch state: one line at a time). */
-const got: { process: string | undefined; header: boolean; level: Level | undefined } = {
+const got: { process: string | undefined; header: boolean; level: Level | undefined; last: boolean } = {
   process: undefined,
   header: false,
-  level: undefined
+  level: undefined,
+  // a level header is the innermost prefix: the message follows it
+  last: false
 }
 
 /** The level of a header that starts with its level word. */
@@ -99,6 +134,7 @@ const stripOnce = (text: string): number => {
   got.process = undefined
   got.header = true
   got.level = undefined
+  got.last = false
   const c = text.charCodeAt(0)
   if (c === 62 /* > */ || c === 32 /* space */ || c === 9) {
     const quote = QUOTE.exec(text)
@@ -113,11 +149,8 @@ const stripOnce = (text: string): number => {
     }
   }
   if (c === 40 /* ( */) {
-    const worker = WORKER.exec(text)
-    if (worker) {
-      got.process = processOfWorker(worker[1]!)
-      return worker[0].length
-    }
+    const worker = workerTag(text)
+    if (worker > 0) return worker
   }
   if (c === 91 /* [ */) {
     const rank = RANK.exec(text)
@@ -164,10 +197,11 @@ const stripOnce = (text: string): number => {
     }
   }
   if (LEVEL_INITIALS.has(c)) {
-    const level = LEVEL_HEADER.exec(text) ?? PLAIN_LEVEL.exec(text)
-    if (level) {
+    const level = levelHeader(text) || (PLAIN_LEVEL.exec(text)?.[0].length ?? 0)
+    if (level > 0) {
       got.level = leadingLevel(c)
-      return level[0].length
+      got.last = true
+      return level
     }
   }
   got.header = false
@@ -210,6 +244,7 @@ export const normalize = (raw: string): Normalized => {
     if (got.process !== undefined) process = got.process
     if (got.header) header = true
     if (got.level !== undefined) level = got.level
+    const last = got.last
     // a compose or worker column can hold an SGLang record
     const inner = messageStart(text)
     if (inner >= 0) {
@@ -223,6 +258,7 @@ export const normalize = (raw: string): Normalized => {
         level
       }
     }
+    if (last) break
   }
   if (text.indexOf("[address=") !== -1) text = text.replace(XINFERENCE, "")
   return { line, text, process, header, sglangAt: -1, level }
