@@ -22,7 +22,7 @@ import {
 } from "../signature.js"
 
 const ARGPARSE =
-  /(?:^|[\s"'`(（：:])([\w./-]+(?: [\w-]+)?): error: ((?:unrecognized arguments|argument -|the following arguments are required|ambiguous option|invalid choice|expected one argument).*?)["'`）]?\s*$/
+  /(?:^|[\s"'`(（：:])(?:([\w./-]+(?: [\w-]+)?): )?error: ((?:unrecognized arguments|argument -|the following arguments are required|ambiguous option|invalid choice|expected one argument).*?)["'`）]?\s*$/
 
 export const argparse: Signature = {
   id: "argparse",

@@ -152,6 +152,12 @@ export const errorLine: Signature = {
     })
 }
 
+/** The record's first exception that is not a launcher's consequence (the one to read). */
+const unknownReason = (s: Subject): string => {
+  const own = s.record?.exceptions.find((e) => !CONSEQUENCE.test(`${e.type}: ${e.message}`))
+  return own === undefined ? reasonOf(s) : `${own.type}: ${own.message.split("\n")[0]}`.replace(/: $/, "")
+}
+
 /** The exception itself as the finding, when no signature knows it. */
 export const unclassified: Signature = {
   id: "unclassified-exception",
@@ -162,7 +168,7 @@ export const unclassified: Signature = {
     s.final !== undefined && !/Warning$|^(?:SystemExit|KeyboardInterrupt)$/.test(s.final.type),
   build: (s) =>
     new F.Unclassified({
-      ...base(s, reasonOf(s), {
+      ...base(s, unknownReason(s), {
         action:
           "no known cause matches: read the exception and the lines above it; `mlops diagnose --json` shows the evidence"
       }),

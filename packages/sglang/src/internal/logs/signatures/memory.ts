@@ -33,7 +33,7 @@ const allocationFix = (ctx: Context, phase: Phase, capture: boolean): Fix => {
 }
 
 const ALLOCATION =
-  /CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|XPU|NPU|MPS) out of memory|out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Failed to allocate memory|CUDA_ERROR_OUT_OF_MEMORY/i
+  /CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|XPU|NPU|MPS) out of memory|out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Failed to allocate memory|Ran out of memory in memory space|RESOURCE_EXHAUSTED: .*memory|CUDA_ERROR_OUT_OF_MEMORY/i
 
 const allocation: Signature = {
   id: "cuda-allocation",

@@ -8,7 +8,7 @@ import * as F from "../../../Failures.js"
 import { base, reasonOf, type Signature, says, Tier } from "../signature.js"
 
 const STALL =
-  /[Ww]atchdog timeout|(?:Startup|Readiness|Liveness) probe failed|Pyspy dump for PID|Pyspy failed to dump|Health check failed\. Server couldn't get a response|Timeout while waiting for|Timed out waiting for|TimeoutError|timed out|ReadTimeout|Read timed out|deadline exceeded/
+  /[Ww]atchdog timeout|did not become ready|never became ready|not (?:become )?ready after|failed to become (?:healthy|ready)|[Tt]imed out waiting for (?:the )?(?:server|engine|model)|(?:Startup|Readiness|Liveness) probe failed|Pyspy dump for PID|Pyspy failed to dump|Health check failed\. Server couldn't get a response|Timeout while waiting for|Timed out waiting for|TimeoutError|timed out|ReadTimeout|Read timed out|deadline exceeded/
 
 export const stalled: Signature = {
   id: "stalled",
