@@ -146,7 +146,8 @@ export const decode = (
           unrecognized.push(new UnexpectedValue({ flag: spelled, value: next, inline: false }))
         }
       }
-      value = !negated
+      // store_const-like switches (SGLang's DeprecatedStoreConstAction) write their constant.
+      value = spec.const !== undefined && !spec.negatable ? spec.const : !negated
     } else {
       let words: ReadonlyArray<string>
       if (inline !== null) words = [inline]
