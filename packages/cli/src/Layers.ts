@@ -19,6 +19,7 @@ import { join } from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConfigFileError } from "@mlops/core/Errors"
 import * as Hosts from "@mlops/core/Hosts"
+import * as HostFlags from "@mlops/sglang/HostFlags"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Context, Effect, Layer } from "effect"
 
@@ -92,5 +93,13 @@ export const makeRouted = (simulated: Layer.Layer<Services>, real: Layer.Layer<S
     return Context.make(ConnectionPool.ConnectionPool, pool).pipe(Context.add(Hosts.Hosts, hosts))
   })
 
-/** What the CLI runs with. @category layers */
-export const layer: Layer.Layer<Services> = Layer.scopedContext(makeRouted(sim, live))
+/**
+ * What the CLI runs with: the routed hosts, and host flag dumps cached under
+ * `$MLOPS_HOME/flags/`.
+ *
+ * @category layers
+ */
+export const layer: Layer.Layer<Services | HostFlags.FlagCache> = Layer.merge(
+  Layer.scopedContext(makeRouted(sim, live)),
+  HostFlags.layerConfig
+)

@@ -166,29 +166,35 @@ export interface CatalogueMatch {
 /**
  * The catalogue for an SGLang version: the shipped one (`0.5.11`, `v0.5.11`, `0.5.11+cu128`),
  * else the nearest shipped release below it (the oldest for an older version), with a warning
- * naming both. A host can do better: see `HostFlags`, which reads the host's own parser.
+ * naming both; undefined for a string that is not a version. A host can do better: see
+ * `HostFlags`, which reads the host's own parser.
  *
  * @category catalogues
  */
-export const forVersion = (version: string): Effect.Effect<CatalogueMatch, UnsupportedSglangVersion> => {
+export const match = (version: string): CatalogueMatch | undefined => {
   const exact = get(version)
-  if (exact !== undefined)
-    return Effect.succeed({ catalogue: exact, requested: version, exact: true, warning: null })
+  if (exact !== undefined) return { catalogue: exact, requested: version, exact: true, warning: null }
   const nearest = Registry.nearestRelease(version)
-  if (nearest === undefined) {
-    return Effect.fail(
-      new UnsupportedSglangVersion({
-        version,
-        known: releases.map((r) => r.version),
-        fix: "give a version such as 0.5.11 (see `mlops flags --versions`)"
-      })
-    )
-  }
+  if (nearest === undefined) return undefined
   const catalogue = get(nearest.version)!
-  return Effect.succeed({
+  return {
     catalogue,
     requested: version,
     exact: false,
     warning: `mlops ships no flag catalogue for SGLang ${version}; using the nearest shipped release ${catalogue.version} (flags added, removed or changed after ${catalogue.version} are not known)`
-  })
+  }
+}
+
+/** `match`, failing for a string that is not a version. @category catalogues */
+export const forVersion = (version: string): Effect.Effect<CatalogueMatch, UnsupportedSglangVersion> => {
+  const found = match(version)
+  return found !== undefined
+    ? Effect.succeed(found)
+    : Effect.fail(
+        new UnsupportedSglangVersion({
+          version,
+          known: releases.map((r) => r.version),
+          fix: "give a version such as 0.5.11 (`mlops flags --releases` lists them)"
+        })
+      )
 }

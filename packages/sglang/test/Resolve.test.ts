@@ -315,12 +315,15 @@ describe("Rules", () => {
       assert.isTrue(Rule.compare(Rules.all[i - 1]!, Rules.all[i]!) <= 0)
   })
 
-  it("an unknown patch release uses the same minor line's rules, marked inexact", () => {
-    const exact = Rules.forVersion("0.5.11.post1")
-    assert.isTrue(exact.exact)
-    const other = Rules.forVersion("0.5.12")
-    assert.isFalse(other.exact)
-    assert.strictEqual(other.version, "0.5.11")
-    assert.strictEqual(other.rules.length, Rules.all.length)
+  it("only a verified version gets rules; any other gets none, marked unverified", () => {
+    const verified = Rules.forVersion("v0.5.11")
+    assert.isTrue(verified.verified)
+    assert.strictEqual(verified.version, "0.5.11")
+    assert.strictEqual(verified.rules.length, Rules.all.length)
+    for (const other of ["0.5.11.post1", "0.5.12", "0.6.0"]) {
+      const set = Rules.forVersion(other)
+      assert.isFalse(set.verified, other)
+      assert.deepStrictEqual(set.rules, [])
+    }
   })
 })
