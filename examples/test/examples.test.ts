@@ -9,8 +9,19 @@ import * as LaunchQwen from "../launch-qwen.js"
 describe("examples", () => {
   it.live("launch-qwen: the story's two runtime failures are handled, then the server is ready", () =>
     Effect.gen(function* () {
-      const result = yield* LaunchQwen.main.pipe(Effect.provide(Simulator.layer))
+      const result = yield* LaunchQwen.main({ preflight: false }).pipe(Effect.provide(Simulator.layer))
       assert.deepStrictEqual(result.failures, ["MissingSchedulerStrategy", "AssertionFailure"])
+      assert.deepStrictEqual(result.foundBy, ["log", "log"])
+      assert.includeMembers([...result.argv], ["--mamba-scheduler-strategy", "--speculative-num-steps"])
+      assert.match(result.url, /^http:\/\//)
+    })
+  )
+
+  it.live("launch-qwen: the same catchTags handle the failures when preflight finds them first", () =>
+    Effect.gen(function* () {
+      const result = yield* LaunchQwen.main({ preflight: true }).pipe(Effect.provide(Simulator.layer))
+      assert.deepStrictEqual(result.failures, ["MissingSchedulerStrategy", "AssertionFailure"])
+      assert.deepStrictEqual(result.foundBy, ["preflight", "preflight"])
       assert.includeMembers([...result.argv], ["--mamba-scheduler-strategy", "--speculative-num-steps"])
       assert.match(result.url, /^http:\/\//)
     })

@@ -69,6 +69,7 @@ const byTag: Record<string, ExitCode> = {
   DistributedError: ExitCode.LaunchFailed,
   CudaError: ExitCode.LaunchFailed,
   ProcessExited: ExitCode.LaunchFailed,
+  Unclassified: ExitCode.LaunchFailed,
   NotHealthy: ExitCode.LaunchFailed,
   // reaching and trusting the host
   HostNotFound: ExitCode.Connection,

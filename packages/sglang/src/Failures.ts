@@ -38,7 +38,9 @@ const common = {
   phase: Phase,
   /** One sentence: what went wrong, in SGLang's or PyTorch's own words where possible. */
   reason: Schema.String,
-  fix: Schema.optional(Fix)
+  fix: Schema.optional(Fix),
+  /** Set when the offline check predicted this failure before anything started: the rule's id. */
+  ruleId: Schema.optional(Schema.String)
 }
 
 /** Renders a fix as the flags to pass (`--a 1 --b`), the flags to drop and the action. */
@@ -160,8 +162,13 @@ export class TrustRemoteCodeRequired extends Schema.TaggedError<TrustRemoteCodeR
 /** This SGLang build cannot run the model architecture or the chosen backend here. @category errors */
 export class UnsupportedConfig extends Schema.TaggedError<UnsupportedConfig>()("UnsupportedConfig", {
   ...common,
-  kind: Schema.Literal("architecture", "backend"),
-  architectures: Schema.optional(Schema.Array(Schema.String))
+  /**
+   * `architecture`: the model; `backend`: a kernel backend on this GPU; `combination`: flags this
+   * build does not support together; `hardware`: the GPU lacks a capability (bf16, fp8).
+   */
+  kind: Schema.Literal("architecture", "backend", "combination", "hardware"),
+  architectures: Schema.optional(Schema.Array(Schema.String)),
+  flags: Schema.optional(Schema.Array(Schema.String))
 }) {
   override get message() {
     return describe(this, `Unsupported ${this.kind}`)
@@ -219,6 +226,20 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>()("ProcessE
   }
 }
 
+/**
+ * The log holds an exception or a fatal line that no signature names: the exception itself is
+ * the evidence. Never "no failure" when the text shows one. @category errors
+ */
+export class Unclassified extends Schema.TaggedError<Unclassified>()("Unclassified", {
+  ...common,
+  /** The exception type (`KeyError`, `torch._dynamo.exc.Unsupported`), when one was raised. */
+  exception: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    return describe(this, "Unrecognised failure")
+  }
+}
+
 /** Every way a launch can fail. @category errors */
 export const LaunchFailure = Schema.Union(
   ArgparseError,
@@ -234,7 +255,8 @@ export const LaunchFailure = Schema.Union(
   CudaError,
   DependencyError,
   StartupStalled,
-  ProcessExited
+  ProcessExited,
+  Unclassified
 )
 /** @category errors */
 export type LaunchFailure = typeof LaunchFailure.Type

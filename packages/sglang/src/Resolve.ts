@@ -7,7 +7,9 @@
  * @since 0.1.0
  */
 import { Effect, Either, Schema } from "effect"
+import type { LaunchFailure } from "./Failures.js"
 import { argvFor, describePatch } from "./internal/resolve/flags.js"
+import { violationFailure } from "./internal/violationFailure.js"
 import * as Rule from "./Rule.js"
 import * as Rules from "./Rules.js"
 import type { ServerArgs } from "./ServerArgs.js"
@@ -58,8 +60,18 @@ export class LaunchRulesViolated extends Schema.TaggedError<LaunchRulesViolated>
   /** The user's explicit flags with the combined fix applied. */
   fixedArgv: Schema.optional(Schema.Array(Schema.String)),
   /** Whether the args with the combined fix pass every rule. */
-  resolvesAfterFix: Schema.Boolean
+  resolvesAfterFix: Schema.Boolean,
+  /** The model's architecture, when known (named by `MissingSchedulerStrategy`). */
+  architecture: Schema.optional(Schema.String)
 }) {
+  /**
+   * Each violation as the typed failure SGLang would raise for it at runtime, in SGLang's order
+   * (each with `ruleId` set). The first is what one launch would fail with.
+   */
+  get failures(): ReadonlyArray<LaunchFailure> {
+    return this.violations.map((v) => violationFailure(v, { architecture: this.architecture }))
+  }
+
   override get message() {
     const n = this.violations.length
     const lines = [
@@ -68,7 +80,7 @@ export class LaunchRulesViolated extends Schema.TaggedError<LaunchRulesViolated>
     this.violations.forEach((v, i) => {
       const said =
         v.sglangMessage === "" ? `bare ${v.errorType} (no message)` : `${v.errorType}: ${v.sglangMessage}`
-      lines.push(`  ${i + 1}. [${v.ruleId}] ${v.message}`)
+      lines.push(`  ${i + 1}. ${v._tag} [${v.ruleId}]: ${v.message}`)
       lines.push(`     SGLang: ${said}`)
       const alternatives = v.fix.alternatives.map((a) => describePatch(a))
       const fix = Object.keys(v.fix.set).length > 0 ? describePatch(v.fix.set) : undefined
@@ -88,6 +100,37 @@ export class LaunchRulesViolated extends Schema.TaggedError<LaunchRulesViolated>
 
 /** @category models */
 export type ResolveContext = Rule.ResolveContext
+
+/**
+ * The typed failure SGLang would meet first (the first violation), with `ruleId` set: what a
+ * launch without preflight would fail with.
+ * @category errors
+ */
+export const firstFailure = (error: LaunchRulesViolated): LaunchFailure => error.failures[0]!
+
+/**
+ * One vocabulary before and after the start: turns a `LaunchRulesViolated` in the error channel
+ * into its first typed failure, so `Effect.catchTag("MissingSchedulerStrategy", ...)` handles the
+ * problem whether preflight predicted it or SGLang's log showed it. The failure's `ruleId` tells
+ * the two apart; the other violations stay on `LaunchRulesViolated.failures` for callers that
+ * want them all.
+ *
+ * ```ts
+ * Launch.launchDeployment(request).pipe(
+ *   Resolve.asLaunchFailure,
+ *   Effect.catchTag("MissingSchedulerStrategy", (failure) => relaunchWith(failure.fix))
+ * )
+ * ```
+ * @category errors
+ */
+export const asLaunchFailure = <A, E, R>(
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, Extract<E, LaunchRulesViolated>> | LaunchFailure, R> =>
+  Effect.catchIf(
+    self,
+    (error): error is Extract<E, LaunchRulesViolated> => error instanceof LaunchRulesViolated,
+    (error) => Effect.fail(firstFailure(error))
+  )
 
 // ---- one pass ------------------------------------------------------------------------------
 
@@ -235,7 +278,8 @@ export const resolveEither = (
       violations: found,
       fix: fixes,
       fixedArgv: argvFor(args as unknown as Record<string, unknown>, explicit, fixes),
-      resolvesAfterFix
+      resolvesAfterFix,
+      ...(ctx.traits?.architecture === undefined ? {} : { architecture: ctx.traits.architecture })
     })
   )
 }

@@ -6,6 +6,11 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import {
+  type ArgumentFailureTag,
+  argumentFailureTag,
+  argumentFailureTags
+} from "./internal/argumentFailure.js"
 import type { ModelTraits } from "./ModelTraits.js"
 import type { Field, ServerArgs } from "./ServerArgs.js"
 
@@ -59,10 +64,18 @@ export interface Fix {
 /** The Python exception SGLang raises. @category models */
 export type ErrorType = "ValueError" | "AssertionError" | "TypeError" | "RuntimeError"
 
+/**
+ * The typed failure (`Failures`) SGLang's exception is when it happens at runtime: the same tag
+ * the log classifier gives. @category models
+ */
+export type FailureTag = ArgumentFailureTag
+
 /** The launch aborts. @category models */
 export interface Violation {
   readonly _tag: "Violation"
   readonly errorType: ErrorType
+  /** What the runtime failure is called (`MissingSchedulerStrategy`, `AssertionFailure`, ...). */
+  readonly failure: FailureTag
   /** Our explanation. */
   readonly message: string
   /** SGLang's literal message ("" for a bare assert; a fragment where the source elides text). */
@@ -97,6 +110,8 @@ export type Outcome = Violation | Adjust | Warning
 /** @category constructors */
 export const violation = (v: {
   readonly errorType: ErrorType
+  /** Only when the message's words do not say it (derived like the classifier does otherwise). */
+  readonly failure?: FailureTag
   readonly message: string
   readonly sglangMessage: string
   readonly sourceLine?: string
@@ -106,6 +121,7 @@ export const violation = (v: {
 }): Violation => ({
   _tag: "Violation",
   errorType: v.errorType,
+  failure: v.failure ?? argumentFailureTag(v.errorType, v.sglangMessage),
   message: v.message,
   sglangMessage: v.sglangMessage,
   sourceLine: v.sourceLine,
@@ -187,8 +203,13 @@ export const FixRecord = Schema.Struct({
   alternatives: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
 
-/** A violation found by a rule, as data. @category schemas */
+/**
+ * A violation found by a rule, as data. `_tag` is the typed failure SGLang's exception would be
+ * classified as at runtime, so one vocabulary serves the offline check and the log.
+ * @category schemas
+ */
 export const ViolationRecord = Schema.Struct({
+  _tag: Schema.Literal(...argumentFailureTags),
   ruleId: Schema.String,
   title: Schema.String,
   stage: Schema.Literal("server-args", "check-server-args", "model-init"),
@@ -203,6 +224,7 @@ export type ViolationRecord = typeof ViolationRecord.Type
 
 /** @category constructors */
 export const toRecord = (rule: Rule, v: Violation): ViolationRecord => ({
+  _tag: v.failure,
   ruleId: rule.id,
   title: rule.title,
   stage: stageOf(rule.order),

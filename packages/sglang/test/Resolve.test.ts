@@ -248,6 +248,7 @@ describe("Resolve: mechanics", () => {
   it("applyFixes merges every violation's fix into the args", () => {
     const args = ServerArgs.make({ model_path: "/m" })
     const record = (ruleId: string, set: Record<string, unknown>): Rule.ViolationRecord => ({
+      _tag: "InvalidArgument",
       ruleId,
       title: ruleId,
       stage: "server-args",

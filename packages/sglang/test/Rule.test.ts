@@ -42,6 +42,7 @@ describe("Rule", () => {
       alternatives: [{ tp_size: 1 }]
     })
     assert.deepStrictEqual(Rule.toRecord(rule(["0.5.11"], 19, 3), v), {
+      _tag: "AssertionFailure",
       ruleId: "T",
       title: "t",
       stage: "check-server-args",

@@ -250,3 +250,19 @@ export const memoryFailure = (tb: Traceback, base: Base, ctx: Context): F.OOM | 
 
   return undefined
 }
+
+/** Flags this build refuses together (`... does not support ...`, `... only supports ...`). */
+export const unsupportedCombination = (
+  base: Base,
+  final: Traceback["exceptions"][number]
+): F.UnsupportedConfig =>
+  new F.UnsupportedConfig({
+    ...base,
+    kind: "combination",
+    reason: `${final.type}: ${firstLine(final.message)}`.replace(/: $/, ""),
+    flags: flagsIn(final.message),
+    fix: {
+      action:
+        "change one of the settings this SGLang build refuses together (see its message), or use a release that supports the combination"
+    }
+  })

@@ -8,6 +8,7 @@
 
 import type { LaunchFailure } from "../Failures.js"
 import * as F from "../Failures.js"
+import { argumentFailureTag, saysMissingSchedulerStrategy, saysUnsupported } from "./argumentFailure.js"
 import {
   assertion,
   type Context,
@@ -19,7 +20,8 @@ import {
   linkImportError,
   memoryFailure,
   signalName,
-  tracebackEvidence
+  tracebackEvidence,
+  unsupportedCombination
 } from "./failureDetails.js"
 import type { Traceback } from "./traceback.js"
 
@@ -138,19 +140,27 @@ export const classifyTraceback = (tb: Traceback, ctx: Context): Candidate | unde
     )
   }
 
-  // --- ServerArgs ---------------------------------------------------------------------------------
-  if (text.includes("is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer")) {
-    const a = /Speculative decoding for (\w+) is not compatible/.exec(text)
+  // --- ServerArgs: the same vocabulary as the offline rules (argumentFailure.ts) ------------
+  if (saysMissingSchedulerStrategy(firstLine(final.message)) && final.type !== "AssertionError") {
+    const a = /(?:Speculative decoding|Spec decoding) for (\w+)/.exec(text)
     return root(
       new F.MissingSchedulerStrategy({
         ...base,
         reason: firstLine(final.message),
         ...(a ? { architecture: a[1]! } : {}),
-        fix: { flags: { "--mamba-scheduler-strategy": "extra_buffer" } }
+        fix: text.includes("--disable-radix-cache")
+          ? { flags: { "--mamba-scheduler-strategy": "no_buffer" } }
+          : { flags: { "--mamba-scheduler-strategy": "extra_buffer" } }
       })
     )
   }
-  if (final.type === "AssertionError") return root(assertion(tb, base, final.message))
+  if (final.type === "AssertionError") {
+    return root(
+      saysUnsupported(firstLine(final.message))
+        ? unsupportedCombination(base, final)
+        : assertion(tb, base, final.message)
+    )
+  }
   if (text.includes("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")) {
     return root(
       new F.InvalidArgument({
@@ -218,7 +228,11 @@ export const classifyTraceback = (tb: Traceback, ctx: Context): Candidate | unde
     (final.type === "ValueError" || final.type === "TypeError") &&
     (inServerArgs || flagsIn(final.message).length > 0)
   ) {
-    return root(invalidArgument(tb, base, final))
+    return root(
+      argumentFailureTag(final.type, final.message) === "UnsupportedConfig"
+        ? unsupportedCombination(base, final)
+        : invalidArgument(tb, base, final)
+    )
   }
 
   if (tb.header.text.includes("warmup error") && /Timeout|timed out|timeout/.test(text)) {

@@ -118,9 +118,14 @@ export const launcherAndMemoryCases: Record<string, Expected> = {
     fields: { function: "ensure_divisibility", flags: ["--tp-size"] }
   },
   "invalid-trtllm-topk.log": {
-    tag: "InvalidArgument",
+    // "only supports": a combination this build refuses, as the offline rule says too
+    tag: "UnsupportedConfig",
     process: "launcher",
     phase: "starting",
+    fix: {
+      action:
+        "change one of the settings this SGLang build refuses together (see its message), or use a release that supports the combination"
+    },
     evidence: ["trtllm_mha backend only supports topk = 1"],
     exit: exit1
   },

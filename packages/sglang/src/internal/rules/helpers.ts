@@ -23,8 +23,21 @@ export const rule = (
 
 /** The largest divisor of `n` that is at most `limit` (at least 1): the nearest size that splits evenly. */
 export const largestDivisorAtMost = (n: number, limit: number): number => {
-  for (let d = Math.min(n, limit); d > 1; d--) if (n % d === 0) return d
-  return 1
+  if (!Number.isSafeInteger(n) || n < 1 || limit < 1) return 1
+  // O(min(limit, sqrt n)) steps, never O(n): a random command line can ask for 1e15 GPUs
+  if (limit * limit <= n) {
+    for (let d = Math.floor(limit); d > 1; d--) if (n % d === 0) return d
+    return 1
+  }
+  // divisors come in pairs (d, n / d) with d <= sqrt(n)
+  let best = 1
+  for (let d = 1; d * d <= n; d++) {
+    if (n % d !== 0) continue
+    if (d <= limit && d > best) best = d
+    const pair = n / d
+    if (pair <= limit && pair > best) best = pair
+  }
+  return best
 }
 
 export const platformOf = (input: RuleInput): Platform => input.platform ?? "cuda"

@@ -27,6 +27,7 @@ describe("autofix", () => {
 
   it("turns a rule violation's field fix into flags", () => {
     const violation: ViolationRecord = {
+      _tag: "MissingSchedulerStrategy",
       ruleId: "R24",
       title: "t",
       stage: "server-args",

@@ -1,0 +1,93 @@
+/**
+ * Splits the real-logs corpus ONCE, before any tuning, into a development part (designed
+ * against) and a held-out part (run only to report). Seeded, so the split is reproducible;
+ * stratified by label so every class is in both parts; cases of one thread stay together.
+ *
+ *   npx tsx corpus/scripts/split.ts          # writes corpus/logs/split.json (refuses to overwrite)
+ *   npx tsx corpus/scripts/split.ts --check  # verifies split.json covers exactly the cases
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+
+const SEED = 20261201
+const HELD_OUT = 1 / 3
+
+const root = join(import.meta.dirname, "..", "logs")
+const casesDir = join(root, "cases")
+const splitFile = join(root, "split.json")
+
+interface Meta {
+  readonly id: string
+  readonly url: string
+  readonly label: string
+}
+
+const cases: Array<Meta> = readdirSync(casesDir)
+  .filter((f) => f.endsWith(".json"))
+  .sort()
+  .map((f) => JSON.parse(readFileSync(join(casesDir, f), "utf8")) as Meta)
+
+// mulberry32: a small, well-mixed 32-bit PRNG
+const random = (() => {
+  let a = SEED >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+})()
+
+const shuffle = <A>(items: Array<A>): Array<A> => {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[items[i], items[j]] = [items[j]!, items[i]!]
+  }
+  return items
+}
+
+if (process.argv.includes("--check")) {
+  const split = JSON.parse(readFileSync(splitFile, "utf8")) as { dev: Array<string>; heldOut: Array<string> }
+  const listed = new Set([...split.dev, ...split.heldOut])
+  const missing = cases.filter((c) => !listed.has(c.id)).map((c) => c.id)
+  const extra = [...listed].filter((id) => !cases.some((c) => c.id === id))
+  if (missing.length > 0 || extra.length > 0) {
+    console.error(
+      `split.json is out of date: unassigned ${missing.join(", ") || "-"}; unknown ${extra.join(", ") || "-"}`
+    )
+    process.exit(1)
+  }
+  console.log(`split.json: ${split.dev.length} development, ${split.heldOut.length} held-out`)
+  process.exit(0)
+}
+
+if (existsSync(splitFile)) {
+  console.error(
+    "corpus/logs/split.json exists: the split is made once. New cases go to the held-out part by hand."
+  )
+  process.exit(1)
+}
+
+// one group per thread (URL), labelled by its first case; groups are drawn per label
+const groups = new Map<string, Array<Meta>>()
+for (const c of cases) groups.set(c.url, [...(groups.get(c.url) ?? []), c])
+const byLabel = new Map<string, Array<Array<Meta>>>()
+for (const group of groups.values()) {
+  const label = group[0]!.label
+  byLabel.set(label, [...(byLabel.get(label) ?? []), group])
+}
+const dev: Array<string> = []
+const heldOut: Array<string> = []
+for (const label of [...byLabel.keys()].sort()) {
+  const shuffled = shuffle(byLabel.get(label)!)
+  const take = Math.round(shuffled.length * HELD_OUT)
+  shuffled.forEach((group, i) => {
+    ;(i < take ? heldOut : dev).push(...group.map((c) => c.id))
+  })
+}
+writeFileSync(
+  splitFile,
+  `${JSON.stringify({ seed: SEED, heldOutShare: HELD_OUT, dev: dev.sort(), heldOut: heldOut.sort() }, null, 2)}\n`
+)
+console.log(`wrote ${splitFile}: ${dev.length} development, ${heldOut.length} held-out`)
