@@ -7,6 +7,7 @@ import * as Resolve from "../src/Resolve.js"
 import * as Rule from "../src/Rule.js"
 import * as Rules from "../src/Rules.js"
 import * as ServerArgs from "../src/ServerArgs.js"
+import * as VersionRange from "../src/VersionRange.js"
 import {
   a6000x2,
   fixedArgv,
@@ -268,7 +269,7 @@ describe("Resolve: mechanics", () => {
     const noFix = Rule.make({
       id: "T1",
       title: "always fails",
-      versions: ["0.5.11"],
+      versions: VersionRange.make("0.5.11", "0.5.11", "test rule"),
       order: { step: 12, sub: 1 },
       kind: "fatal",
       check: () =>
@@ -277,7 +278,7 @@ describe("Resolve: mechanics", () => {
     const later = Rule.make({
       id: "T2",
       title: "tp must be 2",
-      versions: ["0.5.11"],
+      versions: VersionRange.make("0.5.11", "0.5.11", "test rule"),
       order: { step: 19, sub: 1 },
       kind: "fatal",
       check: ({ args }) =>
