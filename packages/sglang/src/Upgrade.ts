@@ -19,6 +19,7 @@ import { sameValue } from "./internal/argv/encode.js"
 import * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
 import * as Rules from "./Rules.js"
+import * as VersionRange from "./VersionRange.js"
 
 /** @category models */
 export interface FlagDifference {
@@ -34,9 +35,18 @@ export interface FlagDifference {
 export interface RuleDifference {
   readonly ruleId: string
   readonly title: string
+  /**
+   * `starts`: fires in `to`, not in `from`; `stops`: the other way. A rule that stops because its
+   * verified range ends means SGLang reworked or dropped that check (`inRange` false), not that
+   * nothing happens there any more.
+   */
   readonly change: "starts" | "stops"
   readonly outcome: "violation" | "adjustment" | "warning"
   readonly message: string
+  /** The releases the rule holds for (`0.5.10–main-2026-05-19`). */
+  readonly range: string
+  /** Whether the version where it does not fire is inside that range (then it is the flags, not SGLang, that differ). */
+  readonly inRange: boolean
 }
 
 /** @category models */
@@ -256,8 +266,19 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
     const key = (f: Fired) => `${f.ruleId}\u0000${f.outcome}`
     const inA = new Set(a.map(key))
     const inB = new Set(b.map(key))
-    for (const f of b) if (!inA.has(key(f))) rules.push({ ...f, change: "starts" })
-    for (const f of a) if (!inB.has(key(f))) rules.push({ ...f, change: "stops" })
+    const describe = (f: Fired, change: RuleDifference["change"], other: string): RuleDifference => {
+      const rule = Rules.all.find((r) => r.id === f.ruleId)
+      return {
+        ...f,
+        change,
+        range: rule === undefined ? "" : VersionRange.format(rule.versions),
+        inRange: rule !== undefined && VersionRange.contains(rule.versions, other)
+      }
+    }
+    const order = { violation: 0, adjustment: 1, warning: 2 } as const
+    for (const f of b) if (!inA.has(key(f))) rules.push(describe(f, "starts", o.from))
+    for (const f of a) if (!inB.has(key(f))) rules.push(describe(f, "stops", o.to))
+    rules.sort((x, y) => order[x.outcome] - order[y.outcome])
   }
   const notes = [
     ...[from.warning, to.warning].filter((w): w is string => w !== null),

@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { qwen36_27b } from "../src/internal/fixtures/models.js"
 import * as Upgrade from "../src/Upgrade.js"
+import { storyArgv } from "./support/story.js"
 
 const kinds = (report: Upgrade.UpgradeReport) => report.flags.map((f) => [f.flag, f.kind])
 
@@ -73,6 +75,32 @@ describe("Upgrade", () => {
       ])
       assert.include(report.flags[0]!.message, "+NEXTN")
     })
+  )
+
+  it.effect(
+    "between verified releases: the rules that start applying, and whether SGLang or the flags differ",
+    () =>
+      Effect.gen(function* () {
+        const report = yield* Upgrade.compare({
+          argv: storyArgv,
+          from: "0.5.9",
+          to: "0.5.11",
+          modelConfig: qwen36_27b,
+          gpus: { count: 2, computeCapability: "8.6", memoryGiB: 48 }
+        })
+        assert.isTrue(report.rulesCompared)
+        const r24 = report.rules.find((r) => r.ruleId === "R24")
+        assert.deepInclude(r24, {
+          change: "starts",
+          outcome: "violation",
+          inRange: false,
+          range: "0.5.10–0.5.13"
+        })
+        assert.strictEqual(report.rules[0]!.outcome, "violation")
+        assert.strictEqual(report.target._tag, "Refused")
+        if (report.target._tag === "Refused")
+          assert.strictEqual(report.target.error._tag, "LaunchRulesViolated")
+      })
   )
 
   it.effect("an unverified version: rules are not compared, and the report says so", () =>

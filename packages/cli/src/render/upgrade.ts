@@ -25,15 +25,18 @@ export const human = (style: Style, report: Upgrade.UpgradeReport): string => {
     ? [`  ${dim(style, "rules not compared")}`]
     : report.rules.length === 0
       ? [`  ${green(style, "✓")} the same rules apply to these flags`]
-      : report.rules.map(
-          (r) =>
-            `  ${r.change === "starts" ? yellow(style, "+") : cyan(style, "-")} [${r.ruleId}] ${r.change === "starts" ? "starts" : "stops"} applying (${r.outcome}): ${r.message}`
-        )
+      : report.rules.map((r) => {
+          const other = r.change === "starts" ? report.from : report.to
+          const why = r.inRange
+            ? `these flags do not trigger it in ${other}`
+            : `SGLang ${other} does not have it in this form (it holds ${r.range})`
+          return `  ${r.change === "starts" ? yellow(style, "+") : cyan(style, "-")} [${r.ruleId}] ${r.change === "starts" ? `new for these flags in ${report.to}` : `not in ${report.to}`} (${r.outcome}): ${r.message}; ${dim(style, why)}`
+        })
   const target =
     report.target._tag === "Accepted"
       ? [`${green(style, "✓")} ${bold(style, `SGLang ${report.to} accepts this command`)}`]
       : [
-          `${red(style, "✗")} ${bold(style, `SGLang ${report.to} would refuse this command:`)} ${report.target.error.message} ${dim(style, `[${report.target.error._tag}]`)}`
+          `${red(style, "✗")} ${report.target.error._tag === "LaunchRulesViolated" ? "" : `${bold(style, `SGLang ${report.to} would refuse this command:`)} `}${report.target.error.message} ${dim(style, `[${report.target.error._tag}]`)}`
         ]
   return [
     bold(style, `SGLang ${report.from} → ${report.to}`),

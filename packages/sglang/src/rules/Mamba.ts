@@ -270,7 +270,8 @@ export const noBufferSpeculative = Rule.make({
   check: (input) => {
     if (!noBufferWithRadix(input) || input.args.speculative_algorithm === null) return undefined
     const arch = input.traits?.architecture
-    if (platformOf(input) === "rocm") {
+    // 0.5.11 added the ROCm exception; 0.5.10 raises there too
+    if (platformOf(input) === "rocm" && VersionRange.atLeast(input.version, "0.5.11")) {
       return Rule.adjust(
         { disable_radix_cache: true },
         "on ROCm SGLang drops the radix cache for speculative decoding of hybrid models",

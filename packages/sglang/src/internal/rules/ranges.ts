@@ -114,9 +114,9 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "warning and condition the same 0.5.9–main-2026-05-19; SM100-only in 0.5.6.post2–0.5.8; 0.5.13 words it with the backend's name"
   ),
   R24: VersionRange.make(
-    "0.5.11",
+    "0.5.10",
     "0.5.13",
-    "the ValueError (and the ROCm branch) the same 0.5.11–0.5.13; 0.5.10 has no ROCm branch; gone in 0.5.14 (validate_mamba_no_buffer)"
+    "the ValueError the same 0.5.10–0.5.13; the ROCm branch (radix cache off instead) is new in 0.5.11, modelled; absent before 0.5.10; gone in 0.5.14 (validate_mamba_no_buffer)"
   ),
   R29: VersionRange.make(
     "0.5.11",
