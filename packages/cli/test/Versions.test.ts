@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ExitCode } from "../src/ExitCodes.js"
-import { mlops } from "./support/run.js"
+import { mlops, mlopsWith, story, storyFixes } from "./support/run.js"
 
 const lastJson = (lines: ReadonlyArray<string>) =>
   JSON.parse(lines.filter((l) => l.trim() !== "").at(-1)!) as Record<string, unknown>
@@ -155,6 +155,45 @@ describe("mlops launch options", () => {
       )
       assert.strictEqual(ran.code, ExitCode.Usage)
       assert.include(ran.text, "not both")
+    })
+  )
+})
+
+describe("the sim with another release (MLOPS_SIM_SGLANG_VERSION)", () => {
+  const on = (version: string, ...args: ReadonlyArray<string>) =>
+    mlopsWith({ env: { MLOPS_SIM_SGLANG_VERSION: version } }, ...args)
+
+  it.live("the upgrade check from the sim's release, end to end", () =>
+    Effect.gen(function* () {
+      const ran = yield* on(
+        "0.5.13",
+        "check",
+        "--host",
+        "sim",
+        "--target-version",
+        "0.5.15",
+        "--",
+        ...story,
+        ...storyFixes
+      )
+      assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
+      assert.include(ran.text, "SGLang 0.5.13 → 0.5.15")
+      assert.include(
+        ran.text,
+        "--mamba-scheduler-strategy is deprecated in 0.5.15: use --mamba-radix-cache-strategy"
+      )
+      const flags = yield* on("0.5.4", "flags", "--host", "sim", "mamba-track-interval")
+      assert.include(flags.text, "SGLang 0.5.4: 0 of 273 flags")
+      assert.include(flags.text, "--mamba-track-interval  0.5.7–main-2026-07-20")
+    })
+  )
+
+  it.live("a release mlops does not ship cannot be installed on the sim", () =>
+    Effect.gen(function* () {
+      const ran = yield* on("0.6.0", "check", "--host", "sim", "--", ...story)
+      assert.strictEqual(ran.code, ExitCode.Connection)
+      assert.include(ran.text, "MLOPS_SIM_SGLANG_VERSION")
+      assert.include(ran.text, "cannot run SGLang 0.6.0")
     })
   )
 })
