@@ -7,6 +7,8 @@
  *
  * @since 0.1.0
  */
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as Probes from "@mlops/core/Probes"
 import { Effect, Either } from "effect"
 import * as Argv from "./Argv.js"
 import type { ArgvError } from "./ArgvErrors.js"
@@ -16,6 +18,8 @@ import * as Flags from "./Flags.js"
 import * as HostFlags from "./HostFlags.js"
 import { lookupOption } from "./internal/argv/decode.js"
 import { sameValue } from "./internal/argv/encode.js"
+import { modelPathOf } from "./internal/launch/argvFacts.js"
+import * as Preflight from "./internal/launch/preflight.js"
 import * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
 import * as Rules from "./Rules.js"
@@ -218,6 +222,8 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
   readonly to: string
   /** config.json (object or text); undefined: model-dependent rules are skipped. */
   readonly modelConfig?: unknown
+  /** The model's traits when already read (a host's config.json). */
+  readonly traits?: ModelTraits.ModelTraits
   readonly gpus?: GpuFacts
   readonly env?: Readonly<Record<string, string>>
   /** The flags of `from` when known better than a shipped catalogue (read from a host). */
@@ -236,11 +242,13 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
   const decodedFrom = yield* Argv.decodeArgv(o.argv, from.catalogue)
   const decodedTo = yield* Effect.either(Argv.decodeArgv(o.argv, to.catalogue))
   const traits =
-    o.modelConfig === undefined
-      ? undefined
-      : typeof o.modelConfig === "string"
-        ? yield* ModelTraits.fromJson(o.modelConfig)
-        : yield* ModelTraits.fromConfig(o.modelConfig)
+    o.traits !== undefined
+      ? o.traits
+      : o.modelConfig === undefined
+        ? undefined
+        : typeof o.modelConfig === "string"
+          ? yield* ModelTraits.fromJson(o.modelConfig)
+          : yield* ModelTraits.fromConfig(o.modelConfig)
   const gpus = { ...defaultGpus, ...o.gpus }
   const context = (version: string) => ({
     traits,
@@ -261,8 +269,11 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
   const rulesCompared = rulesFrom.verified && rulesTo.verified && after !== undefined
   const rules: Array<RuleDifference> = []
   if (rulesCompared && after !== undefined) {
-    const a = fired(before)
-    const b = fired(after)
+    // a refused side lists its violations only, so then only violations are compared
+    const bothResolve = Either.isRight(before) && Either.isRight(after)
+    const comparable = (f: Fired) => bothResolve || f.outcome === "violation"
+    const a = fired(before).filter(comparable)
+    const b = fired(after).filter(comparable)
     const key = (f: Fired) => `${f.ruleId}\u0000${f.outcome}`
     const inA = new Set(a.map(key))
     const inB = new Set(b.map(key))
@@ -319,14 +330,32 @@ export const fromHost = Effect.fn("Upgrade.fromHost")(function* (o: {
   readonly argv: ReadonlyArray<string>
   readonly to: string
   readonly python?: string
-  readonly modelConfig?: unknown
-  readonly gpus?: GpuFacts
   readonly env?: Readonly<Record<string, string>>
 }) {
   const flags = yield* HostFlags.ofHost({
     host: o.host,
     ...(o.python === undefined ? {} : { python: o.python })
   })
-  const report = yield* compare({ ...o, from: flags.version, fromCatalogue: flags.catalogue })
+  const conn = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(o.host))
+  const [gpus, traits] = yield* Effect.all(
+    [Probes.gpus(conn), Preflight.readModelConfig(conn, modelPathOf(o.argv))],
+    { concurrency: "unbounded" }
+  )
+  const first = gpus[0]
+  const report = yield* compare({
+    ...o,
+    from: flags.version,
+    fromCatalogue: flags.catalogue,
+    ...(traits === undefined ? {} : { traits }),
+    ...(first === undefined
+      ? {}
+      : {
+          gpus: {
+            count: gpus.length,
+            computeCapability: first.computeCapability ?? "8.0",
+            memoryGiB: first.memoryTotalMiB / 1024
+          }
+        })
+  })
   return flags.warning === null ? report : { ...report, notes: [flags.warning, ...report.notes] }
 })

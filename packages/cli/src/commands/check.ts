@@ -150,7 +150,7 @@ export const check = Command.make("check", options, (options) =>
           }
           const report =
             host !== undefined
-              ? yield* Upgrade.fromHost({ ...common, host })
+              ? yield* Upgrade.fromHost({ argv: parsed.flags, to: parsed.targetVersion.value, host })
               : yield* Upgrade.compare({ ...common, from: offlineVersion ?? Catalogue.latest.version })
           if (parsed.json) yield* printJson({ _tag: "UpgradeChecked", ...report })
           else yield* Console.log(UpgradeView.human(style, report))

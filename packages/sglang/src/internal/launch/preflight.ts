@@ -25,7 +25,8 @@ const decoder = new TextDecoder()
 /** A local path (vs a Hugging Face repo id, which we cannot check from here). */
 const isLocalPath = (path: string) => path.startsWith("/") || path.startsWith("~") || path.startsWith(".")
 
-const readModelConfig = (conn: Connection, modelPath: string) =>
+/** The model's config.json as traits, from the host (undefined for a Hugging Face repo id). */
+export const readModelConfig = (conn: Connection, modelPath: string) =>
   Effect.gen(function* () {
     if (!isLocalPath(modelPath)) return undefined
     const path = `${modelPath.replace(/\/+$/, "")}/config.json`
