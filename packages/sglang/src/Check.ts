@@ -64,6 +64,34 @@ const toResult = (
 const unverifiedWarning = (version: string) =>
   `mlops has not verified its launch rules for SGLang ${version}: only the flags were checked (names, values, types); \`mlops launch\` runs the host's own validation for this version`
 
+/** The model's traits from a config.json object or its text; undefined when there is none. */
+export const traitsOf = (modelConfig: unknown) =>
+  modelConfig === undefined
+    ? Effect.succeed(undefined)
+    : typeof modelConfig === "string"
+      ? ModelTraits.fromJson(modelConfig)
+      : ModelTraits.fromConfig(modelConfig)
+
+/** What the rules see offline: the model's traits and the GPU facts (defaults filled), for `version`. */
+export const offlineContext = (o: {
+  readonly traits: ModelTraits.ModelTraits | undefined
+  readonly gpus?: GpuFacts
+  readonly env?: Readonly<Record<string, string>>
+  readonly version: string
+}): Resolve.ResolveContext => {
+  const gpus = { ...defaultGpus, ...o.gpus }
+  return {
+    traits: o.traits,
+    gpus: {
+      count: gpus.count,
+      computeCapability: gpus.computeCapability,
+      memoryMiB: Math.round(gpus.memoryGiB * 1024)
+    },
+    env: o.env ?? {},
+    version: o.version
+  }
+}
+
 /**
  * Offline: a parsed (or JSON text) config.json and GPU facts.
  *
@@ -82,23 +110,17 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
   const match = yield* Catalogue.forVersion(version)
   const rules = Rules.forVersion(version)
   const decoded = yield* Argv.decodeArgv(o.argv, match.catalogue)
-  const traits =
-    o.modelConfig === undefined
-      ? undefined
-      : typeof o.modelConfig === "string"
-        ? yield* ModelTraits.fromJson(o.modelConfig)
-        : yield* ModelTraits.fromConfig(o.modelConfig)
-  const gpus = { ...defaultGpus, ...o.gpus }
-  const resolved = yield* Resolve.resolve(decoded.args, decoded.explicit, {
-    traits,
-    gpus: {
-      count: gpus.count,
-      computeCapability: gpus.computeCapability,
-      memoryMiB: Math.round(gpus.memoryGiB * 1024)
-    },
-    env: o.env ?? {},
-    version
-  })
+  const traits = yield* traitsOf(o.modelConfig)
+  const resolved = yield* Resolve.resolve(
+    decoded.args,
+    decoded.explicit,
+    offlineContext({
+      traits,
+      ...(o.gpus === undefined ? {} : { gpus: o.gpus }),
+      ...(o.env === undefined ? {} : { env: o.env }),
+      version
+    })
+  )
   const flags = { version: match.catalogue.version, source: match.exact ? "shipped" : "nearest" } as const
   const warnings = [
     ...(match.warning === null ? [] : [match.warning]),

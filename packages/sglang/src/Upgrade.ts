@@ -13,14 +13,14 @@ import { Effect, Either } from "effect"
 import * as Argv from "./Argv.js"
 import type { ArgvError } from "./ArgvErrors.js"
 import * as Catalogue from "./Catalogue.js"
-import { defaultGpus, type GpuFacts } from "./Check.js"
+import { type GpuFacts, offlineContext, traitsOf } from "./Check.js"
 import * as Flags from "./Flags.js"
 import * as HostFlags from "./HostFlags.js"
 import { lookupOption } from "./internal/argv/decode.js"
 import { sameValue } from "./internal/argv/encode.js"
 import { modelPathOf } from "./internal/launch/argvFacts.js"
 import * as Preflight from "./internal/launch/preflight.js"
-import * as ModelTraits from "./ModelTraits.js"
+import type * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
 import * as Rules from "./Rules.js"
 import * as VersionRange from "./VersionRange.js"
@@ -241,25 +241,14 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
       : { catalogue: o.fromCatalogue, requested: o.from, exact: true, warning: null }
   const decodedFrom = yield* Argv.decodeArgv(o.argv, from.catalogue)
   const decodedTo = yield* Effect.either(Argv.decodeArgv(o.argv, to.catalogue))
-  const traits =
-    o.traits !== undefined
-      ? o.traits
-      : o.modelConfig === undefined
-        ? undefined
-        : typeof o.modelConfig === "string"
-          ? yield* ModelTraits.fromJson(o.modelConfig)
-          : yield* ModelTraits.fromConfig(o.modelConfig)
-  const gpus = { ...defaultGpus, ...o.gpus }
-  const context = (version: string) => ({
-    traits,
-    gpus: {
-      count: gpus.count,
-      computeCapability: gpus.computeCapability,
-      memoryMiB: Math.round(gpus.memoryGiB * 1024)
-    },
-    env: o.env ?? {},
-    version
-  })
+  const traits = o.traits ?? (yield* traitsOf(o.modelConfig))
+  const context = (version: string) =>
+    offlineContext({
+      traits,
+      ...(o.gpus === undefined ? {} : { gpus: o.gpus }),
+      ...(o.env === undefined ? {} : { env: o.env }),
+      version
+    })
   const rulesFrom = Rules.forVersion(o.from)
   const rulesTo = Rules.forVersion(o.to)
   const before = Resolve.resolveEither(decodedFrom.args, decodedFrom.explicit, context(o.from))

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Catalogue from "../src/Catalogue.js"
+import type { DataFlag } from "./support/releaseData.js"
 
 // The reference release data, unchanged (see fixtures/versions/README.md).
 const fixtures = join(import.meta.dirname, "fixtures/versions")
@@ -19,25 +20,6 @@ interface History {
   readonly option_strings: ReadonlyArray<string>
   readonly versions: ReadonlyArray<string>
 }
-interface DataFlag {
-  readonly flag: string
-  readonly field: string | null
-  readonly aliases: ReadonlyArray<string>
-  readonly negative_flags: ReadonlyArray<string>
-  readonly type: string
-  readonly type_fn: string | null
-  readonly action: string
-  readonly nargs: number | string | null
-  readonly const: unknown
-  readonly default: unknown
-  readonly default_suppressed: boolean
-  readonly choices: ReadonlyArray<string | number> | null
-  readonly required: boolean
-  readonly deprecated: boolean
-  readonly replaced_by: string | null
-  readonly hidden: boolean
-}
-
 const index = readJson<ReadonlyArray<IndexEntry>>("index.json")
 const history = readJson<Record<string, History>>("flag-history.json")
 

@@ -45,6 +45,23 @@ export type ExtraAction = {
   readonly dest: string
 } & Readonly<Record<string, unknown>>
 
+/** One flag as the argparse action the dump prints (its `--no-` spellings included). */
+export const actionOf = (f: DataFlag) => ({
+  option_strings: [f.flag, ...f.aliases, ...f.negative_flags],
+  dest: f.dest,
+  action: f.action,
+  type_fn: f.type_fn,
+  nargs: f.nargs,
+  const: f.const,
+  default: f.default,
+  default_suppressed: f.default_suppressed,
+  choices: f.choices,
+  required: f.required,
+  deprecated: f.deprecated,
+  replaced_by: f.replaced_by,
+  hidden: f.hidden
+})
+
 /** What the host dump prints for a parser holding `flags` (then `extra`). */
 export const dumpOf = (
   flags: ReadonlyArray<DataFlag>,
@@ -56,21 +73,7 @@ export const dumpOf = (
     ...new Set([...flags.flatMap((f) => (f.field === null ? [] : [f.field])), ...extra.map((e) => e.dest)])
   ],
   actions: [
-    ...flags.map((f) => ({
-      option_strings: [f.flag, ...f.aliases, ...f.negative_flags],
-      dest: f.dest,
-      action: f.action,
-      type_fn: f.type_fn,
-      nargs: f.nargs,
-      const: f.const,
-      default: f.default,
-      default_suppressed: f.default_suppressed,
-      choices: f.choices,
-      required: f.required,
-      deprecated: f.deprecated,
-      replaced_by: f.replaced_by,
-      hidden: f.hidden
-    })),
+    ...flags.map(actionOf),
     ...extra.map((e) => ({
       action: "store",
       type_fn: "str",

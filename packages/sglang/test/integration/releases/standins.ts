@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, type Scope } from "effect"
-import type { DataFlag, ExtraAction } from "../../support/releaseData.js"
+import { actionOf, type DataFlag, type ExtraAction } from "../../support/releaseData.js"
 
 /** One install to build. */
 export interface Release {
@@ -64,21 +64,11 @@ type Action = ExtraAction & {
   readonly hidden?: boolean
 }
 
-const fromData = (f: DataFlag): Action => ({
-  option_strings: [f.flag, ...f.aliases],
-  dest: f.dest,
-  action: f.action,
-  type_fn: f.type_fn,
-  nargs: f.nargs,
-  const: f.const,
-  default: f.default,
-  default_suppressed: f.default_suppressed,
-  choices: f.choices,
-  required: f.required,
-  deprecated: f.deprecated,
-  replaced_by: f.replaced_by,
-  hidden: f.hidden
-})
+/** A data flag as an action to add; argparse makes a BooleanOptionalAction's `--no-` spellings itself. */
+const fromData = (f: DataFlag): Action => {
+  const action = actionOf(f)
+  return { ...action, option_strings: action.option_strings.filter((s) => !f.negative_flags.includes(s)) }
+}
 
 const SWITCHES = new Set([
   "store_true",
