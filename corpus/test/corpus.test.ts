@@ -44,7 +44,10 @@ describe("the real-logs corpus", () => {
       assert.include(["sglang", "vllm", "other"], c.engine, id)
       // CRLF logs are kept as stored: a line may end in `\r`
       const lines = c.text.split("\n").map((l) => l.replace(/\r$/, ""))
-      assert.isTrue(lines.includes(c.keyLine.replace(/\r$/, "")), `${id}: the key line is not a line of the log`)
+      assert.isTrue(
+        lines.includes(c.keyLine.replace(/\r$/, "")),
+        `${id}: the key line is not a line of the log`
+      )
       assert.isString(c.cut, id)
     }
     const logs = readdirSync(casesDir).filter((f) => f.endsWith(".log"))
