@@ -14,9 +14,11 @@ import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Effect } from "effect"
 import * as Argv from "./Argv.js"
 import * as Catalogue from "./Catalogue.js"
+import { modelPathOf, portOf } from "./internal/launch/argvFacts.js"
 import * as Preflight from "./internal/launch/preflight.js"
 import * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
+import * as Rules from "./Rules.js"
 import type { ServerArgs } from "./ServerArgs.js"
 
 /** GPU facts for an offline check. @category models */
@@ -34,19 +36,61 @@ export const defaultGpus = { count: 1, computeCapability: "9.0", memoryGiB: 80 }
 
 /** @category models */
 export interface CheckResult {
+  /** The SGLang version checked for. */
   readonly version: string
+  /** The catalogue the flags were read with (another release when it stood in, see `warnings`). */
+  readonly flags: { readonly version: string; readonly source: "shipped" | "cached" | "dumped" | "nearest" }
+  /** Whether mlops verified its launch rules for `version` (else only the argv was checked). */
+  readonly rulesVerified: boolean
   readonly effective: ServerArgs
   /** SGLang's own adjustment messages (or ours when SGLang is silent), in order. */
   readonly adjustments: ReadonlyArray<string>
+  /** How the check was limited: a stand-in catalogue, unverified rules. */
+  readonly warnings: ReadonlyArray<string>
   readonly commandLine: string
 }
 
-const toResult = (version: string, argv: ReadonlyArray<string>, resolved: Resolve.Resolved): CheckResult => ({
-  version,
+const toResult = (
+  o: Pick<CheckResult, "version" | "flags" | "rulesVerified" | "warnings">,
+  argv: ReadonlyArray<string>,
+  resolved: Resolve.Resolved
+): CheckResult => ({
+  ...o,
   effective: resolved.effective,
   adjustments: resolved.adjustments.map((a) => a.sglangMessage ?? a.message),
   commandLine: Argv.formatCommandLine(argv)
 })
+
+const unverifiedWarning = (version: string) =>
+  `mlops has not verified its launch rules for SGLang ${version}: only the flags were checked (names, values, types); \`mlops launch\` runs the host's own validation for this version`
+
+/** The model's traits from a config.json object or its text; undefined when there is none. */
+export const traitsOf = (modelConfig: unknown) =>
+  modelConfig === undefined
+    ? Effect.succeed(undefined)
+    : typeof modelConfig === "string"
+      ? ModelTraits.fromJson(modelConfig)
+      : ModelTraits.fromConfig(modelConfig)
+
+/** What the rules see offline: the model's traits and the GPU facts (defaults filled), for `version`. */
+export const offlineContext = (o: {
+  readonly traits: ModelTraits.ModelTraits | undefined
+  readonly gpus?: GpuFacts
+  readonly env?: Readonly<Record<string, string>>
+  readonly version: string
+}): Resolve.ResolveContext => {
+  const gpus = { ...defaultGpus, ...o.gpus }
+  return {
+    traits: o.traits,
+    gpus: {
+      count: gpus.count,
+      computeCapability: gpus.computeCapability,
+      memoryMiB: Math.round(gpus.memoryGiB * 1024)
+    },
+    env: o.env ?? {},
+    version: o.version
+  }
+}
 
 /**
  * Offline: a parsed (or JSON text) config.json and GPU facts.
@@ -62,26 +106,31 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
   /** SGLang version; default the newest known. */
   readonly version?: string
 }) {
-  const match = yield* Catalogue.forVersion(o.version ?? Catalogue.latest.version)
+  const version = o.version ?? Catalogue.latest.version
+  const match = yield* Catalogue.forVersion(version)
+  const rules = Rules.forVersion(version)
   const decoded = yield* Argv.decodeArgv(o.argv, match.catalogue)
-  const traits =
-    o.modelConfig === undefined
-      ? undefined
-      : typeof o.modelConfig === "string"
-        ? yield* ModelTraits.fromJson(o.modelConfig)
-        : yield* ModelTraits.fromConfig(o.modelConfig)
-  const gpus = { ...defaultGpus, ...o.gpus }
-  const resolved = yield* Resolve.resolve(decoded.args, decoded.explicit, {
-    traits,
-    gpus: {
-      count: gpus.count,
-      computeCapability: gpus.computeCapability,
-      memoryMiB: Math.round(gpus.memoryGiB * 1024)
-    },
-    env: o.env ?? {},
-    version: match.catalogue.version
-  })
-  return toResult(match.catalogue.version, o.argv, resolved)
+  const traits = yield* traitsOf(o.modelConfig)
+  const resolved = yield* Resolve.resolve(
+    decoded.args,
+    decoded.explicit,
+    offlineContext({
+      traits,
+      ...(o.gpus === undefined ? {} : { gpus: o.gpus }),
+      ...(o.env === undefined ? {} : { env: o.env }),
+      version
+    })
+  )
+  const flags = { version: match.catalogue.version, source: match.exact ? "shipped" : "nearest" } as const
+  const warnings = [
+    ...(match.warning === null ? [] : [match.warning]),
+    ...(rules.verified ? [] : [unverifiedWarning(version)])
+  ]
+  return toResult(
+    { version: rules.version, flags, rulesVerified: rules.verified, warnings },
+    o.argv,
+    resolved
+  )
 })
 
 /**
@@ -113,17 +162,29 @@ export const host = Effect.fn("Check.host")(function* (o: {
   readonly argv: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string>>
   readonly python?: string
+  /** Read the flags from the host's own parser even when mlops ships its version. */
+  readonly flagsFromHost?: boolean
 }) {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(o.host)
-  const decoded = yield* Argv.decodeArgv(o.argv)
   const result = yield* Preflight.run(conn, {
     python: o.python ?? conn.host.python ?? "~/ml-env",
     argv: o.argv,
     env: o.env ?? {},
-    port: decoded.args.port,
-    modelPath: decoded.args.model_path,
-    checkPort: false
+    port: portOf(o.argv),
+    modelPath: modelPathOf(o.argv),
+    checkPort: false,
+    flagsFromHost: o.flagsFromHost === true
   })
-  return toResult(result.catalogue.version, o.argv, result.resolved)
+  const { facts } = result
+  return toResult(
+    {
+      version: facts.sglangVersion,
+      flags: facts.flags,
+      rulesVerified: facts.rulesVerified,
+      warnings: [...facts.warnings, ...(facts.rulesVerified ? [] : [unverifiedWarning(facts.sglangVersion)])]
+    },
+    o.argv,
+    result.resolved
+  )
 })

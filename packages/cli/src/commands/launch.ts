@@ -31,7 +31,17 @@ const options = {
     Options.withDescription("Skip host probes and the offline rule check; meet problems at runtime")
   ),
   remoteCheck: Options.boolean("remote-check").pipe(
-    Options.withDescription("Also run the host's own SGLang argument parsing before launching")
+    Options.withDescription(
+      "Also run the host's own SGLang argument parsing before launching (default: only for a version whose rules mlops has not verified)"
+    )
+  ),
+  noRemoteCheck: Options.boolean("no-remote-check").pipe(
+    Options.withDescription("Never run the host's own argument parsing, even for an unverified version")
+  ),
+  flagsFromHost: Options.boolean("flags-from-host").pipe(
+    Options.withDescription(
+      "Read the flags from the host's own SGLang parser, even for a release mlops ships"
+    )
   ),
   replace: Options.boolean("replace").pipe(Options.withDescription("Replace a deployment of the same name")),
   stopOnInterrupt: Options.boolean("stop-on-interrupt").pipe(
@@ -63,6 +73,8 @@ type Parsed = {
   readonly autoFix: boolean
   readonly noPreflight: boolean
   readonly remoteCheck: boolean
+  readonly noRemoteCheck: boolean
+  readonly flagsFromHost: boolean
   readonly replace: boolean
   readonly stopOnInterrupt: boolean
   readonly tunnel: boolean
@@ -76,7 +88,8 @@ export const toRequest = (parsed: Parsed, env: Record<string, string>): Launch.L
   ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
   ...(Object.keys(env).length > 0 ? { env } : {}),
   preflight: !parsed.noPreflight,
-  remoteCheck: parsed.remoteCheck,
+  ...(parsed.remoteCheck ? { remoteCheck: true } : parsed.noRemoteCheck ? { remoteCheck: false } : {}),
+  flagsFromHost: parsed.flagsFromHost,
   autoFix: parsed.autoFix ? autoFixAttempts : 0,
   replace: parsed.replace,
   stopOnInterrupt: parsed.stopOnInterrupt,
@@ -126,6 +139,9 @@ export const launch = Command.make("launch", options, (options) =>
               message: "no SGLang flags: put them after `--`, e.g. mlops launch --host sim -- --model-path /m"
             })
           )
+        }
+        if (parsed.remoteCheck && parsed.noRemoteCheck) {
+          return yield* new UsageError({ message: "give --remote-check or --no-remote-check, not both" })
         }
         const request = toRequest(parsed, env)
         if (parsed.tunnel && !parsed.json) {

@@ -41,6 +41,8 @@ export interface RunOptions {
   readonly mlopsHome?: string
   /** Interrupt the command after this long (Ctrl-C), e.g. `logs -f`; `code` is then -1. */
   readonly interruptAfter?: Duration.DurationInput
+  /** More environment (e.g. `MLOPS_SIM_SGLANG_VERSION`). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 /** `mlops <args...>` with a fresh MLOPS_HOME: a fresh sim, as if nothing ran before. */
@@ -78,7 +80,7 @@ export const mlopsWith = (options: RunOptions, ...args: ReadonlyArray<string>): 
         warn: (...a) => void stderr.push(...text(a).split("\n"))
       }
     }
-    const runEnv = { ...env, MLOPS_HOME: options.mlopsHome ?? freshHome() }
+    const runEnv = { ...env, ...options.env, MLOPS_HOME: options.mlopsHome ?? freshHome() }
     const run = main(["node", "mlops", ...args]).pipe(
       Console.withConsole(captured),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(runEnv)))),

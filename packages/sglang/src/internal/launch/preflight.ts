@@ -12,11 +12,13 @@ import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemotePath from "@mlops/core/RemotePath"
 import { Effect } from "effect"
 import * as Argv from "../../Argv.js"
-import * as Catalogue from "../../Catalogue.js"
+import type * as Catalogue from "../../Catalogue.js"
 import * as Classifier from "../../Classifier.js"
 import { ModelNotFound } from "../../Failures.js"
+import * as HostFlags from "../../HostFlags.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
+import * as Rules from "../../Rules.js"
 import { NotEnoughGpus, PortUnavailable, type PreflightFacts, PythonEnvUnusable } from "./types.js"
 
 const decoder = new TextDecoder()
@@ -24,7 +26,8 @@ const decoder = new TextDecoder()
 /** A local path (vs a Hugging Face repo id, which we cannot check from here). */
 const isLocalPath = (path: string) => path.startsWith("/") || path.startsWith("~") || path.startsWith(".")
 
-const readModelConfig = (conn: Connection, modelPath: string) =>
+/** The model's config.json as traits, from the host (undefined for a Hugging Face repo id). */
+export const readModelConfig = (conn: Connection, modelPath: string) =>
   Effect.gen(function* () {
     if (!isLocalPath(modelPath)) return undefined
     const path = `${modelPath.replace(/\/+$/, "")}/config.json`
@@ -61,12 +64,14 @@ export const run = Effect.fn("Launch.preflight")(function* (
     readonly modelPath: string
     /** Fail when the port is taken (a launch); a flags-only check skips it. Default true. */
     readonly checkPort?: boolean
+    /** Read the flags from the host's own parser even for a shipped release. Default false. */
+    readonly flagsFromHost?: boolean
   }
 ) {
   const host = conn.host.alias
   const [env, gpus, holder, traits] = yield* Effect.all(
     [
-      Probes.python(conn, o.python, "sglang"),
+      Probes.python(conn, o.python, "sglang", { hashFiles: [HostFlags.fingerprintFile] }),
       Probes.gpus(conn),
       o.checkPort === false ? Effect.succeed(undefined) : Probes.portHolder(conn, o.port),
       readModelConfig(conn, o.modelPath)
@@ -81,8 +86,13 @@ export const run = Effect.fn("Launch.preflight")(function* (
       fix: `install it (${env.executable} -m pip install "sglang[all]") or point --python at the environment that has it`
     })
   }
-  const match = yield* Catalogue.forVersion(env.packageVersion)
-  const decoded = yield* Argv.decodeArgv(o.argv, match.catalogue)
+  const flags = yield* HostFlags.forHost(conn, {
+    interpreter: Probes.interpreterOf(o.python),
+    env,
+    fromHost: o.flagsFromHost === true
+  })
+  const rules = Rules.forVersion(env.packageVersion)
+  const decoded = yield* Argv.decodeArgv(o.argv, flags.catalogue)
   const needed = decoded.args.tp_size * decoded.args.pp_size
   if (needed > gpus.length * Math.max(1, decoded.args.nnodes)) {
     return yield* new NotEnoughGpus({
@@ -114,7 +124,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
             memoryMiB: first.memoryTotalMiB
           },
     env: o.env,
-    version: match.catalogue.version
+    version: env.packageVersion
   })
   const facts: PreflightFacts = {
     python: env.executable,
@@ -122,9 +132,12 @@ export const run = Effect.fn("Launch.preflight")(function* (
     sglangVersion: env.packageVersion,
     gpus,
     port: o.port,
-    model: { path: o.modelPath, architecture: traits?.architecture }
+    model: { path: o.modelPath, architecture: traits?.architecture },
+    flags: { version: flags.catalogue.version, source: flags.source },
+    rulesVerified: rules.verified,
+    warnings: flags.warning === null ? [] : [flags.warning]
   }
-  return { facts, resolved, catalogue: match.catalogue } satisfies PreflightResult
+  return { facts, resolved, catalogue: flags.catalogue } satisfies PreflightResult
 })
 
 /**

@@ -61,7 +61,14 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     const preflight = Effect.gen(function* () {
       for (;;) {
         const result = yield* Effect.either(
-          Preflight.run(conn, { python, argv, env, port, modelPath: modelPathOf(argv) })
+          Preflight.run(conn, {
+            python,
+            argv,
+            env,
+            port,
+            modelPath: modelPathOf(argv),
+            flagsFromHost: request.flagsFromHost === true
+          })
         )
         if (Either.isRight(result)) return result.right
         const error = result.left
@@ -88,11 +95,17 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         _tag: "Resolved",
         effective: result.resolved.effective,
         adjustments,
-        commandLine: Argv.formatCommandLine(argv)
+        commandLine: Argv.formatCommandLine(argv),
+        rulesVerified: result.facts.rulesVerified
       })
-      if (request.remoteCheck === true) {
+      // the host's own validation: when asked, and by default where our rules are unverified
+      if (request.remoteCheck ?? !result.facts.rulesVerified) {
         yield* Preflight.remoteCheck(conn, interpreter, argv, env)
-        yield* emit({ _tag: "RemoteChecked", elapsedMs: yield* since })
+        yield* emit({
+          _tag: "RemoteChecked",
+          elapsedMs: yield* since,
+          reason: request.remoteCheck === true ? "requested" : "rules-unverified"
+        })
       }
     }
 
