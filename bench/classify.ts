@@ -6,7 +6,11 @@
  * splitting lines (the baseline) and once feeding every line to the classifier. Prints MB/s
  * for both, their ratio, and memory. Targets (1 GiB): classifier >= 100 MB/s, RSS < 200 MB.
  *
- *   npx tsx bench/classify.ts [--size 1GiB|256MiB|64MB|<bytes>] [--chunk 64KiB] [--check] [--tsx]
+ *   npx tsx bench/classify.ts [--size 1GiB|256MiB|64MB|<bytes>] [--chunk 64KiB] [--style sglang|vllm] [--check] [--tsx]
+ *
+ * `--style vllm` writes a vLLM V1 log instead: every line behind worker and level prefixes
+ * (`(APIServer pid=1) INFO 05-10 12:00:00 [loggers.py:123] ...`, access lines), the slow path
+ * of the classifier's normalization, ending in an EngineCore OOM.
  *
  * By default the measurement runs in a child under plain `node` (this file bundled with esbuild
  * first), because tsx's on-the-fly compiler alone holds ~90 MB of RSS that is not the
@@ -31,6 +35,7 @@ export interface Options {
   readonly check: boolean
   /** Measure in this process (tsx) instead of a plain-node child. */
   readonly tsx: boolean
+  readonly style: "sglang" | "vllm"
 }
 
 export interface Result {
@@ -82,8 +87,66 @@ const parseArgs = (argv: ReadonlyArray<string>): Options => {
     size: parseSize(value("--size") ?? "1GiB"),
     chunk: parseSize(value("--chunk") ?? "64KiB"),
     check: argv.includes("--check"),
-    tsx: argv.includes("--tsx")
+    tsx: argv.includes("--tsx"),
+    style: value("--style") === "vllm" ? "vllm" : "sglang"
   }
+}
+
+const two = (n: number) => String(n).padStart(2, "0")
+const vllmTime = (t: number) => {
+  const d = new Date(t)
+  return `${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`
+}
+
+/** A vLLM V1 start, ~`size` bytes of throughput and access lines, then an EngineCore OOM. */
+const generateVllm = (path: string, size: number): number => {
+  const fd = openSync(path, "w")
+  const start = Date.UTC(2026, 4, 10, 12, 0, 0)
+  let written = 0
+  const put = (text: string) => {
+    written += writeSync(fd, text)
+  }
+  try {
+    put(
+      [
+        `(APIServer pid=1) INFO ${vllmTime(start)} [api_server.py:1351] vLLM API server version 0.13.0`,
+        `(EngineCore_DP0 pid=2) INFO ${vllmTime(start)} [gpu_worker.py:376] Available KV cache memory: 61.20 GiB`,
+        `(APIServer pid=1) INFO ${vllmTime(start)} [api_server.py:1500] Starting vLLM API server 0 on http://0.0.0.0:8000`,
+        "(APIServer pid=1) INFO:     Application startup complete."
+      ].join("\n") + "\n"
+    )
+    let second = 0
+    while (written < size) {
+      const t = vllmTime(start + 60_000 + second * 1000)
+      const block: Array<string> = []
+      for (let i = 0; i < 1000; i++) {
+        block.push(
+          i % 3 === 0
+            ? `(APIServer pid=1) INFO ${t} [loggers.py:123] Engine 000: Avg prompt throughput: ${(i % 97) / 10} tokens/s, Avg generation throughput: ${40 + (i % 13)} tokens/s, Running: ${1 + (i % 8)} reqs, Waiting: 0 reqs, GPU KV cache usage: ${(i % 100) / 10}%, Prefix cache hit rate: 0.0%`
+            : i % 3 === 1
+              ? `(APIServer pid=1) INFO:     127.0.0.1:${50000 + (i % 9000)} - "POST /v1/chat/completions HTTP/1.1" 200 OK`
+              : `(EngineCore_DP0 pid=2) DEBUG ${t} [core.py:${400 + (i % 50)}] EngineCore loop active, step ${second * 1000 + i}`
+        )
+      }
+      put(block.join("\n") + "\n")
+      second++
+    }
+    const t = vllmTime(start + 60_000 + second * 1000)
+    const e = `(EngineCore_DP0 pid=2) ERROR ${t} [core.py:710]`
+    put(
+      [
+        `${e} EngineCore encountered a fatal error.`,
+        `${e} Traceback (most recent call last):`,
+        `${e}   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 701, in run_engine_core`,
+        `${e}     engine_core.run_busy_loop()`,
+        `${e} torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 412.00 MiB is free.`,
+        `(APIServer pid=1) ERROR ${t} [async_llm.py:480] AsyncLLM output_handler failed.`
+      ].join("\n") + "\n"
+    )
+  } finally {
+    closeSync(fd)
+  }
+  return written
 }
 
 /** Writes the log: launch, ~`size` bytes of decode lines, a TP1 OOM record and the launcher's note. */
@@ -189,7 +252,7 @@ export const run = (options: Options): Result => {
   const dir = mkdtempSync(join(tmpdir(), "mlops-bench-classify-"))
   const path = join(dir, "sglang.log")
   try {
-    const bytes = generate(path, options.size)
+    const bytes = options.style === "vllm" ? generateVllm(path, options.size) : generate(path, options.size)
     const mb = bytes / 1e6
 
     let checksum = 0
@@ -239,7 +302,9 @@ export const run = (options: Options): Result => {
 
 const report = (options: Options, r: Result, runtime: string) => {
   const f = (n: number) => n.toFixed(1)
-  console.log(`classify: ${f(r.bytes / 1e6)} MB, ${r.lines} lines, chunk ${options.chunk} B, ${runtime}`)
+  console.log(
+    `classify (${options.style} log): ${f(r.bytes / 1e6)} MB, ${r.lines} lines, chunk ${options.chunk} B, ${runtime}`
+  )
   console.log(`  baseline (split lines only): ${f(r.baselineMBps)} MB/s`)
   console.log(
     `  classifier:                  ${f(r.classifierMBps)} MB/s  (ratio ${r.ratio.toFixed(2)} of baseline)`
@@ -284,7 +349,11 @@ const main = async () => {
   const options = parseArgs(argv)
   if (argv.includes("--in-child")) return report(options, run(options), "plain node (bundled)")
   if (options.tsx) return report(options, run(options), "in the tsx process")
-  process.exitCode = await runUnderPlainNode(argv)
+  // both log styles unless one is asked for: SGLang's fast path and vLLM's prefixed lines
+  const styles = argv.includes("--style") ? [argv] : [argv, [...argv, "--style", "vllm"]]
+  let status = 0
+  for (const args of styles) status = Math.max(status, await runUnderPlainNode(args))
+  process.exitCode = status
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) void main()

@@ -1,9 +1,11 @@
 /**
- * Splits the real-logs corpus ONCE, before any tuning, into a development part (designed
- * against) and a held-out part (run only to report). Seeded, so the split is reproducible;
- * stratified by label so every class is in both parts; cases of one thread stay together.
+ * Splits the real-logs corpus into a development part (designed against) and a held-out part
+ * (run only to report). Each batch of new cases is split ONCE, when it is added and before any
+ * tuning on it; cases already assigned never move. Seeded (the seed plus the batch number), so
+ * a split is reproducible; stratified by label so every class is in both parts; cases of one
+ * thread stay together (a new case of a thread already split joins that thread's part).
  *
- *   npx tsx corpus/scripts/split.ts          # writes corpus/logs/split.json (refuses to overwrite)
+ *   npx tsx corpus/scripts/split.ts          # assigns the unassigned cases as a new batch
  *   npx tsx corpus/scripts/split.ts --check  # verifies split.json covers exactly the cases
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -62,23 +64,49 @@ if (process.argv.includes("--check")) {
   process.exit(0)
 }
 
-if (existsSync(splitFile)) {
-  console.error(
-    "corpus/logs/split.json exists: the split is made once. New cases go to the held-out part by hand."
-  )
-  process.exit(1)
+interface Split {
+  readonly seed: number
+  readonly heldOutShare: number
+  readonly batches: ReadonlyArray<{ readonly batch: number; readonly cases: number }>
+  readonly dev: ReadonlyArray<string>
+  readonly heldOut: ReadonlyArray<string>
 }
+const previous: Split | undefined = existsSync(splitFile)
+  ? (JSON.parse(readFileSync(splitFile, "utf8")) as Split)
+  : undefined
+const assigned = new Set([...(previous?.dev ?? []), ...(previous?.heldOut ?? [])])
+const batch = (previous?.batches.length ?? 0) + 1
+const fresh = cases.filter((c) => !assigned.has(c.id))
+if (fresh.length === 0) {
+  console.log("no unassigned cases")
+  process.exit(0)
+}
+// a new batch draws from its own stream: SEED advanced by the batch number
+for (let i = 0; i < batch - 1; i++) random()
+
+const dev: Array<string> = [...(previous?.dev ?? [])]
+const heldOut: Array<string> = [...(previous?.heldOut ?? [])]
+// a thread already split keeps all its cases in one part
+const partOfUrl = new Map<string, "dev" | "heldOut">()
+for (const c of cases) {
+  if (previous?.dev.includes(c.id)) partOfUrl.set(c.url, "dev")
+  if (previous?.heldOut.includes(c.id)) partOfUrl.set(c.url, "heldOut")
+}
+const toDraw = fresh.filter((c) => {
+  const part = partOfUrl.get(c.url)
+  if (part === undefined) return true
+  ;(part === "dev" ? dev : heldOut).push(c.id)
+  return false
+})
 
 // one group per thread (URL), labelled by its first case; groups are drawn per label
 const groups = new Map<string, Array<Meta>>()
-for (const c of cases) groups.set(c.url, [...(groups.get(c.url) ?? []), c])
+for (const c of toDraw) groups.set(c.url, [...(groups.get(c.url) ?? []), c])
 const byLabel = new Map<string, Array<Array<Meta>>>()
 for (const group of groups.values()) {
   const label = group[0]!.label
   byLabel.set(label, [...(byLabel.get(label) ?? []), group])
 }
-const dev: Array<string> = []
-const heldOut: Array<string> = []
 for (const label of [...byLabel.keys()].sort()) {
   const shuffled = shuffle(byLabel.get(label)!)
   const take = Math.round(shuffled.length * HELD_OUT)
@@ -86,8 +114,14 @@ for (const label of [...byLabel.keys()].sort()) {
     ;(i < take ? heldOut : dev).push(...group.map((c) => c.id))
   })
 }
-writeFileSync(
-  splitFile,
-  `${JSON.stringify({ seed: SEED, heldOutShare: HELD_OUT, dev: dev.sort(), heldOut: heldOut.sort() }, null, 2)}\n`
+const split: Split = {
+  seed: SEED,
+  heldOutShare: HELD_OUT,
+  batches: [...(previous?.batches ?? []), { batch, cases: fresh.length }],
+  dev: dev.sort(),
+  heldOut: heldOut.sort()
+}
+writeFileSync(splitFile, `${JSON.stringify(split, null, 2)}\n`)
+console.log(
+  `batch ${batch}: ${fresh.length} cases; split.json now ${dev.length} development, ${heldOut.length} held-out`
 )
-console.log(`wrote ${splitFile}: ${dev.length} development, ${heldOut.length} held-out`)

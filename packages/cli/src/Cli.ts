@@ -15,6 +15,7 @@ import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect } from "effect"
 import { check } from "./commands/check.js"
 import { diagnose } from "./commands/diagnose.js"
+import { flags } from "./commands/flags.js"
 import { hosts } from "./commands/hosts.js"
 import { launch } from "./commands/launch.js"
 import { logs } from "./commands/logs.js"
@@ -31,7 +32,7 @@ export const version = "0.1.0"
 /** The root command with every subcommand. @category commands */
 export const command = Command.make("mlops").pipe(
   Command.withDescription("Run SGLang servers on your own GPU hosts over SSH"),
-  Command.withSubcommands([launch, check, diagnose, status, logs, stop, hosts])
+  Command.withSubcommands([launch, check, flags, diagnose, status, logs, stop, hosts])
 )
 
 /** `[...mlops words, "--", ...sglang words]` split at the first `--` (after the program name). @category running */
@@ -41,6 +42,26 @@ export const splitAtDashDash = (
   const at = argv.indexOf("--", 2)
   return at === -1 ? { mlops: argv, sglang: [] } : { mlops: argv.slice(0, at), sglang: argv.slice(at + 1) }
 }
+
+/** Subcommands whose `--version V` is an SGLang version, not a request for mlops' own version. */
+const sglangVersionCommands: ReadonlySet<string> = new Set(["check", "flags"])
+
+/**
+ * @effect/cli treats `--version` anywhere as its built-in "print the program's version"; for
+ * `check` and `flags` it names an SGLang version, so it is handed on as `--sglang-version`.
+ *
+ * @category running
+ */
+export const renameVersionOption = (mlopsWords: ReadonlyArray<string>): ReadonlyArray<string> =>
+  sglangVersionCommands.has(mlopsWords[2] ?? "")
+    ? mlopsWords.map((word) =>
+        word === "--version"
+          ? "--sglang-version"
+          : word.startsWith("--version=")
+            ? `--sglang-${word.slice(2)}`
+            : word
+      )
+    : mlopsWords
 
 /**
  * Parse `argv` (a full `process.argv`: the first two entries are skipped) and run. SGLang's
@@ -59,7 +80,7 @@ export const run = Command.run(command.pipe(Command.provide(Layers.layer)), { na
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
   Effect.suspend(() => {
     const split = splitAtDashDash(argv)
-    return run(split.mlops).pipe(
+    return run(renameVersionOption(split.mlops)).pipe(
       Effect.provideService(SglangFlags, split.sglang),
       Effect.provideService(MlopsWords, split.mlops.slice(2))
     )

@@ -26,6 +26,8 @@ export const ExitCode = {
   DeploymentExists: 7,
   /** A step ran out of time: the launch stalled or hit its cap, a remote command timed out. */
   Timeout: 8,
+  /** `diagnose` was given no log: an empty or binary input. */
+  NotALog: 9,
   /** Interrupted (Ctrl-C), like a shell's 128 + SIGINT. */
   Interrupted: 130
 } as const
@@ -46,6 +48,7 @@ const byTag: Record<string, ExitCode> = {
   UnencodableValue: ExitCode.Usage,
   UsageError: ExitCode.Usage,
   DeploymentNotFound: ExitCode.Usage,
+  LogUnreadable: ExitCode.Usage,
   // SGLang's rules (Resolve)
   LaunchRulesViolated: ExitCode.RulesViolated,
   // the host is not ready (preflight, or the same causes met in the log)
@@ -93,7 +96,9 @@ const byTag: Record<string, ExitCode> = {
   StartupStalled: ExitCode.Timeout,
   LaunchTimedOut: ExitCode.Timeout,
   CommandTimeout: ExitCode.Timeout,
-  TunnelTimeout: ExitCode.Timeout
+  TunnelTimeout: ExitCode.Timeout,
+  // diagnose's input
+  NotALog: ExitCode.NotALog
 }
 
 /** The tags with a class of their own (for the README table and tests). @category utils */

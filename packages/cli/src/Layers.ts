@@ -19,8 +19,9 @@ import { join } from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConfigFileError } from "@mlops/core/Errors"
 import * as Hosts from "@mlops/core/Hosts"
+import * as HostFlags from "@mlops/sglang/HostFlags"
 import * as Simulator from "@mlops/sglang/Simulator"
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
 
 /** The alias of the built-in simulated host. @category constants */
 export const simAlias = "sim"
@@ -46,20 +47,33 @@ export const simStateFile = (mlopsHome: string): string => join(mlopsHome, "sim"
 /**
  * The simulated side: only `sim`, persisted in `$MLOPS_HOME/sim/state.json` (MLOPS_HOME
  * default `~/.mlops`), so a launch on `sim` is still there for the next `mlops` command.
+ * `MLOPS_SIM_SGLANG_VERSION` installs another shipped SGLang release on it for this command.
  *
  * @category layers
  */
-export const sim: Layer.Layer<Services> = Layer.unwrapEffect(
-  Hosts.config.pipe(
-    Effect.orElseSucceed((): Hosts.HostsOptions => ({})),
-    Effect.map((options) =>
-      Simulator.layerPersistent({ stateFile: simStateFile(options.mlopsHome ?? join(homedir(), ".mlops")) })
+export const sim: Layer.Layer<Services, ConfigFileError> = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const options = yield* Hosts.config.pipe(Effect.orElseSucceed((): Hosts.HostsOptions => ({})))
+    const wanted = yield* Config.option(Config.string("MLOPS_SIM_SGLANG_VERSION")).pipe(
+      Effect.orElseSucceed(() => Option.none<string>())
     )
-  )
+    const stateFile = simStateFile(options.mlopsHome ?? join(homedir(), ".mlops"))
+    if (Option.isNone(wanted)) return Simulator.layerPersistent({ stateFile })
+    const version = yield* Simulator.simVersion(wanted.value).pipe(
+      Effect.mapError(
+        (error) =>
+          new ConfigFileError({ path: "MLOPS_SIM_SGLANG_VERSION", reason: error.message, fix: error.fix })
+      )
+    )
+    return Simulator.layerPersistent({ stateFile, sglangVersion: version })
+  })
 )
 
 /** Route `sim` to `simulated`, every other alias to `real`; both built lazily. @category constructors */
-export const makeRouted = (simulated: Layer.Layer<Services>, real: Layer.Layer<Services, ConfigFileError>) =>
+export const makeRouted = (
+  simulated: Layer.Layer<Services, ConfigFileError>,
+  real: Layer.Layer<Services, ConfigFileError>
+) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const simContext = yield* Effect.cached(Layer.buildWithScope(simulated, scope))
@@ -92,5 +106,13 @@ export const makeRouted = (simulated: Layer.Layer<Services>, real: Layer.Layer<S
     return Context.make(ConnectionPool.ConnectionPool, pool).pipe(Context.add(Hosts.Hosts, hosts))
   })
 
-/** What the CLI runs with. @category layers */
-export const layer: Layer.Layer<Services> = Layer.scopedContext(makeRouted(sim, live))
+/**
+ * What the CLI runs with: the routed hosts, and host flag dumps cached under
+ * `$MLOPS_HOME/flags/`.
+ *
+ * @category layers
+ */
+export const layer: Layer.Layer<Services | HostFlags.FlagCache> = Layer.merge(
+  Layer.scopedContext(makeRouted(sim, live)),
+  HostFlags.layerConfig
+)

@@ -3,6 +3,8 @@
  * simulated launch takes a few seconds), with a captured console.
  */
 
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
@@ -169,7 +171,73 @@ describe("mlops diagnose", () => {
       const json = yield* mlops("diagnose", "--json", path.join(fixtures, "oom-tp1.log"))
       const diagnosis = parseLines(json.stdout)[0]!
       assert.strictEqual(diagnosis._tag, "Diagnosis")
+      assert.strictEqual(diagnosis.engine, "sglang")
       assert.strictEqual((diagnosis.failure as Record<string, unknown>)._tag, "OOM")
+    })
+  )
+
+  it.live(
+    "a missing file or a directory is a usage error naming the path (exit 2), never a raw SystemError",
+    () =>
+      Effect.gen(function* () {
+        const missing = path.join(fixtures, "no-such.log")
+        const ran = yield* mlops("diagnose", missing)
+        assert.strictEqual(ran.code, ExitCode.Usage)
+        assert.include(ran.text, "[LogUnreadable]")
+        assert.include(ran.text, missing)
+        assert.include(ran.text, "no such file")
+        assert.notInclude(ran.text, "SystemError")
+
+        const dir = yield* mlops("diagnose", "--json", fixtures)
+        assert.strictEqual(dir.code, ExitCode.Usage)
+        const error = parseLines(dir.stdout)[0]!
+        assert.deepStrictEqual([error._tag, error.path], ["LogUnreadable", fixtures])
+      })
+  )
+
+  it.live("an empty or binary file is not a log: its own result and exit code 9", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-diagnose-"))
+      const empty = path.join(dir, "empty.log")
+      const blank = path.join(dir, "blank.log")
+      const binary = path.join(dir, "core.gz")
+      fs.writeFileSync(empty, "")
+      fs.writeFileSync(blank, "\n  \n\n")
+      fs.writeFileSync(binary, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03]))
+      for (const [file, reason] of [
+        [empty, "empty"],
+        [blank, "empty"],
+        [binary, "binary"]
+      ] as const) {
+        const ran = yield* mlops("diagnose", "--json", file)
+        assert.strictEqual(ran.code, ExitCode.NotALog, ran.text)
+        const result = parseLines(ran.stdout)[0]!
+        assert.deepStrictEqual([result._tag, result.reason, result.source], ["NotALog", reason, file])
+      }
+      const human = yield* mlops("diagnose", binary)
+      assert.include(human.text, "is not a server log")
+      fs.rmSync(dir, { recursive: true })
+    })
+  )
+
+  it.live("names the engine and the version the log shows (a vLLM log)", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-diagnose-"))
+      const file = path.join(dir, "vllm.log")
+      fs.writeFileSync(
+        file,
+        [
+          "INFO 08-31 15:52:52 api_server.py:440] vLLM API server version 0.5.5",
+          "ERROR 08-31 15:53:10 engine.py:389] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+        ].join("\n")
+      )
+      const ran = yield* mlops("diagnose", "--json", file)
+      const result = parseLines(ran.stdout)[0]!
+      assert.deepStrictEqual([result.engine, result.version], ["vllm", "0.5.5"])
+      assert.strictEqual((result.failure as Record<string, unknown>)._tag, "OOM")
+      const human = yield* mlops("diagnose", file)
+      assert.include(human.text, "vLLM 0.5.5 log")
+      fs.rmSync(dir, { recursive: true })
     })
   )
 })

@@ -17,18 +17,33 @@ const home = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-bin-test-"))
 const sshConfig = path.join(home, "ssh_config")
 fs.writeFileSync(sshConfig, "")
 
-const mlops = (...args: Array<string>) => {
+const mlopsWithInput = (input: string | undefined, ...args: Array<string>) => {
   const out = spawnSync(bin, args, {
     encoding: "utf8",
+    ...(input === undefined ? {} : { input }),
     env: { ...process.env, MLOPS_HOME: home, MLOPS_SSH_CONFIG: sshConfig, NO_COLOR: "1" },
     timeout: 60_000
   })
   return { code: out.status, stdout: out.stdout, stderr: out.stderr }
 }
 
+const mlops = (...args: Array<string>) => mlopsWithInput(undefined, ...args)
+
 const gpus = ["--gpus", "2", "--compute-capability", "8.6", "--gpu-memory", "48GiB"]
 
 describe("bin/mlops", () => {
+  it("diagnose - reads the log from standard input", () => {
+    const log = [
+      "Traceback (most recent call last):",
+      '  File "/usr/lib/python3/dist-packages/vllm/entrypoints/openai/api_server.py", line 9, in <module>',
+      "OSError: [Errno 98] Address already in use"
+    ].join("\n")
+    const ran = mlopsWithInput(log, "diagnose", "--json", "-")
+    assert.strictEqual(ran.code, ExitCode.Preflight, ran.stderr)
+    const result = JSON.parse(ran.stdout.trim()) as { source: string; failure: { _tag: string } }
+    assert.deepStrictEqual([result.source, result.failure._tag], ["stdin", "PortInUse"])
+  })
+
   it("checks the story offline: exit 3, both problems in SGLang's order, the fixed command", () => {
     const ran = mlops("check", "--model-config", config, ...gpus, "--json", "--", ...story)
     assert.strictEqual(ran.code, ExitCode.RulesViolated, ran.stderr)

@@ -4,6 +4,16 @@
  * directories, HTTP listeners reachable through `forward`, and scripted faults. Time comes
  * only from Effect's `Clock`, so `TestClock` drives sleeps, timeouts and mtimes.
  *
+ * It is sent what a real host is sent: the exact exec-request text of the live layer (the
+ * wrapper scripts around `RemoteCommand.render`) and the exact channel stdin (environment
+ * values travel there), run as sshd runs it (`sh -c <text>` in the home directory). Its `sh`
+ * interprets the POSIX-sh subset mlops renders the way dash does (quotes, `"$HOME"`, `~`,
+ * `cd`, `export`, `exec`, `&&`, redirections; a quoted `~` is literal) and refuses anything
+ * else by name; mlops' own wrapper scripts run as counterparts that do what they do. So a
+ * detached process has a supervisor (its pgid) and the program it `exec`s (its pid), a
+ * program named by a path runs only where that file exists (`/bin/sh` always does), and
+ * `/proc/<pid>/stat` exists for running processes.
+ *
  * `layer(specs)` provides `Hosts`, `ConnectionPool` and `FakeHostControl`. What a program
  * running on it sees is `FakeProgram` (re-exported here).
  *

@@ -41,6 +41,8 @@ export interface PythonEnv {
   readonly packageVersion?: string
   /** The package's directory (or module file). */
   readonly packageLocation?: string
+  /** sha256 (hex) of the files asked for, by their path inside the package; absent when none was readable. */
+  readonly fileHashes?: Readonly<Record<string, string>>
 }
 
 /** @category models */
@@ -130,18 +132,26 @@ export const interpreterOf = (pythonPath: string): string => {
 
 /**
  * One exec of the environment's interpreter printing its version and the package's
- * version/location from metadata (the package is not imported).
+ * version/location from metadata (the package is not imported), and the sha256 of `hashFiles`
+ * (paths inside the package, e.g. `srt/server_args.py`): a fingerprint of the install.
  *
  * @category probes
  */
 export const python = Effect.fn("Probes.python")(function* (
   conn: Connection,
   pythonPath: string,
-  pkg: string
+  pkg: string,
+  options: { readonly hashFiles?: ReadonlyArray<string> } = {}
 ) {
   const interpreter = interpreterOf(pythonPath)
   // a path mlops was given: `~/...` is the remote home (rendered for the shell to expand)
-  const result = yield* run(conn, [RemotePath.make(interpreter), "-c", parsers.PYTHON_PROBE, pkg])
+  const result = yield* run(conn, [
+    RemotePath.make(interpreter),
+    "-c",
+    parsers.PYTHON_PROBE,
+    pkg,
+    ...(options.hashFiles ?? [])
+  ])
   if (result.exitCode === 127 || result.exitCode === 126) {
     return yield* failed(
       conn,
@@ -157,7 +167,8 @@ export const python = Effect.fn("Probes.python")(function* (
 }) as (
   conn: Connection,
   pythonPath: string,
-  pkg: string
+  pkg: string,
+  options?: { readonly hashFiles?: ReadonlyArray<string> }
 ) => Effect.Effect<PythonEnv, CommandError | ProbeFailed>
 
 /** Who listens on TCP `port` (`ss -ltnpH 'sport = :PORT'`); `undefined` when nobody. @category probes */

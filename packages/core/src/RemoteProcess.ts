@@ -13,10 +13,9 @@
  *
  * @since 0.1.0
  */
-import { randomBytes } from "node:crypto"
 import { Duration, Effect, Schedule, type Stream } from "effect"
 import type { Connection, DetachedInfo, DetachedOptions, ExitStatus } from "./Connection.js"
-import { ConnectionPool, defaultReconnect, type GetError, isTransient } from "./ConnectionPool.js"
+import type { ConnectionPool, GetError } from "./ConnectionPool.js"
 import {
   type CommandError,
   type ConnectError,
@@ -25,9 +24,9 @@ import {
   type SpawnError
 } from "./Errors.js"
 import * as Liveness from "./internal/groupLiveness.js"
+import * as Spawn from "./internal/processSpawn.js"
 import * as Watch from "./internal/processWatch.js"
 import { parseStartTime } from "./internal/procStat.js"
-import { settle } from "./internal/spawnSettle.js"
 import * as RemoteCommand from "./RemoteCommand.js"
 import * as RemoteFiles from "./RemoteFiles.js"
 
@@ -51,13 +50,6 @@ export type ProcessStepError = CommandError | ProcessError | RemoteFileError | C
 
 const SIGNAL_TIMEOUT = "10 seconds"
 
-const newToken = () => randomBytes(8).toString("hex")
-
-const withHost = (conn: Connection, info: DetachedInfo): DetachedProcess => ({
-  ...info,
-  host: conn.host.alias
-})
-
 /**
  * Start `command` detached on `conn` (see `Connection.spawnDetached`). A timeout is settled on
  * the same connection from the run directory: the process that did start is returned, and
@@ -66,26 +58,11 @@ const withHost = (conn: Connection, info: DetachedInfo): DetachedProcess => ({
  *
  * @category constructors
  */
-export const spawnDetached = Effect.fn("RemoteProcess.spawnDetached")(function* (
+export const spawnDetached: (
   conn: Connection,
   command: RemoteCommand.RemoteCommand,
   options: DetachedOptions
-) {
-  yield* Effect.annotateCurrentSpan({ host: conn.host.alias, runDir: options.runDir })
-  const token = options.token ?? newToken()
-  return yield* conn.spawnDetached(command, { ...options, token }).pipe(
-    Effect.map((info) => withHost(conn, info)),
-    Effect.catchTag("CommandTimeout", (timeout) =>
-      Effect.flatMap(settle(conn, { ...options, token }), (settled) =>
-        settled._tag === "Started" ? Effect.succeed(withHost(conn, settled.info)) : Effect.fail(timeout)
-      )
-    )
-  )
-}) as (
-  conn: Connection,
-  command: RemoteCommand.RemoteCommand,
-  options: DetachedOptions
-) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError>
+) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError> = Spawn.spawnDetached
 
 /**
  * Start `command` detached on host `alias` through the pool, surviving a dropped connection:
@@ -96,44 +73,11 @@ export const spawnDetached = Effect.fn("RemoteProcess.spawnDetached")(function* 
  *
  * @category constructors
  */
-export const spawn = Effect.fn("RemoteProcess.spawn")(function* (
+export const spawn: (
   alias: string,
   command: RemoteCommand.RemoteCommand,
   options: DetachedOptions & { readonly reconnect?: Schedule.Schedule<unknown, unknown> }
-) {
-  yield* Effect.annotateCurrentSpan({ host: alias, runDir: options.runDir })
-  const pool = yield* ConnectionPool
-  const token = options.token ?? newToken()
-  const detached = { ...options, token }
-  let unsettled = false
-  const attempt = Effect.gen(function* () {
-    const conn = yield* pool.get(alias)
-    if (unsettled) {
-      const settled = yield* settle(conn, detached)
-      if (settled._tag === "Started") return withHost(conn, settled.info)
-      unsettled = false
-    }
-    return yield* conn.spawnDetached(command, detached).pipe(
-      Effect.map((info) => withHost(conn, info)),
-      Effect.tapError((error) =>
-        Effect.suspend(() => {
-          if (error._tag === "CommandTimeout" || isTransient(error)) unsettled = true
-          return isTransient(error) ? pool.invalidate(alias, conn) : Effect.void
-        })
-      )
-    )
-  })
-  return yield* attempt.pipe(
-    Effect.retry({
-      schedule: options.reconnect ?? defaultReconnect,
-      while: (error) => error._tag === "CommandTimeout" || isTransient(error)
-    })
-  )
-}) as (
-  alias: string,
-  command: RemoteCommand.RemoteCommand,
-  options: DetachedOptions & { readonly reconnect?: Schedule.Schedule<unknown, unknown> }
-) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError | GetError, ConnectionPool>
+) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError | GetError, ConnectionPool> = Spawn.spawn
 
 // `kill -s SIG -- -PGID` is the one spelling that dash's builtin, bash's builtin and procps
 // kill all accept (dash rejects `kill -0 -- -PGID`; procps needs the `--`).
@@ -349,55 +293,16 @@ export const stop = Effect.fn("RemoteProcess.stop")(function* (
 ) => Effect.Effect<StopOutcome, ProcessStepError>
 
 /**
- * Read a run directory back into a `DetachedProcess` (for status/stop from another machine).
+ * Read a run directory back into a `DetachedProcess` (for status/stop from another machine),
+ * with its token and start time when they were recorded.
  *
  * @category constructors
  */
-export const attach = Effect.fn("RemoteProcess.attach")(function* (
-  conn: Connection,
-  runDir: string,
-  options: { readonly logPath?: string } = {}
-) {
-  const dir = yield* conn.files.resolvePath(runDir)
-  const text = (name: string) => RemoteFiles.readTextIfExists(conn, `${dir}/${name}`)
-  const number = (name: string) =>
-    Effect.flatMap(text(name), (content) => {
-      const value = content === undefined ? Number.NaN : Number(content.trim())
-      return Number.isInteger(value) && value > 0
-        ? Effect.succeed(value)
-        : Effect.fail(
-            new ProcessError({
-              host: conn.host.alias,
-              runDir: dir,
-              reason:
-                content === undefined
-                  ? `no ${name} file: the process was not started here or its run directory was removed`
-                  : `unreadable ${name} file: ${JSON.stringify(content.slice(0, 40))}`
-            })
-          )
-    })
-  const [pid, pgid, token, start] = yield* Effect.all(
-    [number("pid"), number("pgid"), text("token"), text("start")],
-    {
-      concurrency: 4
-    }
-  )
-  const logPath =
-    options.logPath === undefined ? `${dir}/log` : yield* conn.files.resolvePath(options.logPath)
-  return {
-    host: conn.host.alias,
-    pid,
-    pgid,
-    runDir: dir,
-    logPath,
-    ...(token?.trim() ? { token: token.trim() } : {}),
-    ...(start?.trim() ? { startTime: start.trim() } : {})
-  } satisfies DetachedProcess
-}) as (
+export const attach: (
   conn: Connection,
   runDir: string,
   options?: { readonly logPath?: string }
-) => Effect.Effect<DetachedProcess, ProcessError | RemoteFileError | ConnectError>
+) => Effect.Effect<DetachedProcess, ProcessError | RemoteFileError | ConnectError> = Spawn.attach
 
 /** What `watch` reports. @category models */
 export type WatchEvent = Watch.WatchEvent

@@ -1,194 +1,125 @@
 /**
- * Generate a flag catalogue data file from an extracted `args.json` (one object per
- * `parser.add_argument` call of SGLang's `ServerArgs.add_cli_args`).
+ * Generate the flag catalogues: the base release (0.5.11) in full from `args.json` (with our
+ * summaries and sections), and every other release as differences from its neighbour, from the
+ * reference release data (`versions/index.json` and `args-<version>.json`, extracted by running
+ * each release's own parser builder).
  *
  * Usage (from packages/sglang):
- *   npx tsx scripts/generate-catalogue.ts [args.json] [--version 0.5.11] [--out src/internal/catalogue/v0_5_11.ts]
- *   npm run generate -- /path/to/args.json --version 0.5.11
+ *   npm run generate [-- --reference <dir>]
  *
- * Defaults: args.json = <repo>/../shared/reference/sglang/args.json, version 0.5.11,
- * out = src/internal/catalogue/v<version with _>.ts. The output is formatted with biome.
- * To add a version: run this with its args.json, then add it to `versions` in src/Catalogue.ts.
+ * `--reference` defaults to the nearest shared/reference/sglang above the repository (holding
+ * args.json and versions/).
+ * Writes src/internal/catalogue/v0_5_11.ts and src/internal/catalogue/releases/*.ts, formatted
+ * with biome. Fails when our reading of the data disagrees with the data's own classification
+ * or a diff does not reproduce its release exactly.
+ *
+ * Why differences: 29 releases of 82-458 flags in full would be ~200,000 generated lines, almost
+ * all repeats; each release differs from its neighbour by 5-60 flags, so a release file reads
+ * like its changelog, and the base stays the one fully written (and typed) catalogue.
  */
 import { execFileSync } from "node:child_process"
-import { readFileSync, writeFileSync } from "node:fs"
-import { dirname, resolve } from "node:path"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Schema } from "effect"
+import type { FlagSpec } from "../src/Catalogue.js"
+import { apply } from "../src/internal/catalogue/release.js"
+import * as Base from "./catalogue/base.js"
+import * as Releases from "./catalogue/releases.js"
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const repoDir = resolve(packageDir, "../..")
+const catalogueDir = join(packageDir, "src/internal/catalogue")
+const BASE = "0.5.11"
 
-const RawFlag = Schema.Struct({
-  flag: Schema.String,
-  field: Schema.NullOr(Schema.String),
-  aliases: Schema.Array(Schema.String),
-  type: Schema.Literal(
-    "bool",
-    "str",
-    "str|null",
-    "int",
-    "float",
-    "list[str]",
-    "list[int]",
-    "list[float]",
-    "json"
-  ),
-  default: Schema.Unknown,
-  choices: Schema.NullOr(Schema.Array(Schema.Union(Schema.String, Schema.Number))),
-  section: Schema.String,
-  deprecated: Schema.Boolean,
-  summary: Schema.String,
-  nargs: Schema.optional(Schema.Literal("+", "*", "?")),
-  required: Schema.optional(Schema.Boolean),
-  negatable: Schema.optional(Schema.Boolean),
-  auto_resolution: Schema.optional(Schema.String),
-  notes: Schema.optional(Schema.String),
-  field_default: Schema.optional(Schema.Unknown)
-})
-type RawFlag = typeof RawFlag.Type
-
-const parseCommandLine = (argv: ReadonlyArray<string>) => {
-  let input = resolve(repoDir, "../shared/reference/sglang/args.json")
-  let version = "0.5.11"
-  let out: string | undefined
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (arg === "--version") version = argv[++i] ?? version
-    else if (arg === "--out") out = argv[++i]
-    else input = resolve(arg)
-  }
-  const moduleName = `v${version.replaceAll(".", "_")}`
-  return {
-    input,
-    version,
-    moduleName,
-    out: resolve(out ?? resolve(packageDir, `src/internal/catalogue/${moduleName}.ts`))
+/** `--reference <dir>`, else the nearest `shared/reference/sglang` above the repository. */
+const referenceDir = (argv: ReadonlyArray<string>): string => {
+  const at = argv.indexOf("--reference")
+  if (at !== -1) return resolve(argv[at + 1]!)
+  for (let dir = dirname(repoDir); ; dir = dirname(dir)) {
+    const candidate = join(dir, "shared/reference/sglang")
+    if (existsSync(candidate)) return candidate
+    if (dirname(dir) === dir)
+      throw new Error("no shared/reference/sglang above the repository: pass --reference <dir>")
   }
 }
 
-const lit = (value: unknown): string => JSON.stringify(value)
+const readJson = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"))
 
-// The base TS type of a value of this flag (without null).
-const baseType = (flag: RawFlag): string => {
-  const choices = flag.choices?.map(lit).join(" | ")
-  switch (flag.type) {
-    case "bool":
-      return "boolean"
-    case "str":
-    case "str|null":
-      return choices ?? "string"
-    case "int":
-    case "float":
-      return choices ?? "number"
-    case "list[str]":
-      return `ReadonlyArray<${choices ?? "string"}>`
-    case "list[int]":
-    case "list[float]":
-      return "ReadonlyArray<number>"
-    case "json":
-      return "unknown"
+const main = async () => {
+  const reference = referenceDir(process.argv.slice(2))
+  const versionsDir = join(reference, "versions")
+  const index = Schema.decodeUnknownSync(Schema.Array(Releases.IndexEntry))(
+    readJson(join(versionsDir, "index.json"))
+  )
+  const data = new Map(
+    index.map((e) => [
+      e.version,
+      Schema.decodeUnknownSync(Schema.Array(Releases.DataFlag))(
+        readJson(join(versionsDir, `args-${e.version}.json`))
+      )
+    ])
+  )
+  const problems = index.flatMap((e) => Releases.disagreements(e.version, data.get(e.version)!))
+  if (problems.length > 0)
+    throw new Error(`our argparse reading disagrees with the data:\n${problems.join("\n")}`)
+
+  // The base, in full, from args.json (+ the argparse facts it lacks, from the release data).
+  const rich = Schema.decodeUnknownSync(Schema.Array(Base.RawFlag))(readJson(join(reference, "args.json")))
+  const extraOf = (f: Releases.DataFlag): Base.ArgparseExtras => ({
+    ...(f.hidden ? { hidden: true } : {}),
+    ...(f.replaced_by === null ? {} : { replacedBy: f.replaced_by })
+  })
+  const extras = new Map(data.get(BASE)!.map((f) => [f.flag, extraOf(f)]))
+  const baseFile = join(catalogueDir, "v0_5_11.ts")
+  writeFileSync(baseFile, Base.render(BASE, "v0_5_11", rich, extras))
+  // Import the base as written, so the diffs are computed against exactly what ships.
+  const baseModule: { readonly flags: ReadonlyArray<FlagSpec> } = await import(`${baseFile}?t=${Date.now()}`)
+  const baseByFlag = new Map(baseModule.flags.map((s) => [s.flag, s]))
+  const fromData = Releases.releaseFlags(data.get(BASE)!, baseByFlag, baseByFlag)
+  const mismatched = fromData.filter((s, i) => !isSame(s, baseModule.flags[i]))
+  if (mismatched.length > 0) {
+    throw new Error(`args.json and args-${BASE}.json disagree on ${mismatched.map((s) => s.flag).join(", ")}`)
   }
-}
 
-const matchesBase = (flag: RawFlag, value: unknown): boolean => {
-  switch (flag.type) {
-    case "bool":
-      return typeof value === "boolean"
-    case "str":
-    case "str|null":
-      return typeof value === "string"
-    case "int":
-    case "float":
-      return typeof value === "number"
-    case "json":
-      return true
-    default:
-      return Array.isArray(value)
-  }
-}
-
-const fieldType = (flag: RawFlag): string => {
-  const base = baseType(flag)
-  if (flag.type === "json" || flag.required === true) return base
-  if (flag.default === null || flag.type === "str|null") return `${base} | null`
-  // e.g. `debug_tensor_dump_inject: str = False` upstream.
-  if (!matchesBase(flag, flag.default)) return `${base} | ${lit(flag.default)}`
-  return base
-}
-
-const humanReadable = (flag: RawFlag) => flag.type === "int" && (flag.notes ?? "").includes("SI/IEC")
-
-const specLiteral = (flag: RawFlag): string => {
-  const entries: Array<[string, unknown]> = [
-    ["flag", flag.flag],
-    ["field", flag.field],
-    ["aliases", flag.aliases],
-    ["type", flag.type],
-    ["default", flag.default],
-    ["choices", flag.choices],
-    ["nargs", flag.nargs ?? null],
-    ["section", flag.section],
-    ["deprecated", flag.deprecated],
-    ["negatable", flag.negatable ?? false],
-    ["summary", flag.summary],
-    ["autoResolution", flag.auto_resolution ?? null]
+  // Every other release against its neighbour on the way to the base.
+  const releasesDir = join(catalogueDir, "releases")
+  rmSync(releasesDir, { recursive: true, force: true })
+  mkdirSync(releasesDir, { recursive: true })
+  const at = index.findIndex((e) => e.version === BASE)
+  const flagsOf = new Map<string, ReadonlyArray<FlagSpec>>([[BASE, baseModule.flags]])
+  const order = [
+    ...index.slice(at + 1).map((_, k) => at + 1 + k),
+    ...index.slice(0, at).map((_, k) => at - 1 - k)
   ]
-  if (flag.required === true) entries.push(["required", true])
-  if (humanReadable(flag)) entries.push(["humanReadable", true])
-  // The only nargs="?" flag (`--model-checksum`) stores "" when given bare.
-  if (flag.nargs === "?") entries.push(["const", ""])
-  if (flag.notes !== undefined) entries.push(["notes", flag.notes])
-  return `{ ${entries.map(([k, v]) => `${k === "default" || k === "const" ? lit(k) : k}: ${lit(v)}`).join(", ")} }`
-}
-
-const docComment = (text: string) => `/** ${text.replaceAll("*/", "*\\/")} */`
-
-const render = (version: string, moduleName: string, flags: ReadonlyArray<RawFlag>): string => {
-  const typeName = `ServerArgs${moduleName.toUpperCase()}`
-  const seen = new Set<string>()
-  const fields: Array<string> = []
-  for (const flag of flags) {
-    if (flag.field === null || seen.has(flag.field)) continue
-    // A field written by a deprecated alias flag and a live flag takes its type from the live one.
-    const live = flags.find((f) => f.field === flag.field && !f.deprecated) ?? flag
-    seen.add(flag.field)
-    fields.push(
-      `  ${docComment(`${live.summary} (\`${live.flag}\`)`)}\n  readonly ${flag.field}: ${fieldType(live)}`
+  for (const i of order) {
+    const entry = index[i]!
+    const neighbour = index[i > at ? i - 1 : i + 1]!.version
+    const from = flagsOf.get(neighbour)!
+    const to = Releases.releaseFlags(
+      data.get(entry.version)!,
+      new Map(from.map((s) => [s.flag, s])),
+      baseByFlag
+    )
+    const diff = Releases.diffOf(neighbour, from, to)
+    flagsOf.set(entry.version, apply(from, diff))
+    writeFileSync(
+      join(releasesDir, `${Releases.moduleNameOf(entry.version)}.ts`),
+      Releases.renderRelease(entry, diff)
     )
   }
-  return [
-    "/**",
-    ` * SGLang ${version} launch_server flags (${flags.length}): generated by`,
-    " * packages/sglang/scripts/generate-catalogue.ts from args.json; do not edit.",
-    " */",
-    'import type { FlagSpec } from "../../Catalogue.js"',
-    "",
-    `export const version = ${lit(version)}`,
-    "",
-    "export const flags: ReadonlyArray<FlagSpec> = [",
-    flags.map((f) => `  ${specLiteral(f)}`).join(",\n"),
-    "]",
-    "",
-    `/** Every ServerArgs field of SGLang ${version} with its CLI type; null is Python None. */`,
-    `export interface ${typeName} {`,
-    fields.join("\n"),
-    "}",
-    ""
-  ].join("\n")
-}
-
-const main = () => {
-  const options = parseCommandLine(process.argv.slice(2))
-  const flags = Schema.decodeUnknownSync(Schema.Array(RawFlag))(
-    JSON.parse(readFileSync(options.input, "utf8"))
-  )
-  writeFileSync(options.out, render(options.version, options.moduleName, flags))
-  execFileSync(resolve(repoDir, "node_modules/.bin/biome"), ["format", "--write", options.out], {
+  writeFileSync(join(releasesDir, "index.ts"), Releases.renderIndex(index, BASE))
+  execFileSync(join(repoDir, "node_modules/.bin/biome"), ["format", "--write", baseFile, releasesDir], {
     cwd: repoDir,
     stdio: "inherit"
   })
-  process.stdout.write(`wrote ${flags.length} flags of SGLang ${options.version} to ${options.out}\n`)
+  process.stdout.write(`wrote ${index.length} catalogues (${BASE} in full) to ${catalogueDir}\n`)
 }
 
-main()
+const isSame = (a: FlagSpec, b: FlagSpec | undefined) =>
+  b !== undefined && JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort())
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+  process.exitCode = 1
+})

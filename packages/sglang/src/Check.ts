@@ -14,10 +14,12 @@ import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Effect } from "effect"
 import * as Argv from "./Argv.js"
 import * as Catalogue from "./Catalogue.js"
+import { modelPathOf, portOf } from "./internal/launch/argvFacts.js"
 import * as Preflight from "./internal/launch/preflight.js"
 import * as PythonEnv from "./internal/launch/pythonEnv.js"
 import * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
+import * as Rules from "./Rules.js"
 import * as Secrets from "./Secrets.js"
 import type { ServerArgs } from "./ServerArgs.js"
 
@@ -36,10 +38,17 @@ export const defaultGpus = { count: 1, computeCapability: "9.0", memoryGiB: 80 }
 
 /** @category models */
 export interface CheckResult {
+  /** The SGLang version checked for. */
   readonly version: string
+  /** The catalogue the flags were read with (another release when it stood in, see `warnings`). */
+  readonly flags: { readonly version: string; readonly source: "shipped" | "cached" | "dumped" | "nearest" }
+  /** Whether mlops verified its launch rules for `version` (else only the argv was checked). */
+  readonly rulesVerified: boolean
   readonly effective: ServerArgs
   /** SGLang's own adjustment messages (or ours when SGLang is silent), in order. */
   readonly adjustments: ReadonlyArray<string>
+  /** How the check was limited: a stand-in catalogue, unverified rules. */
+  readonly warnings: ReadonlyArray<string>
   readonly commandLine: string
   /** Against a host: the Python environment whose SGLang was checked, and where that choice came from. */
   readonly python?: {
@@ -50,12 +59,47 @@ export interface CheckResult {
   }
 }
 
-const toResult = (version: string, argv: ReadonlyArray<string>, resolved: Resolve.Resolved): CheckResult => ({
-  version,
+const toResult = (
+  o: Pick<CheckResult, "version" | "flags" | "rulesVerified" | "warnings">,
+  argv: ReadonlyArray<string>,
+  resolved: Resolve.Resolved
+): CheckResult => ({
+  ...o,
   effective: Secrets.redactFields(resolved.effective),
   adjustments: resolved.adjustments.map((a) => a.sglangMessage ?? a.message),
   commandLine: Argv.formatCommandLine(argv)
 })
+
+const unverifiedWarning = (version: string) =>
+  `mlops has not verified its launch rules for SGLang ${version}: only the flags were checked (names, values, types); \`mlops launch\` runs the host's own validation for this version`
+
+/** The model's traits from a config.json object or its text; undefined when there is none. */
+export const traitsOf = (modelConfig: unknown) =>
+  modelConfig === undefined
+    ? Effect.succeed(undefined)
+    : typeof modelConfig === "string"
+      ? ModelTraits.fromJson(modelConfig)
+      : ModelTraits.fromConfig(modelConfig)
+
+/** What the rules see offline: the model's traits and the GPU facts (defaults filled), for `version`. */
+export const offlineContext = (o: {
+  readonly traits: ModelTraits.ModelTraits | undefined
+  readonly gpus?: GpuFacts
+  readonly env?: Readonly<Record<string, string>>
+  readonly version: string
+}): Resolve.ResolveContext => {
+  const gpus = { ...defaultGpus, ...o.gpus }
+  return {
+    traits: o.traits,
+    gpus: {
+      count: gpus.count,
+      computeCapability: gpus.computeCapability,
+      memoryMiB: Math.round(gpus.memoryGiB * 1024)
+    },
+    env: o.env ?? {},
+    version: o.version
+  }
+}
 
 /**
  * Offline: a parsed (or JSON text) config.json and GPU facts.
@@ -71,27 +115,28 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
   /** SGLang version; default the newest known. */
   readonly version?: string
 }) {
-  const match = yield* Catalogue.forVersion(o.version ?? Catalogue.latest.version)
+  const version = o.version ?? Catalogue.latest.version
+  const match = yield* Catalogue.forVersion(version)
+  const rules = Rules.forVersion(version)
   const argv = Secrets.redactArgv(o.argv, match.catalogue)
   const decoded = yield* Argv.decodeArgv(argv, match.catalogue)
-  const traits =
-    o.modelConfig === undefined
-      ? undefined
-      : typeof o.modelConfig === "string"
-        ? yield* ModelTraits.fromJson(o.modelConfig)
-        : yield* ModelTraits.fromConfig(o.modelConfig)
-  const gpus = { ...defaultGpus, ...o.gpus }
-  const resolved = yield* Resolve.resolve(decoded.args, decoded.explicit, {
-    traits,
-    gpus: {
-      count: gpus.count,
-      computeCapability: gpus.computeCapability,
-      memoryMiB: Math.round(gpus.memoryGiB * 1024)
-    },
-    env: o.env ?? {},
-    version: match.catalogue.version
-  })
-  return toResult(match.catalogue.version, argv, resolved)
+  const traits = yield* traitsOf(o.modelConfig)
+  const resolved = yield* Resolve.resolve(
+    decoded.args,
+    decoded.explicit,
+    offlineContext({
+      traits,
+      ...(o.gpus === undefined ? {} : { gpus: o.gpus }),
+      ...(o.env === undefined ? {} : { env: o.env }),
+      version
+    })
+  )
+  const flags = { version: match.catalogue.version, source: match.exact ? "shipped" : "nearest" } as const
+  const warnings = [
+    ...(match.warning === null ? [] : [match.warning]),
+    ...(rules.verified ? [] : [unverifiedWarning(version)])
+  ]
+  return toResult({ version: rules.version, flags, rulesVerified: rules.verified, warnings }, argv, resolved)
 })
 
 /**
@@ -123,24 +168,39 @@ export const host = Effect.fn("Check.host")(function* (o: {
   readonly argv: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string>>
   readonly python?: string
+  /** Read the flags from the host's own parser even when mlops ships its version. */
+  readonly flagsFromHost?: boolean
 }) {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(o.host)
   const argv = Secrets.redactArgv(o.argv)
   const env = o.env ?? {}
-  const decoded = yield* Argv.decodeArgv(argv)
   const result = yield* Preflight.run(conn, {
     python: PythonEnv.choose(conn, { explicit: o.python, env }),
     argv,
     env,
-    port: decoded.args.port,
-    modelPath: decoded.args.model_path,
+    port: portOf(argv),
+    modelPath: modelPathOf(argv),
     checkPort: false,
-    busyGpus: "ignore"
+    busyGpus: "ignore",
+    flagsFromHost: o.flagsFromHost === true
   })
+  const { facts } = result
   const { interpreter, source, sglangVersion, setting } = result.python
   return {
-    ...toResult(result.catalogue.version, argv, result.resolved),
+    ...toResult(
+      {
+        version: facts.sglangVersion,
+        flags: facts.flags,
+        rulesVerified: facts.rulesVerified,
+        warnings: [
+          ...facts.warnings,
+          ...(facts.rulesVerified ? [] : [unverifiedWarning(facts.sglangVersion)])
+        ]
+      },
+      argv,
+      result.resolved
+    ),
     python: { interpreter, source, sglangVersion, setting }
   } satisfies CheckResult
 })

@@ -31,6 +31,11 @@ export interface Classifier {
   readonly isReady: () => boolean
   /** Lines fed so far. */
   readonly lines: () => number
+  /** Which engine wrote the log (`sglang`, `vllm`), and its version, when the log shows them. */
+  readonly engine: () => {
+    readonly engine: "sglang" | "vllm" | undefined
+    readonly version: string | undefined
+  }
 }
 
 /** A fresh classifier. @category constructors */
@@ -42,7 +47,8 @@ export const make = (): Classifier => {
     stalled: (silentForMs) => state.stalled(silentForMs),
     phase: () => state.phase,
     isReady: () => state.ready,
-    lines: () => state.lineNo
+    lines: () => state.lineNo,
+    engine: () => state.engine()
   }
 }
 

@@ -131,7 +131,7 @@ export class OOM extends Schema.TaggedError<OOM>()("OOM", {
 /** A port SGLang needs is taken. @category errors */
 export class PortInUse extends Schema.TaggedError<PortInUse>()("PortInUse", {
   ...common,
-  kind: Schema.Literal("http", "nccl", "zmq"),
+  kind: Schema.Literal("http", "nccl", "zmq", "other"),
   port: Schema.optional(Schema.Number)
 }) {
   override get message() {

@@ -239,7 +239,7 @@ export const resolveEither = (
   rules?: ReadonlyArray<Rule.Rule>
 ): Either.Either<Resolved, LaunchRulesViolated> => {
   const set =
-    rules === undefined ? Rules.forVersion(ctx.version) : { version: ctx.version, exact: true, rules }
+    rules === undefined ? Rules.forVersion(ctx.version) : { version: ctx.version, verified: true, rules }
   const ordered = [...set.rules].sort(Rule.compare)
   const found: Array<Rule.ViolationRecord> = []
   const seen = new Set<string>()

@@ -13,6 +13,7 @@ import {
 } from "./internal/argumentFailure.js"
 import type { ModelTraits } from "./ModelTraits.js"
 import type { Field, ServerArgs } from "./ServerArgs.js"
+import * as VersionRange from "./VersionRange.js"
 
 // ---- context -----------------------------------------------------------------------------
 
@@ -168,8 +169,8 @@ export interface Rule {
   /** Id from rules.md, e.g. `"R12"`; a suffix distinguishes several checks of one rule (`"R23.page"`). */
   readonly id: string
   readonly title: string
-  /** SGLang versions with this rule: exact versions (`"0.5.11"`) or `"0.5.*"`. */
-  readonly versions: ReadonlyArray<string>
+  /** The SGLang releases with this rule as modelled, and how that was verified. */
+  readonly versions: VersionRange.VersionRange
   readonly order: Order
   readonly kind: Kind
   /** Undefined when the rule does not fire. */
@@ -186,11 +187,9 @@ export type Stage = "server-args" | "check-server-args" | "model-init"
 export const stageOf = (order: Order): Stage =>
   order.step <= 18 ? "server-args" : order.step === 19 ? "check-server-args" : "model-init"
 
-/** Whether the rule exists in this SGLang version. @category predicates */
-export const appliesTo = (rule: Rule, version: string): boolean => {
-  const plain = version.replace(/^v/, "").replace(/(\d+\.\d+\.\d+).*$/, "$1")
-  return rule.versions.some((v) => v === plain || (v.endsWith(".*") && plain.startsWith(v.slice(0, -1))))
-}
+/** Whether the rule holds in this SGLang version (see `versions`). @category predicates */
+export const appliesTo = (rule: Rule, version: string): boolean =>
+  VersionRange.contains(rule.versions, version)
 
 /** SGLang's order: step, then sub-order. @category ordering */
 export const compare = (a: Rule, b: Rule): number => a.order.step - b.order.step || a.order.sub - b.order.sub

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as Catalogue from "./Catalogue.js"
 import * as Rule from "./Rule.js"
 import * as Attention from "./rules/Attention.js"
 import * as Dflash from "./rules/Dflash.js"
@@ -16,6 +17,7 @@ import * as Parallelism from "./rules/Parallelism.js"
 import * as Speculative from "./rules/Speculative.js"
 import * as SpeculativeDraft from "./rules/SpeculativeDraft.js"
 import * as SpeculativeTriple from "./rules/SpeculativeTriple.js"
+import * as SglangVersion from "./SglangVersion.js"
 
 /** All rules of all versions, sorted by SGLang's order. @category rules */
 export const all: ReadonlyArray<Rule.Rule> = [
@@ -33,34 +35,36 @@ export const all: ReadonlyArray<Rule.Rule> = [
   ...ModelInit.rules
 ].sort(Rule.compare)
 
-/** The SGLang versions some rule was read from. @category rules */
-export const knownVersions: ReadonlyArray<string> = [...new Set(all.flatMap((r) => r.versions))].filter(
-  (v) => !v.endsWith(".*")
-)
+/**
+ * The SGLang versions whose rule set is verified: every rule's version range was checked
+ * against that version's own source (all shipped releases, see `internal/rules/ranges.ts`), so
+ * the offline check may apply exactly the rules whose range holds it. The rules were first read
+ * in full from 0.5.11 (rules.md): for another release the rules mlops models are right, but
+ * checks SGLang added or dropped elsewhere are not modelled. For any other version no rule is applied offline (argv is still checked) and
+ * a launch runs the host's own validation instead.
+ *
+ * @category rules
+ */
+export const verifiedVersions: ReadonlyArray<string> = Catalogue.releases.map((r) => r.version)
 
 /** @category models */
 export interface RuleSet {
-  /** The version whose rules are used. */
+  /** The version asked for, as its catalogue is named (`v0.5.11` → `0.5.11`). */
   readonly version: string
-  /** False when `requested` is unknown and a version of the same minor line stands in. */
-  readonly exact: boolean
+  /** Whether the rules were checked against this version (see `verifiedVersions`). */
+  readonly verified: boolean
+  /** The rules of this version; none when it is not verified. */
   readonly rules: ReadonlyArray<Rule.Rule>
 }
 
-const minorLine = (v: string) => /^v?(\d+)\.(\d+)/.exec(v)?.slice(1, 3).join(".")
-
 /**
- * The rules for an SGLang version. An unknown patch release uses the newest known version of
- * the same minor line (patch releases rarely change argument handling); another line falls back
- * to the newest known version too, marked inexact.
+ * The rules for an SGLang version: for a verified version the rules whose range holds it, for
+ * any other version none (mlops does not guess: the host's own validation decides).
  *
  * @category rules
  */
 export const forVersion = (requested: string, rules: ReadonlyArray<Rule.Rule> = all): RuleSet => {
-  const exact = rules.filter((r) => Rule.appliesTo(r, requested))
-  if (exact.length > 0) return { version: requested, exact: true, rules: exact }
-  const versions = [...new Set(rules.flatMap((r) => r.versions))]
-  const sameLine = versions.filter((v) => minorLine(v) === minorLine(requested))
-  const stand = (sameLine.length > 0 ? sameLine : versions).at(-1) ?? requested
-  return { version: stand, exact: false, rules: rules.filter((r) => Rule.appliesTo(r, stand)) }
+  const version = SglangVersion.normalize(requested)
+  const verified = verifiedVersions.includes(version)
+  return { version, verified, rules: verified ? rules.filter((r) => Rule.appliesTo(r, version)) : [] }
 }

@@ -4,7 +4,9 @@
  *
  * - 2× NVIDIA RTX A6000 48 GB (compute capability 8.6); `nvidia-smi` shows the memory held by
  *   running simulated servers, `ss` the ports they listen on;
- * - a Python environment at `~/ml-env` with SGLang 0.5.11 (`~/ml-env/bin/python`);
+ * - a Python environment at `~/ml-env` with SGLang 0.5.11 (`~/ml-env/bin/python`), or any other
+ *   shipped release (`makeHostSpec({ sglangVersion })`, `layerPersistent({ sglangVersion })`): its
+ *   parser, checks and flag dump are that release's (the log lines stay 0.5.11's);
  * - a model directory `/root/models/Qwen3.6-27B` with a Qwen3.6-27B-like `config.json`;
  * - `python -m sglang.launch_server` is simulated: it reuses `Argv` and `Resolve` (so it fails
  *   like SGLang: first fatal problem only), prints SGLang's lifecycle lines, runs out of memory
@@ -26,10 +28,11 @@
 import { FakeHost } from "@mlops/core"
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import type { Hosts } from "@mlops/core/Hosts"
-import type { Layer } from "effect"
+import { Either, type Layer, Schema } from "effect"
+import * as Catalogue from "./Catalogue.js"
 import { qwen36_27b } from "./internal/fixtures/models.js"
 import * as Gpus from "./internal/sim/gpus.js"
-import * as Paths from "./internal/sim/paths.js"
+import * as Installed from "./internal/sim/installed.js"
 import * as Persistent from "./internal/sim/persistent.js"
 import * as Python from "./internal/sim/python.js"
 import * as Server from "./internal/sim/server.js"
@@ -44,8 +47,31 @@ export const modelPath = "/root/models/Qwen3.6-27B"
 /** The Python environment prefix (`<prefix>/bin/python`). @category constants */
 export const python = Python.prefix
 
-/** The SGLang version the simulated environment reports. @category constants */
+/** The SGLang version the simulated environment reports unless another is installed. @category constants */
 export const sglangVersion = Server.sglangVersion
+
+/** The sim runs shipped releases only (their catalogue and rules drive it). @category errors */
+export class UnknownSimVersion extends Schema.TaggedError<UnknownSimVersion>()("UnknownSimVersion", {
+  version: Schema.String,
+  fix: Schema.String
+}) {
+  override get message() {
+    return `the simulated host cannot run SGLang ${this.version}: ${this.fix}`
+  }
+}
+
+/** The release as the sim installs it, or why not. @category constructors */
+export const simVersion = (version: string): Either.Either<string, UnknownSimVersion> => {
+  const catalogue = Catalogue.get(version)
+  return catalogue !== undefined
+    ? Either.right(catalogue.version)
+    : Either.left(
+        new UnknownSimVersion({
+          version,
+          fix: `pick a shipped release (${Catalogue.releases[0]!.version} to ${Catalogue.releases.at(-1)!.version}; \`mlops flags --releases\` lists them)`
+        })
+      )
+}
 
 /** The simulated GPUs. @category constants */
 export const gpus: ReadonlyArray<FakeHost.FakeGpu> = Gpus.gpus
@@ -56,7 +82,9 @@ export const gpus: ReadonlyArray<FakeHost.FakeGpu> = Gpus.gpus
  *
  * @category specs
  */
-export const makeHostSpec = (options: { readonly alias?: string } = {}): FakeHost.FakeHostSpec => ({
+export const makeHostSpec = (
+  options: { readonly alias?: string; readonly sglangVersion?: string } = {}
+): FakeHost.FakeHostSpec => ({
   alias: options.alias ?? alias,
   hostname: "sim.local",
   user: "root",
@@ -65,7 +93,7 @@ export const makeHostSpec = (options: { readonly alias?: string } = {}): FakeHos
   tags: ["simulated", "gpu"],
   files: {
     [`${Python.prefix}/bin/python`]: "#!simulated python\n",
-    [`${Paths.sglangDir}/__init__.py`]: `__version__ = "${Server.sglangVersion}"\n`,
+    ...Installed.packageFiles(options.sglangVersion ?? Server.sglangVersion),
     [`${modelPath}/config.json`]: `${JSON.stringify(qwen36_27b, null, 2)}\n`,
     [`${modelPath}/model.safetensors.index.json`]: "{}\n"
   },
@@ -96,5 +124,13 @@ export const layer: Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostContro
  */
 export const layerPersistent = (options: {
   readonly stateFile: string
+  /** A shipped release (see `simVersion`); default 0.5.11. */
+  readonly sglangVersion?: string
 }): Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> =>
-  Persistent.layer(layer, alias, options.stateFile)
+  Persistent.layer(
+    options.sglangVersion === undefined
+      ? layer
+      : FakeHost.layer([makeHostSpec({ sglangVersion: options.sglangVersion })]),
+    alias,
+    options.stateFile
+  )

@@ -7,6 +7,7 @@ import * as Resolve from "../src/Resolve.js"
 import * as Rule from "../src/Rule.js"
 import * as Rules from "../src/Rules.js"
 import * as ServerArgs from "../src/ServerArgs.js"
+import * as VersionRange from "../src/VersionRange.js"
 import {
   a6000x2,
   fixedArgv,
@@ -268,7 +269,7 @@ describe("Resolve: mechanics", () => {
     const noFix = Rule.make({
       id: "T1",
       title: "always fails",
-      versions: ["0.5.11"],
+      versions: VersionRange.make("0.5.11", "0.5.11", "test rule"),
       order: { step: 12, sub: 1 },
       kind: "fatal",
       check: () =>
@@ -277,7 +278,7 @@ describe("Resolve: mechanics", () => {
     const later = Rule.make({
       id: "T2",
       title: "tp must be 2",
-      versions: ["0.5.11"],
+      versions: VersionRange.make("0.5.11", "0.5.11", "test rule"),
       order: { step: 19, sub: 1 },
       kind: "fatal",
       check: ({ args }) =>
@@ -316,12 +317,15 @@ describe("Rules", () => {
       assert.isTrue(Rule.compare(Rules.all[i - 1]!, Rules.all[i]!) <= 0)
   })
 
-  it("an unknown patch release uses the same minor line's rules, marked inexact", () => {
-    const exact = Rules.forVersion("0.5.11.post1")
-    assert.isTrue(exact.exact)
-    const other = Rules.forVersion("0.5.12")
-    assert.isFalse(other.exact)
-    assert.strictEqual(other.version, "0.5.11")
-    assert.strictEqual(other.rules.length, Rules.all.length)
+  it("only a verified version gets rules; any other gets none, marked unverified", () => {
+    const verified = Rules.forVersion("v0.5.11")
+    assert.isTrue(verified.verified)
+    assert.strictEqual(verified.version, "0.5.11")
+    assert.strictEqual(verified.rules.length, Rules.all.length)
+    for (const other of ["0.5.11.post1", "0.5.12", "0.6.0"]) {
+      const set = Rules.forVersion(other)
+      assert.isFalse(set.verified, other)
+      assert.deepStrictEqual(set.rules, [])
+    }
   })
 })

@@ -1,16 +1,24 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Rule from "../src/Rule.js"
+import * as VersionRange from "../src/VersionRange.js"
 
-const rule = (versions: ReadonlyArray<string>, step = 12, sub = 1): Rule.Rule =>
+const rule = (
+  versions: VersionRange.VersionRange = VersionRange.make("0.5.11", null, "test"),
+  step = 12,
+  sub = 1
+): Rule.Rule =>
   Rule.make({ id: "T", title: "t", versions, order: { step, sub }, kind: "adjust", check: () => undefined })
 
 describe("Rule", () => {
-  it("appliesTo matches exact versions, v-prefixes, post releases and x.y.* ranges", () => {
-    assert.isTrue(Rule.appliesTo(rule(["0.5.11"]), "0.5.11"))
-    assert.isTrue(Rule.appliesTo(rule(["0.5.11"]), "v0.5.11.post1"))
-    assert.isFalse(Rule.appliesTo(rule(["0.5.11"]), "0.5.12"))
-    assert.isTrue(Rule.appliesTo(rule(["0.5.*"]), "0.5.12"))
-    assert.isFalse(Rule.appliesTo(rule(["0.5.*"]), "0.6.0"))
+  it("appliesTo: the releases of the rule's range, in release order, snapshots of main included", () => {
+    const range = rule(VersionRange.make("0.5.9", "0.5.13", "test"))
+    for (const v of ["0.5.9", "v0.5.10", "0.5.11", "main-2026-05-19", "0.5.12", "0.5.13"])
+      assert.isTrue(Rule.appliesTo(range, v), v)
+    for (const v of ["0.5.8", "0.5.14", "main-2026-07-20", "0.4.9", "latest"])
+      assert.isFalse(Rule.appliesTo(range, v), v)
+    const open = rule(VersionRange.make("0.5.11", null, "test"))
+    assert.isTrue(Rule.appliesTo(open, "main-2026-07-20"))
+    assert.isFalse(Rule.appliesTo(open, "0.5.10"))
   })
 
   it("stageOf maps section-1 steps to where the failure shows", () => {
@@ -20,7 +28,7 @@ describe("Rule", () => {
   })
 
   it("compare orders by step, then sub-order", () => {
-    const sorted = [rule([], 17, 2), rule([], 12, 9), rule([], 17, 1)].sort(Rule.compare)
+    const sorted = [rule(undefined, 17, 2), rule(undefined, 12, 9), rule(undefined, 17, 1)].sort(Rule.compare)
     assert.deepStrictEqual(
       sorted.map((r) => [r.order.step, r.order.sub]),
       [
@@ -41,7 +49,7 @@ describe("Rule", () => {
       fix: { tp_size: 2 },
       alternatives: [{ tp_size: 1 }]
     })
-    assert.deepStrictEqual(Rule.toRecord(rule(["0.5.11"], 19, 3), v), {
+    assert.deepStrictEqual(Rule.toRecord(rule(undefined, 19, 3), v), {
       _tag: "AssertionFailure",
       ruleId: "T",
       title: "t",

@@ -1,14 +1,32 @@
 /**
- * `mlops check (--host H | --model-config FILE [--gpus N --compute-capability X.Y --gpu-memory 48GiB]) -- <flags>`:
+ * `mlops check (--host H | --model-config FILE | --version V) [--gpus N --compute-capability X.Y --gpu-memory 48GiB] -- <flags>`:
  * SGLang's rules without launching. With `--host` the host is probed (SGLang version, GPUs,
- * model config); with `--model-config` everything is local and offline. GPU defaults when not
- * given: 1 GPU, compute capability 9.0, 80 GiB (an H100).
+ * model config); otherwise everything is local and offline, for `--version` (default 0.5.11).
+ * GPU defaults when not given: 1 GPU, compute capability 9.0, 80 GiB (an H100).
+ *
+ * `--target-version V`: the upgrade check instead (from `--version`, or the host's version):
+ * which flags were removed, renamed or changed, which rules start or stop applying, and whether
+ * V accepts the command (exit 0), or its refusal's exit code.
  */
 import { Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import * as Catalogue from "@mlops/sglang/Catalogue"
 import * as Check from "@mlops/sglang/Check"
+import * as Upgrade from "@mlops/sglang/Upgrade"
 import { Console, Effect, Option } from "effect"
-import { bold, green, type Style, TerminalStyle } from "../render/style.js"
-import { handle, json, MlopsWords, printJson, python, SglangFlags, UsageError } from "./shared.js"
+import * as ExitCodes from "../ExitCodes.js"
+import { bold, green, type Style, TerminalStyle, yellow } from "../render/style.js"
+import * as UpgradeView from "../render/upgrade.js"
+import {
+  CommandExit,
+  handle,
+  json,
+  MlopsWords,
+  printJson,
+  python,
+  SglangFlags,
+  UsageError
+} from "./shared.js"
 
 /** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
 /** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
@@ -42,6 +60,21 @@ const options = {
     Options.optional,
     Options.withDescription(`Memory of one GPU, e.g. 48GiB (default ${Check.defaultGpus.memoryGiB}GiB)`)
   ),
+  version: Options.text("sglang-version").pipe(
+    Options.optional,
+    Options.withDescription(
+      `SGLang version to check for offline, also written --version (default ${Catalogue.latest.version})`
+    )
+  ),
+  targetVersion: Options.text("target-version").pipe(
+    Options.optional,
+    Options.withDescription("Upgrade check: what changes for these flags in this SGLang version")
+  ),
+  flagsFromHost: Options.boolean("flags-from-host").pipe(
+    Options.withDescription(
+      "With --host: read the flags from the host's own SGLang parser, even for a shipped release"
+    )
+  ),
   json
 }
 
@@ -66,8 +99,9 @@ const human = (style: Style, result: Check.CheckResult): string => {
           `  checked against SGLang ${result.python.sglangVersion} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
         ]
   return [
-    `${green(style, "✓")} ${bold(style, `SGLang ${result.version} accepts these flags`)}`,
+    `${green(style, "✓")} ${bold(style, `SGLang ${result.version} accepts these flags`)}${result.rulesVerified ? "" : " (flags only)"}`,
     ...python,
+    ...result.warnings.map((w) => `  ${yellow(style, "!")} ${w}`),
     ...(result.adjustments.length > 0
       ? ["  SGLang will adjust:", ...result.adjustments.map((a) => `    · ${a}`)]
       : []),
@@ -82,49 +116,88 @@ export const check = Command.make("check", options, (options) =>
     const style = yield* TerminalStyle
     const host = Option.getOrUndefined(parsed.host)
     const context = { host, argv: parsed.flags, prefix: yield* MlopsWords }
-    yield* handle(
+    // the upgrade check prints its report, then exits with the target's refusal's code
+    const refusedWith = yield* handle(
       parsed.json,
       context,
       Effect.gen(function* () {
-        if (Option.isSome(parsed.host) === Option.isSome(parsed.modelConfig)) {
+        if (
+          Option.isSome(parsed.host) &&
+          (Option.isSome(parsed.modelConfig) || Option.isSome(parsed.version))
+        ) {
           return yield* new UsageError({
-            message: "give either --host <alias> or --model-config <config.json>"
+            message:
+              "give either --host <alias> or --model-config <config.json> / --version <V> (a host has its own)"
           })
         }
-        if (Option.isSome(parsed.python) && Option.isNone(parsed.host)) {
+        if (Option.isSome(parsed.python) && host === undefined) {
           return yield* new UsageError({
             message: "--python names an environment on a host: add --host <alias>"
           })
         }
-        let result: Check.CheckResult
-        if (host !== undefined) {
-          result = yield* Check.host({
-            host,
-            argv: parsed.flags,
-            ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {})
-          })
-        } else {
-          const memory = Option.map(parsed.gpuMemory, parseGiB)
-          if (Option.isSome(memory) && memory.value === undefined) {
-            return yield* new UsageError({ message: "--gpu-memory expects e.g. 48GiB or 49152MiB" })
-          }
-          const gpus: Check.GpuFacts = {
-            ...(Option.isSome(parsed.gpus) ? { count: parsed.gpus.value } : {}),
-            ...(Option.isSome(parsed.computeCapability)
-              ? { computeCapability: parsed.computeCapability.value }
-              : {}),
-            ...(Option.isSome(memory) && memory.value !== undefined ? { memoryGiB: memory.value } : {})
-          }
-          result = yield* Check.localConfig({
-            argv: parsed.flags,
-            configPath: Option.getOrThrow(parsed.modelConfig),
-            gpus
+        const offlineVersion = Option.getOrUndefined(parsed.version)
+        if (
+          host === undefined &&
+          Option.isNone(parsed.modelConfig) &&
+          offlineVersion === undefined &&
+          Option.isNone(parsed.targetVersion)
+        ) {
+          return yield* new UsageError({
+            message:
+              "give either --host <alias> or --model-config <config.json> (or --version / --target-version)"
           })
         }
+        const memory = Option.map(parsed.gpuMemory, parseGiB)
+        if (Option.isSome(memory) && memory.value === undefined) {
+          return yield* new UsageError({ message: "--gpu-memory expects e.g. 48GiB or 49152MiB" })
+        }
+        const gpus: Check.GpuFacts = {
+          ...(Option.isSome(parsed.gpus) ? { count: parsed.gpus.value } : {}),
+          ...(Option.isSome(parsed.computeCapability)
+            ? { computeCapability: parsed.computeCapability.value }
+            : {}),
+          ...(Option.isSome(memory) && memory.value !== undefined ? { memoryGiB: memory.value } : {})
+        }
+        const configPath = Option.getOrUndefined(parsed.modelConfig)
+        const configText =
+          configPath === undefined
+            ? undefined
+            : yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(configPath))
+        if (Option.isSome(parsed.targetVersion)) {
+          const common = {
+            argv: parsed.flags,
+            to: parsed.targetVersion.value,
+            gpus,
+            ...(configText === undefined ? {} : { modelConfig: configText })
+          }
+          const report =
+            host !== undefined
+              ? yield* Upgrade.fromHost({ argv: parsed.flags, to: parsed.targetVersion.value, host })
+              : yield* Upgrade.compare({ ...common, from: offlineVersion ?? Catalogue.latest.version })
+          if (parsed.json) yield* printJson({ _tag: "UpgradeChecked", ...report })
+          else yield* Console.log(UpgradeView.human(style, report))
+          return report.target._tag === "Refused" ? ExitCodes.fromFailure(report.target.error) : undefined
+        }
+        const result: Check.CheckResult =
+          host !== undefined
+            ? yield* Check.host({
+                host,
+                argv: parsed.flags,
+                flagsFromHost: parsed.flagsFromHost,
+                ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {})
+              })
+            : yield* Check.offline({
+                argv: parsed.flags,
+                gpus,
+                ...(configText === undefined ? {} : { modelConfig: configText }),
+                ...(offlineVersion === undefined ? {} : { version: offlineVersion })
+              })
         if (parsed.json) yield* printJson({ _tag: "Checked", ...result })
         else yield* Console.log(human(style, result))
+        return undefined
       })
     )
+    if (refusedWith !== undefined) return yield* new CommandExit({ code: refusedWith })
   })
 ).pipe(
   Command.withDescription(

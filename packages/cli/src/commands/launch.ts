@@ -37,7 +37,17 @@ const options = {
     Options.withDescription("Skip host probes and the offline rule check; meet problems at runtime")
   ),
   remoteCheck: Options.boolean("remote-check").pipe(
-    Options.withDescription("Also run the host's own SGLang argument parsing before launching")
+    Options.withDescription(
+      "Also run the host's own SGLang argument parsing before launching (default: only for a version whose rules mlops has not verified)"
+    )
+  ),
+  noRemoteCheck: Options.boolean("no-remote-check").pipe(
+    Options.withDescription("Never run the host's own argument parsing, even for an unverified version")
+  ),
+  flagsFromHost: Options.boolean("flags-from-host").pipe(
+    Options.withDescription(
+      "Read the flags from the host's own SGLang parser, even for a release mlops ships"
+    )
   ),
   allowBusyGpus: Options.boolean("allow-busy-gpus").pipe(
     Options.withDescription("Start even when other processes hold memory on the GPUs this launch uses")
@@ -77,6 +87,8 @@ type Parsed = {
   readonly noPreflight: boolean
   readonly remoteCheck: boolean
   readonly allowBusyGpus: boolean
+  readonly noRemoteCheck: boolean
+  readonly flagsFromHost: boolean
   readonly replace: boolean
   readonly stopOnInterrupt: boolean
   readonly tunnel: boolean
@@ -91,7 +103,8 @@ export const toRequest = (parsed: Parsed, env: Record<string, string>): Launch.L
   ...(Object.keys(env).length > 0 ? { env } : {}),
   ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {}),
   preflight: !parsed.noPreflight,
-  remoteCheck: parsed.remoteCheck,
+  ...(parsed.remoteCheck ? { remoteCheck: true } : parsed.noRemoteCheck ? { remoteCheck: false } : {}),
+  flagsFromHost: parsed.flagsFromHost,
   autoFix: parsed.autoFix ? autoFixAttempts : 0,
   allowBusyGpus: parsed.allowBusyGpus,
   replace: parsed.replace,
@@ -197,6 +210,9 @@ export const launch = Command.make("launch", options, (options) =>
               message: "no SGLang flags: put them after `--`, e.g. mlops launch --host sim -- --model-path /m"
             })
           )
+        }
+        if (parsed.remoteCheck && parsed.noRemoteCheck) {
+          return yield* new UsageError({ message: "give --remote-check or --no-remote-check, not both" })
         }
         const request = toRequest(parsed, env)
         if (parsed.tunnel && !parsed.json) {

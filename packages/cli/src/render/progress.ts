@@ -70,22 +70,34 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         f.gpus.length > 0
           ? `${f.gpus.length}× ${f.gpus[0]!.name}${f.gpus[0]!.computeCapability ? ` (sm ${f.gpus[0]!.computeCapability})` : ""}`
           : "no GPUs"
+      const fromHost =
+        f.flags.source === "dumped" || f.flags.source === "cached"
+          ? `; flags read from the host's SGLang${f.flags.source === "cached" ? " (cached)" : ""}`
+          : ""
       return [
-        `${green(style, "✓")} preflight: SGLang ${f.sglangVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path} ${dim(style, duration(event.elapsedMs))}`,
+        `${green(style, "✓")} preflight: SGLang ${f.sglangVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path}${fromHost} ${dim(style, duration(event.elapsedMs))}`,
         ...f.busyGpus.map(
           (h) =>
             `    ${yellow(style, "!")} GPU ${h.gpu} is busy (allowed by --allow-busy-gpus): pid ${h.pid}${h.deployment === undefined ? "" : ` (deployment ${h.deployment})`}${h.usedMiB === undefined ? "" : ` holds ${h.usedMiB} MiB`}`
-        )
+        ),
+        ...f.warnings.map((w) => `    ${yellow(style, "!")} ${w}`),
+        ...(f.rulesVerified
+          ? []
+          : [
+              `    ${yellow(style, "!")} mlops has not verified its launch rules for SGLang ${f.sglangVersion}: only the flags are checked offline, the host's own validation decides`
+            ])
       ]
     }
     case "Resolved":
       return [
-        `${green(style, "✓")} flags checked against SGLang's rules${event.adjustments.length > 0 ? `; SGLang will adjust:` : ""}`,
+        event.rulesVerified
+          ? `${green(style, "✓")} flags checked against SGLang's rules${event.adjustments.length > 0 ? `; SGLang will adjust:` : ""}`
+          : `${green(style, "✓")} flags parse (names, values, types); rules left to the host`,
         ...event.adjustments.map((a) => `    ${dim(style, "·")} ${a}`)
       ]
     case "RemoteChecked":
       return [
-        `${green(style, "✓")} the host's SGLang accepts the flags ${dim(style, duration(event.elapsedMs))}`
+        `${green(style, "✓")} the host's SGLang accepts the flags${event.reason === "rules-unverified" ? " (its own validation, run because the rules are unverified)" : ""} ${dim(style, duration(event.elapsedMs))}`
       ]
     case "AlreadyRunning":
       return [`${green(style, "✓")} already running with the same flags (pid ${event.deployment.pid})`]

@@ -80,7 +80,7 @@ export const mlopsWith = (options: RunOptions, ...args: ReadonlyArray<string>): 
         warn: (...a) => void stderr.push(...text(a).split("\n"))
       }
     }
-    const runEnv = { ...env, MLOPS_HOME: options.mlopsHome ?? freshHome(), ...options.env }
+    const runEnv = { ...env, ...options.env, MLOPS_HOME: options.mlopsHome ?? freshHome() }
     const run = main(["node", "mlops", ...args]).pipe(
       Console.withConsole(captured),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(runEnv)))),

@@ -13,7 +13,6 @@ import { Cause, Clock, Deferred, Effect, Equal, Exit, Fiber, Scope } from "effec
 import type { ExitStatus } from "../Connection.js"
 import type { ExitedProcess } from "../FakeHost.js"
 import type {
-  ChildProcess,
   FakeFs,
   HttpHandler,
   ListeningPort,
@@ -23,90 +22,30 @@ import type {
   SignalTarget
 } from "../FakeProgram.js"
 import { AddressInUse } from "../FakeProgram.js"
-import { type RemoteCommand, render } from "../RemoteCommand.js"
 import { decodeLossy, toBytes } from "./fakeFs.js"
 import { serve } from "./fakeHttp.js"
+import type {
+  ProcessSpec,
+  Started,
+  StartOptions,
+  Stdio,
+  SystemContext,
+  SystemProgram
+} from "./fakeProcessModel.js"
+import { specOf } from "./fakeProcessModel.js"
+import { basename, normalizeSignal } from "./fakeSignals.js"
 
-/** What `execve` gets. */
-export interface ProcessSpec {
-  readonly argv: ReadonlyArray<string>
-  /** The whole environment. */
-  readonly env: Readonly<Record<string, string>>
-  /** Absolute. */
-  readonly cwd: string
-}
-
-/** Where a process's output goes, and what its stdin holds. */
-export interface Stdio {
-  readonly stdin: Uint8Array
-  readonly stdout: (bytes: Uint8Array) => Effect.Effect<void>
-  readonly stderr: (bytes: Uint8Array) => Effect.Effect<void>
-}
-
-/**
- * How a `RemoteCommand` started from inside the host (a program's child, a restored process)
- * runs: `sh -c <rendered line>` with the command's environment on top of `parent`'s, in
- * `parent`'s directory; the line's `cd` and `exec` do the rest, as on a real host.
- */
-export const specOf = (
-  command: RemoteCommand,
-  parent: { readonly env: Readonly<Record<string, string>>; readonly cwd: string }
-): ProcessSpec => ({
-  argv: ["sh", "-c", render(command)],
-  env: { ...parent.env, ...command.env },
-  cwd: parent.cwd
-})
-
-/** Output that goes nowhere. */
-export const discard = (): Effect.Effect<void> => Effect.void
-
-export interface StartOptions {
-  readonly stdio: Stdio
-  /** Join this group; default: a new group led by the new pid. */
-  readonly pgid?: number
-  readonly ppid?: number
-  readonly detached?: boolean
-  /** Runs before the process leaves the table (e.g. write an `exit` file). */
-  readonly onExit?: (status: ExitStatus) => Effect.Effect<void>
-  /** Use this pid (it must be free); default: the next one. Later pids are allocated above it. */
-  readonly pid?: number
-  /** The start time the table reports; default: now. */
-  readonly startedAtMs?: number
-  /** Recorded in the process table (a detached process's run directory and log). */
-  readonly runDir?: string
-  readonly logPath?: string
-  /** Run this instead of looking the program up by argv (internal wrappers). */
-  readonly program?: Program
-}
-
-/** A started process: its pid, group, and its end. */
-export interface Started extends ChildProcess {
-  readonly pgid: number
-}
-
-/** What internal programs (the shell and mlops' wrapper scripts) may do beyond a program. */
-export interface SystemContext extends ProgramContext {
-  readonly stdio: Stdio
-  readonly table: ProcessTable
-  /** Replace this process's program (execve): same pid and group, handlers reset. */
-  readonly exec: (spec: ProcessSpec, stdio: Stdio) => Effect.Effect<number, unknown>
-  /**
-   * A child of this process, in its group unless `pgid` or `newGroup` (then parented to init,
-   * as after `setsid -f`).
-   */
-  readonly startChild: (
-    spec: ProcessSpec,
-    stdio: Stdio,
-    options?: Omit<StartOptions, "stdio" | "ppid"> & { readonly newGroup?: boolean }
-  ) => Effect.Effect<Started>
-  /** End this process as killed by `signal` (a shell re-raising its child's death). */
-  readonly raise: (signal: string) => Effect.Effect<never>
-}
-
-/** A program that needs the system context (the shell); `run` is never called for it. */
-export interface SystemProgram extends Program {
-  readonly runSystem: (ctx: SystemContext) => Effect.Effect<number, unknown>
-}
+export {
+  discard,
+  type ProcessSpec,
+  type Started,
+  type StartOptions,
+  type Stdio,
+  type SystemContext,
+  type SystemProgram,
+  specOf
+} from "./fakeProcessModel.js"
+export { basename, matches, normalizeSignal, shellStatus, signalName, signalNumber } from "./fakeSignals.js"
 
 const isSystem = (program: Program): program is SystemProgram => "runSystem" in program
 
@@ -121,51 +60,6 @@ interface Entry {
   readonly launched: Deferred.Deferred<void>
   readonly scope: Scope.CloseableScope
 }
-
-const SIGNAL_NUMBERS: ReadonlyArray<readonly [string, number]> = [
-  ["HUP", 1],
-  ["INT", 2],
-  ["QUIT", 3],
-  ["ILL", 4],
-  ["TRAP", 5],
-  ["ABRT", 6],
-  ["BUS", 7],
-  ["FPE", 8],
-  ["KILL", 9],
-  ["USR1", 10],
-  ["SEGV", 11],
-  ["USR2", 12],
-  ["PIPE", 13],
-  ["ALRM", 14],
-  ["TERM", 15]
-]
-
-/** `SIGTERM`, `TERM`, `15` → `TERM` (`0` stays `0`). */
-export const normalizeSignal = (signal: string): string => {
-  const upper = signal.toUpperCase()
-  const bare = upper.startsWith("SIG") ? upper.slice(3) : upper
-  if (bare === "0") return "0"
-  return SIGNAL_NUMBERS.find(([, n]) => String(n) === bare)?.[0] ?? bare
-}
-
-/** The number of a signal name (`TERM` → 15); undefined when unknown. */
-export const signalNumber = (signal: string): number | undefined =>
-  SIGNAL_NUMBERS.find(([name]) => name === normalizeSignal(signal))?.[1]
-
-/** A signal name from its number (`15` → `TERM`). */
-export const signalName = (n: number): string | undefined => SIGNAL_NUMBERS.find(([, k]) => k === n)?.[0]
-
-/** `$?` of a finished child as a shell sees it: the code, or 128 + the signal's number. */
-export const shellStatus = (status: ExitStatus): number =>
-  status.signal !== null ? 128 + (signalNumber(status.signal) ?? 0) : (status.exitCode ?? 1)
-
-/** The last path component (`ps -o comm`, the `ss` program name). */
-export const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
-
-export const matches = (program: Program, argv: ReadonlyArray<string>): boolean =>
-  typeof program.match === "string"
-    ? argv[0] === program.match || basename(argv[0] ?? "") === program.match
-    : program.match(argv)
 
 export class ProcessTable {
   private nextPid = 1000

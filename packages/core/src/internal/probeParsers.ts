@@ -95,7 +95,8 @@ const PythonProbeOutput = Schema.parseJson(
     version: Schema.String,
     package: Schema.String,
     packageVersion: Schema.NullOr(Schema.String),
-    packageLocation: Schema.NullOr(Schema.String)
+    packageLocation: Schema.NullOr(Schema.String),
+    fileHashes: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
   })
 )
 
@@ -109,17 +110,25 @@ export const parsePythonEnv = (output: string): Either.Either<PythonEnv, string>
       version: parsed.version,
       package: parsed.package,
       ...(parsed.packageVersion === null ? {} : { packageVersion: parsed.packageVersion }),
-      ...(parsed.packageLocation === null ? {} : { packageLocation: parsed.packageLocation })
+      ...(parsed.packageLocation === null ? {} : { packageLocation: parsed.packageLocation }),
+      ...(parsed.fileHashes === undefined || Object.keys(parsed.fileHashes).length === 0
+        ? {}
+        : { fileHashes: parsed.fileHashes })
     }))
   )
 }
 
-/** The probe script: metadata only, never imports the package itself (sglang's import takes seconds). */
+/**
+ * The probe script: metadata only, never imports the package itself (sglang's import takes
+ * seconds). Arguments: the package, then files inside it to fingerprint (sha256 of the bytes).
+ */
 export const PYTHON_PROBE = [
-  "import importlib.metadata as m, importlib.util as u, json, sys",
+  "import hashlib, importlib.metadata as m, importlib.util as u, json, os, sys",
   "p = sys.argv[1]",
   "try:\n    v = m.version(p)\nexcept Exception:\n    v = None",
   "try:\n    s = u.find_spec(p.replace('-', '_'))\nexcept Exception:\n    s = None",
   "loc = None if s is None else (list(s.submodule_search_locations)[0] if s.submodule_search_locations else s.origin)",
-  "print(json.dumps({'executable': sys.executable, 'version': sys.version.split()[0], 'package': p, 'packageVersion': v, 'packageLocation': loc}))"
+  "h = {}",
+  "for r in sys.argv[2:] if s is not None and s.submodule_search_locations else []:\n    try:\n        with open(os.path.join(loc, r), 'rb') as f:\n            h[r] = hashlib.sha256(f.read()).hexdigest()\n    except OSError:\n        pass",
+  "print(json.dumps({'executable': sys.executable, 'version': sys.version.split()[0], 'package': p, 'packageVersion': v, 'packageLocation': loc, 'fileHashes': h}))"
 ].join("\n")

@@ -85,6 +85,10 @@ const fake = (command: RemoteCommand.RemoteCommand) =>
     return { status: result.exitCode, stdout: result.stdout } satisfies Ran
   })
 
+// `${A}` spelled without a template placeholder
+const BRACED_A = "$" + "{A}"
+const BRACED_B = "$" + "{B}"
+
 /** Printable text with the characters that matter to a shell, and no NUL. */
 const shellText = FastCheck.oneof(
   FastCheck.string({ maxLength: 8 }),
@@ -99,7 +103,7 @@ const shellText = FastCheck.oneof(
     "~/x",
     "a b",
     "$",
-    "${A}",
+    BRACED_A,
     "!",
     ";",
     "&&",
@@ -148,13 +152,13 @@ describe("fake sh agrees with /bin/sh", () => {
         const safe = FastCheck.stringMatching(/^[A-Za-z0-9_.,:@%+=/-]{1,6}$/)
         const dqChar = FastCheck.oneof(
           FastCheck.stringMatching(/^[A-Za-z0-9 ~'#;&|<>()*?{}!-]{1,3}$/),
-          FastCheck.constantFrom("\\$", '\\"', "\\\\", "\\x", "$HOME", "${A}", "$B", "$1", "$#")
+          FastCheck.constantFrom("\\$", '\\"', "\\\\", "\\x", "$HOME", BRACED_A, "$B", "$1", "$#")
         )
         const part = FastCheck.oneof(
           safe,
           shellText.map((s) => `'${noQuote(s)}'`),
           FastCheck.array(dqChar, { maxLength: 4 }).map((cs) => `"${cs.join("")}"`),
-          FastCheck.constantFrom("\\ ", "\\$", "\\'", '\\"', "\\~", "$A", "${B}", "$HOME")
+          FastCheck.constantFrom("\\ ", "\\$", "\\'", '\\"', "\\~", "$A", BRACED_B, "$HOME")
         )
         const tilde = FastCheck.constantFrom("", "~", "~/", "~/d")
         const word = FastCheck.tuple(tilde, FastCheck.array(part, { minLength: 1, maxLength: 3 })).map(
@@ -221,7 +225,7 @@ describe("fake sh agrees with /bin/sh", () => {
         "show &",
         "if true; then show; fi",
         "show *.txt",
-        "show ${A:-x}"
+        `show $${"{"}A:-x}`
       ]) {
         const got = yield* Effect.flatMap(ConnectionPool, (pool) =>
           Effect.flatMap(pool.get("h"), (conn) => conn.exec(RemoteCommand.make(["sh", "-c", line])))

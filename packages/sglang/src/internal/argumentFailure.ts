@@ -19,13 +19,14 @@ export const argumentFailureTags: ReadonlyArray<ArgumentFailureTag> = [
   "InvalidArgument"
 ]
 
-// the hybrid-model radix-cache refusal, in any release's wording: it always names the radix
-// cache and the mamba buffer strategy (`no_buffer`, `extra_buffer`, `--mamba-scheduler-strategy`)
-const RADIX = /radix/i
-const MAMBA_STRATEGY = /no_buffer|extra_buffer|scheduler[ _-]strategy/i
+// the hybrid (mamba) models' radix cache and buffer strategy refusing a combination, in any
+// release's wording: they name the strategy (`no_buffer`, `extra_buffer`,
+// `--mamba-scheduler-strategy`) or the MambaRadixCache
+const MAMBA_STRATEGY =
+  /no_buffer|extra_buffer|mamba[ _-]scheduler[ _-]strategy|MambaRadixCache|mamba radix cache/i
 
 const UNSUPPORTED =
-  /\bnot (?:yet |currently )?(?:supported|compatible)\b|\b(?:does|do|is|are) not support|\bdoesn't support|\bonly (?:supports?|supported|compatible)\b|\bis only (?:supported|compatible|available)\b|\bincompatible\b|\bunsupported\b/i
+  /\bnot (?:yet |currently )?(?:supported|compatible)\b|\b(?:does|do|is|are) not support|\bdoesn't support|\bonly (?:supports?|supported|compatible)\b|\bis only (?:supported|compatible|available)\b|\bonly\b.{1,80}\b(?:is|are) (?:supported|compatible)\b|\bincompatible\b|\bunsupported\b/i
 
 // Python's own TypeErrors say "not supported" about operators, not about the configuration
 const PYTHON_OPERATION = /between instances of|operand type|not supported for|object is not/
@@ -35,8 +36,7 @@ export const saysUnsupported = (message: string): boolean =>
   UNSUPPORTED.test(message) && !PYTHON_OPERATION.test(message)
 
 /** Whether a message is the mamba radix-cache / scheduler-strategy refusal. */
-export const saysMissingSchedulerStrategy = (message: string): boolean =>
-  RADIX.test(message) && MAMBA_STRATEGY.test(message)
+export const saysMissingSchedulerStrategy = (message: string): boolean => MAMBA_STRATEGY.test(message)
 
 /** The failure an exception of `errorType` with `message` raised while handling arguments is. */
 export const argumentFailureTag = (errorType: string, message: string): ArgumentFailureTag => {

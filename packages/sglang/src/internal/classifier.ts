@@ -1,7 +1,10 @@
 /**
- * The incremental classifier: one object per log, fed line by line. Memory is bounded (the last
- * lines, the open traceback, a few remembered warning lines); steady-state lines such as
- * `Decode batch` leave after a couple of character comparisons.
+ * The incremental classifier: one object per log, fed line by line. Each line is normalized
+ * (paste artifacts and prefixes stripped), followed through SGLang's lifecycle (phase events),
+ * collected into exception records, and checked against the failure signatures; the best
+ * candidate (tier, then earliest) is the root cause. Memory is bounded (the last lines, the
+ * open record, a few remembered lines); steady-state `Decode batch` lines leave after a couple
+ * of character comparisons.
  * @internal
  */
 
@@ -9,27 +12,52 @@ import type { ExitStatus } from "../Classifier.js"
 import type { EvidenceLine, LaunchFailure } from "../Failures.js"
 import * as F from "../Failures.js"
 import type { ArgValue, LaunchEvent } from "../LaunchEvent.js"
-import {
-  argparse,
-  capacityEvent,
-  childCrashNote,
-  consequence,
-  fatalPython,
-  httpBind,
-  recordOwner,
-  shardProgress,
-  watchdogStall,
-  withExit
-} from "./lineSignatures.js"
-import { cleanLine, headerProcess, headerTime, messageStart } from "./logLine.js"
+import { capacityEvent, recordOwner, shardProgress, withExit } from "./lineSignatures.js"
+import { headerProcess, headerTime, messageStart } from "./logLine.js"
+import { type EngineGuess, EngineSniffer } from "./logs/engine.js"
+import { normalize } from "./logs/normalize.js"
+import { type ExceptionRecord, embedded, RecordBuilder, startsRecord } from "./logs/records.js"
+import { type Context, type Level, type Subject, Tier } from "./logs/signature.js"
+import { signatures } from "./logs/signatures/index.js"
+import { asImportFailure, linkedImportError } from "./logs/signatures/linkedImport.js"
 import { type Phase, phaseIndex } from "./phase.js"
 import { parseServerArgs } from "./serverArgsRepr.js"
-import { type Candidate, classifyTraceback } from "./signatures.js"
-import { TracebackBuilder } from "./traceback.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
+const NO_EVENTS: Array<LaunchEvent> = []
+const NON_BLANK = /\S/
 const TAIL = 40
 const MAX_IMPORT_ERRORS = 64
+
+// cheap pre-check before a free line is matched against the signatures
+const TELLING =
+  /rror|xception|ail|atal|illed|杀死|upport|imeout|imed out|atchdog|emory|NCCL|denied|refused|in use|INUSE|nvalid|Errno|xit code|died|ignal|egmentation|dumped|not found|estricted|gated|radix|buffer|trust_remote_code|custom code|ose from|ead\b|sigquit|SIGQUIT|Pyspy|\^C|nterrupt|Value error|divisible|symbol|shared object|already used|recognize|distribution|profiled value|offline mode|compatible/
+// an exception named inside a line of prose, a list item or another record's message
+const EMBEDDED = /(?:^|[\s`'"(（，,:：[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s+|\(["'])(.+)$/
+const WAITING = /Waiting for \d+ local, \d+ remote core engine proc\(s\) to start/
+const NCCL_START = /^NCCL version \d|is using nccl==|Found nccl from library|^Init torch distributed begin/
+// the front end says it serves, or it answers a completion request
+const UP =
+  /^(?:INFO:\s+)?Application startup complete\.|^Starting vLLM API server|^\d{1,3}(?:\.\d{1,3}){3}:\d+ - "POST \/(?:v1\/(?:chat\/)?completions|generate)[^"]*" 200/
+// steady-state lines of a running server: throughput reports and HTTP access lines
+const ACCESS = /^\d{1,3}(?:\.\d{1,3}){3}:\d+ - "/
+
+/** Whether a normalized line is one of a running server's periodic reports (nothing to learn). */
+const steady = (text: string): boolean =>
+  text.startsWith("Decode batch") ||
+  text.startsWith("Prefill batch") ||
+  text.startsWith("Engine 0") ||
+  text.startsWith("Avg prompt throughput") ||
+  (text.charCodeAt(0) >= 48 && text.charCodeAt(0) <= 57 && ACCESS.test(text))
+
+interface Candidate {
+  readonly failure: LaunchFailure
+  readonly tier: number
+  /** Found in a free line (a record saying the same thing cites more). */
+  readonly line: boolean
+  /** Where the subject starts. */
+  readonly at: number
+}
 
 const startsAt = (line: string, at: number, prefix: string) => line.startsWith(prefix, at)
 
@@ -41,43 +69,105 @@ export class Classifier {
   private firstTime: number | undefined
   private lastAt = 0
   private readonly tailText: Array<string> = new Array(TAIL)
-  private tb: TracebackBuilder | undefined
-  private usage: EvidenceLine | undefined
+  private record: RecordBuilder | undefined
   private readonly importErrors: Array<EvidenceLine> = []
   private memFractionStatic: number | undefined
   private best: Candidate | undefined
   private progress = -1
-  private events: Array<LaunchEvent> = []
+  /** The line where the server said it is up (SGLang's ready line, vLLM's startup complete). */
+  private upAt: number | undefined
+  private usage: EvidenceLine | undefined
+  private waiting = 0
+  /** Whether the last meaningful line was NCCL's start-up banner. */
+  private ncclLast = false
+  private readonly sniffer = new EngineSniffer()
+  // allocated only when a line produces an event (most produce none)
+  private events: Array<LaunchEvent> = NO_EVENTS
 
   /** Feeds one line (without its newline); returns the events it produced. */
   feed(raw: string): ReadonlyArray<LaunchEvent> {
     const no = ++this.lineNo
-    const line = cleanLine(raw)
-    const slot = no % TAIL
-    this.tailText[slot] = line
-    const at = messageStart(line)
-    if (at >= 0) {
-      // steady state: by far the most frequent line, nothing to learn from it
-      if (this.tb === undefined && this.started && startsAt(line, at, "Decode batch")) return NONE
-      this.events = []
-      if (this.tb !== undefined) this.closeTraceback()
-      this.prefixed(line, at, no)
-    } else {
-      if (this.tb === undefined && line.length === 0) return NONE
-      this.events = []
-      this.bare(line, no)
+    // steady state: by far the most frequent line, nothing to learn from it
+    if (this.record === undefined && this.started && raw.charCodeAt(0) === 91) {
+      const at = messageStart(raw)
+      if (at >= 0 && startsAt(raw, at, "Decode batch")) {
+        this.tailText[no % TAIL] = raw
+        return NONE
+      }
     }
+    const n = normalize(raw)
+    this.tailText[no % TAIL] = n.line
+    if (this.record === undefined && !NON_BLANK.test(n.text)) return NONE
+    this.events = NO_EVENTS
+    this.sniffer.observe(n.text, n.sglangAt >= 0)
+    if (this.record !== undefined) {
+      if (this.record.continues(n.text, n.header)) {
+        this.record.push(no, n.line, n.text)
+        if (!this.started) this.start(no)
+        return this.flush()
+      }
+      this.closeRecord()
+    }
+    if (n.sglangAt >= 0) this.lifecycle(n.line, n.sglangAt, no)
+    else this.bareLifecycle(n.text, no)
+    // vLLM binds its socket early and serves once the application has started; SGLang's own
+    // uvicorn lines come before its warmup, so there only its ready line counts
+    if (this.upAt === undefined && UP.test(n.text) && this.sniffer.guess().engine !== "sglang") this.upAt = no
+    if (this.started && steady(n.text)) return this.flush()
+    if (startsRecord(n.text)) {
+      const owner = n.text.includes("hit an exception")
+        ? recordOwner(n.text, n.process ?? "launcher")
+        : n.process
+      this.record = new RecordBuilder(owner ?? "launcher", this.phase, { line: no, text: n.line }, n.text)
+    } else this.freeLine(n.text, n.line, n.process ?? "launcher", no, n.level)
     if (!this.started) this.start(no)
-    return this.events.length === 0 ? NONE : this.events
+    return this.flush()
   }
 
-  /** The final failure, if any; closes an open traceback. Reading it twice gives the same answer. */
+  /** The final failure, if any; closes an open record. Reading it twice gives the same answer. */
   finish(exit?: ExitStatus): LaunchFailure | undefined {
-    if (this.tb !== undefined) this.closeTraceback()
+    if (this.record !== undefined) this.closeRecord()
+    if (this.best === undefined && this.ncclLast) {
+      this.best = {
+        tier: Tier.Crash,
+        line: true,
+        at: this.lineNo,
+        failure: new F.StartupStalled({
+          evidence: this.lastLines(4),
+          process: "launcher",
+          phase: this.phase,
+          reason:
+            "the log ends while the ranks initialise NCCL, the most common place for a multi-GPU start to hang",
+          fix: {
+            action:
+              "rerun with NCCL_DEBUG=INFO; if it hangs in P2P setup try NCCL_P2P_DISABLE=1 (or check the PCIe/NVLink topology with nvidia-smi topo -m)"
+          }
+        })
+      }
+    }
+    if (this.waiting >= 2 && (this.best === undefined || this.best.tier < Tier.Stall)) {
+      this.best = {
+        tier: Tier.Stall,
+        line: true,
+        at: this.lineNo,
+        failure: new F.StartupStalled({
+          evidence: this.lastLines(4),
+          process: "launcher",
+          phase: this.phase,
+          reason: "the log ends while the front end still waits for its engine core to start",
+          fix: {
+            action:
+              "the engine core never came up: look for its own lines above; allow more time for large models"
+          }
+        })
+      }
+    }
     const failed =
       exit !== undefined &&
       (exit.signal !== undefined || (exit.exitCode !== undefined && exit.exitCode !== 0))
-    const best = this.best?.failure
+    // what came before the server said it was up did not stop it (a warning-like traceback)
+    const beforeUp = this.upAt !== undefined && this.best !== undefined && this.best.at < this.upAt
+    const best = beforeUp ? undefined : this.best?.failure
     if (!failed) return best
     if (best?._tag === "ProcessExited") return withExit(best, exit)
     if (best) return best
@@ -88,6 +178,11 @@ export class Classifier {
       reason: "the process ended without a recognisable error in the log"
     })
     return withExit(silent, exit)
+  }
+
+  /** Which engine wrote the log, and its version when the log shows it. */
+  engine(): EngineGuess {
+    return this.sniffer.guess()
   }
 
   /** A StartupStalled failure for a launch that printed nothing new for `silentForMs`. */
@@ -106,16 +201,125 @@ export class Classifier {
   lastLines(n: number): Array<EvidenceLine> {
     const out: Array<EvidenceLine> = []
     for (let no = this.lineNo; no > Math.max(0, this.lineNo - TAIL) && out.length < n; no--) {
-      const text = this.tailText[no % TAIL]!
-      if (text.trim() !== "") out.push({ line: no, text })
+      const text = this.tailText[no % TAIL]
+      if (text !== undefined && text.trim() !== "") out.push({ line: no, text })
     }
     return out.reverse()
   }
 
-  // ---- internals -----------------------------------------------------------------------------
+  // ---- failures ------------------------------------------------------------------------------
+
+  private context(): Context {
+    return {
+      engine: this.sniffer.guess().engine,
+      memFractionStatic: this.memFractionStatic,
+      importErrors: this.importErrors,
+      usage: this.usage
+    }
+  }
+
+  /** Whether a candidate of `tier` and `tag` from this subject would not replace the best. */
+  private loses(tier: number, tag: string, subject: Subject): boolean {
+    const best = this.best
+    if (best === undefined || best.tier < tier) return false
+    // the same finding from a record (its traceback) cites more than the line that announced it
+    return !(best.tier === tier && best.line && subject.record !== undefined && best.failure._tag === tag)
+  }
+
+  private offer(subject: Subject) {
+    for (const signature of signatures) {
+      if (!signature.match(subject)) continue
+      if (this.loses(signature.tier, signature.tag, subject)) return
+      let failure = signature.build(subject, this.context())
+      if (
+        failure._tag === "Unclassified" ||
+        (failure._tag === "UnsupportedConfig" && failure.kind === "architecture") ||
+        failure._tag === "ProcessExited"
+      ) {
+        const names = failure._tag === "UnsupportedConfig" ? (failure.architectures ?? []) : []
+        const linked = linkedImportError(this.importErrors, subject.flat, names)
+        if (linked !== undefined && (names.length > 0 || failure._tag !== "ProcessExited"))
+          failure = asImportFailure(failure, linked)
+      }
+      if (subject.afterUp && requestLevel(failure, subject)) return
+      const tier = tierOf(failure, signature.tier, subject)
+      if (this.loses(tier, failure._tag, subject)) return
+      this.best = { failure, tier, line: subject.record === undefined, at: subject.line }
+      this.emit({ _tag: "Failed", failure })
+      return
+    }
+  }
+
+  private recordSubject(record: ExceptionRecord): Subject {
+    const final = record.exceptions[record.exceptions.length - 1]
+    return {
+      record,
+      final,
+      text: record.text,
+      flat: record.text.replace(/\n/g, ""),
+      evidence: evidenceOf(record),
+      process: record.process,
+      phase: record.phase,
+      line: record.header.line,
+      level: undefined,
+      afterUp: this.upAt !== undefined
+    }
+  }
+
+  private closeRecord() {
+    const record = this.record!.build()
+    this.record = undefined
+    if (record.exceptions.length > 0) this.offer(this.recordSubject(record))
+    // a traceback without its exception: its lines may still say what happened
+    else
+      for (const line of record.lines)
+        this.freeLine(line.body, line.text, record.process, line.line, undefined)
+  }
+
+  private freeLine(text: string, shown: string, process: string, no: number, level: Level | undefined) {
+    if (text.startsWith("usage: ")) this.usage = { line: no, text: shown }
+    if (NON_BLANK.test(text) && !text.startsWith("```")) this.ncclLast = NCCL_START.test(text)
+    if (WAITING.test(text)) this.waiting++
+    else if (text.trim() !== "" && !text.startsWith("```")) this.waiting = 0
+    if (!TELLING.test(text) || text.includes(" NCCL INFO ")) return
+    if (text.includes("Ignore import error when loading")) {
+      if (this.importErrors.length < MAX_IMPORT_ERRORS) this.importErrors.push({ line: no, text: shown })
+      return
+    }
+    const entry = { line: no, text: shown }
+    this.offer({
+      record: undefined,
+      final: undefined,
+      text,
+      flat: text,
+      evidence: [entry],
+      process,
+      phase: this.phase,
+      line: no,
+      level,
+      afterUp: this.upAt !== undefined
+    })
+    const inner = EMBEDDED.exec(text)
+    // an exception the line starts with opened a record; this is one named further in
+    const named = inner === null ? -1 : inner.index + inner[0].indexOf(inner[1]!)
+    if (inner && named > 0 && !/Warning$/.test(inner[1]!))
+      this.offer({ ...this.recordSubject(embedded(process, this.phase, entry, inner[1]!, inner[2]!)), level })
+  }
+
+  // ---- lifecycle (SGLang) ----------------------------------------------------------------------
+
+  private flush(): ReadonlyArray<LaunchEvent> {
+    return this.events.length === 0 ? NONE : this.events
+  }
+
+  private emit(event: LaunchEvent): void {
+    if (this.events === NO_EVENTS) this.events = []
+    this.events.push(event)
+  }
 
   private start(no: number) {
     this.started = true
+    if (this.events === NO_EVENTS) this.events = []
     this.events.unshift({ _tag: "PhaseStarted", phase: "starting", at: 0, process: "launcher", line: no })
   }
 
@@ -129,48 +333,25 @@ export class Classifier {
   private reach(phase: Phase, process: string, line: string, no: number) {
     if (phaseIndex(phase) <= phaseIndex(this.phase)) return
     this.phase = phase
-    this.events.push({ _tag: "PhaseStarted", phase, at: this.at(line), process, line: no })
+    this.emit({ _tag: "PhaseStarted", phase, at: this.at(line), process, line: no })
     if (phase === "ready") {
       this.ready = true
-      this.events.push({ _tag: "Ready", at: this.lastAt, line: no })
+      this.upAt = no
+      this.emit({ _tag: "Ready", at: this.lastAt, line: no })
     }
   }
 
-  private offer(candidate: Candidate | undefined) {
-    if (!candidate) return
-    if (this.best && this.best.tier >= candidate.tier) return
-    this.best = candidate
-    this.events.push({ _tag: "Failed", failure: candidate.failure })
-  }
-
-  private closeTraceback() {
-    const tb = this.tb!
-    this.tb = undefined
-    this.offer(
-      classifyTraceback(tb.build(), {
-        memFractionStatic: this.memFractionStatic,
-        importErrors: this.importErrors
-      })
-    )
-  }
-
-  private openTraceback(process: string, line: string, no: number) {
-    this.tb = new TracebackBuilder(process, this.phase, { line: no, text: line })
-  }
-
-  private prefixed(line: string, at: number, no: number) {
+  /** A line with SGLang's `[date time( PREFIX)]` header: phases, resolved args, capacity, warnings. */
+  private lifecycle(line: string, at: number, no: number) {
     if (this.firstTime === undefined) this.at(line)
     const process = headerProcess(line, at)
     const c = line.charCodeAt(at)
-    // lifecycle lines start the message; dispatch on the first letter to keep this cheap
+    // dispatch on the first letter to keep this cheap
     if (c === 73 /* I */) {
       if (startsAt(line, at, "Init torch distributed begin"))
         return this.reach("distributed-init", process, line, no)
-      if (startsAt(line, at, "Ignore import error when loading")) {
-        if (this.importErrors.length < MAX_IMPORT_ERRORS) this.importErrors.push({ line: no, text: line })
-        return this.events.push({ _tag: "Warning", text: line.slice(at), process, line: no })
-      }
-      if (startsAt(line, at, "Initialization failed")) return this.openTraceback(process, line, no)
+      if (startsAt(line, at, "Ignore import error when loading"))
+        return this.emit({ _tag: "Warning", text: line.slice(at), process, line: no })
       if (startsAt(line, at, "INFO:")) return this.uvicorn(line, at, no)
     } else if (c === 76 /* L */) {
       if (startsAt(line, at, "Load weight begin"))
@@ -202,26 +383,28 @@ export class Classifier {
     } else if (c === 115 /* s */ && startsAt(line, at, "server_args=ServerArgs(")) {
       return this.serverArgs(line, at, no)
     } else if (c === 109 /* m */ && startsAt(line, at, "max_total_num_tokens=")) {
-      return this.events.push(capacityEvent(line, at, no))
+      return this.emit(capacityEvent(line, at, no))
     } else if (c === 84 /* T */ && startsAt(line, at, "The server is fired up and ready to roll")) {
       return this.reach("ready", process, line, no)
-    } else if (c === 69 /* E */ && startsAt(line, at, "ERROR:")) {
-      return this.uvicornError(line, at, no)
     }
-    if (line.includes("hit an exception")) return this.openTraceback(recordOwner(line, process), line, no)
-    if (line.includes("watchdog timeout")) return this.offer(watchdogStall(line, at, no, process, this.phase))
-    if (childCrashNote(line)) return this.offer(consequence(line, at, no, process, this.phase))
     if (
       line.includes("memory capacity is unbalanced") ||
       line.includes("Health check failed") ||
       line.includes("Port is already in use")
     ) {
-      return this.events.push({ _tag: "Warning", text: line.slice(at), process, line: no })
+      return this.emit({ _tag: "Warning", text: line.slice(at), process, line: no })
     }
     // ServerArgs prints its auto-adjustments before the resolved args line
-    if (this.phase === "starting" && process === "launcher") {
-      this.events.push({ _tag: "Adjustment", text: line.slice(at), line: no })
+    if (this.phase === "starting" && process === "launcher" && !line.includes("hit an exception")) {
+      this.emit({ _tag: "Adjustment", text: line.slice(at), line: no })
     }
+  }
+
+  /** Lines without SGLang's header that still mark progress: weight shards, warnings. */
+  private bareLifecycle(text: string, no: number) {
+    if (text.startsWith("Loading safetensors checkpoint shards:")) return this.shardProgress(text)
+    if (this.record === undefined && text.indexOf("Warning: ") > 0 && text.charCodeAt(0) > 32)
+      this.emit({ _tag: "Warning", text, process: "launcher", line: no })
   }
 
   private uvicorn(line: string, at: number, no: number) {
@@ -229,53 +412,57 @@ export class Classifier {
     if (running !== -1) {
       const url = line.slice(running + 19).split(" ")[0]!
       this.reach("http-up", "launcher", line, no)
-      return this.events.push({ _tag: "Listening", url, line: no })
+      return this.emit({ _tag: "Listening", url, line: no })
     }
     if (this.phase === "http-up" && /"POST \/(generate|v1\/chat\/completions|encode)/.test(line))
       this.reach("warmup", "launcher", line, no)
-  }
-
-  private uvicornError(line: string, at: number, no: number) {
-    const bind = httpBind(line, at, no, this.phase)
-    if (bind) return this.offer(bind)
-    if (line.includes("Traceback")) this.openTraceback("launcher", line, no)
-  }
-
-  private bare(line: string, no: number) {
-    if (line.startsWith("Traceback (most recent call last)")) {
-      if (this.tb?.continuesChain()) return this.tb.push(no, line)
-      if (this.tb !== undefined) this.closeTraceback()
-      return this.openTraceback("launcher", line, no)
-    }
-    if (this.tb !== undefined) return this.tb.push(no, line)
-    if (line.startsWith("Loading safetensors checkpoint shards:")) return this.shardProgress(line)
-    if (line.startsWith("usage: ")) {
-      this.usage = { line: no, text: line }
-      return
-    }
-    const argError = /^[\w./ -]+: error: (.*)$/.exec(line)
-    if (
-      argError &&
-      (this.usage !== undefined || line.startsWith("sglang serve:") || line.includes("launch_server"))
-    ) {
-      return this.offer(argparse(argError[1]!, this.usage, { line: no, text: line }, this.phase))
-    }
-    if (line.startsWith("Fatal Python error:")) return this.offer(fatalPython(line, no, this.phase))
-    if (/Warning: /.test(line))
-      this.events.push({ _tag: "Warning", text: line, process: "launcher", line: no })
   }
 
   private shardProgress(line: string) {
     const p = shardProgress(line)
     if (p === undefined || p.done === this.progress) return
     this.progress = p.done
-    this.events.push({ _tag: "PhaseProgress", phase: this.phase, ...p, at: this.lastAt })
+    this.emit({ _tag: "PhaseProgress", phase: this.phase, ...p, at: this.lastAt })
   }
 
   private serverArgs(line: string, at: number, no: number) {
     const values: Record<string, ArgValue> = parseServerArgs(line, at + "server_args=ServerArgs(".length)
     if (typeof values.mem_fraction_static === "number") this.memFractionStatic = values.mem_fraction_static
     this.reach("args-resolved", "launcher", line, no)
-    this.events.push({ _tag: "ServerArgsLine", values, line: no })
+    this.emit({ _tag: "ServerArgsLine", values, line: no })
   }
+}
+
+/** A line at WARNING level or below names a failure only when nothing raised one. */
+const tierOf = (failure: LaunchFailure, tier: number, subject: Subject): number =>
+  subject.level !== undefined && subject.level !== "error"
+    ? Math.min(tier, Tier.Unknown - 0.5)
+    : failure._tag === "DependencyError"
+      ? Tier.Root
+      : tier
+
+// what a running server's API process logs about one request: the server itself is fine
+const REQUEST_LEVEL = new Set([
+  "Unclassified",
+  "InvalidArgument",
+  "UnsupportedConfig",
+  "ArgparseError",
+  "AssertionFailure"
+])
+const requestLevel = (failure: LaunchFailure, subject: Subject): boolean =>
+  REQUEST_LEVEL.has(failure._tag) &&
+  (subject.process === "launcher" || /APIServer|api_server/.test(subject.process))
+
+/** The lines to cite for a record: where it started, the innermost frame, the exceptions. */
+const evidenceOf = (record: ExceptionRecord): Array<EvidenceLine> => {
+  const out: Array<EvidenceLine> = [record.header]
+  const last = record.frames[record.frames.length - 1]
+  if (last) {
+    if (last.at !== record.header.line)
+      out.push({ line: last.at, text: `  File "${last.file}", line ${last.line}, in ${last.func}` })
+    for (const l of last.sourceLines.slice(0, 6)) out.push(l)
+  }
+  for (const e of record.exceptions)
+    for (const l of e.lines) if (!out.some((o) => o.line === l.line)) out.push(l)
+  return out.slice(0, 24)
 }

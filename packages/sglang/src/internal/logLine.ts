@@ -11,6 +11,8 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g
 export const cleanLine = (raw: string): string => {
   let line = raw
   if (line.indexOf("\x1b") !== -1) line = line.replace(ANSI, "")
+  // indexOf first: V8's lastIndexOf scans slowly, and most lines have no `\r` at all
+  if (line.indexOf("\r") === -1) return line
   let cr = line.lastIndexOf("\r")
   while (cr !== -1) {
     if (cr < line.length - 1) return line.slice(cr + 1)

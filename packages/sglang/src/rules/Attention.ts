@@ -5,14 +5,15 @@
  * @since 0.1.0
  */
 import { attentionBackendDefault } from "../internal/lifecycle/messages.js"
-import { capability, isBlackwell, isHopper, isSm100, platformOf, V0_5_11 } from "../internal/rules/helpers.js"
+import { capability, isBlackwell, isHopper, isSm100, platformOf } from "../internal/rules/helpers.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 /** R29: pick a backend when `--attention-backend` is unset. */
 export const defaultBackend = Rule.make({
   id: "R29",
   title: "default attention backend",
-  versions: V0_5_11,
+  versions: rangeOf("R29"),
   order: { step: 13, sub: 1 },
   kind: "adjust",
   check: (input) => {
@@ -65,7 +66,7 @@ const forcePage = (id: string, sub: number, backend: string, page: number, sglan
   Rule.make({
     id,
     title: `${backend} forces page size ${page}`,
-    versions: V0_5_11,
+    versions: rangeOf(id),
     order: { step: 13, sub },
     kind: "adjust",
     check: ({ args }) =>
@@ -97,7 +98,7 @@ export const cutlassMlaPage = forcePage(
 export const trtllmMla = Rule.make({
   id: "R30.trtllm-mla",
   title: "trtllm_mla backend constraints",
-  versions: V0_5_11,
+  versions: rangeOf("R30.trtllm-mla"),
   order: { step: 13, sub: 4 },
   kind: "fatal",
   check: (input) => {
@@ -138,7 +139,7 @@ export const trtllmMla = Rule.make({
 export const trtllmMha = Rule.make({
   id: "R30.trtllm-mha",
   title: "trtllm_mha backend constraints",
-  versions: V0_5_11,
+  versions: rangeOf("R30.trtllm-mha"),
   order: { step: 13, sub: 5 },
   kind: "fatal",
   check: (input) => {
@@ -188,7 +189,7 @@ export const trtllmMha = Rule.make({
 export const fa3Fp8E5m2 = Rule.make({
   id: "R30.fa3-fp8",
   title: "fa3 with fp8_e5m2 KV cache falls back to triton",
-  versions: V0_5_11,
+  versions: rangeOf("R30.fa3-fp8"),
   order: { step: 13, sub: 6 },
   kind: "adjust",
   check: ({ args }) =>
@@ -205,7 +206,7 @@ export const fa3Fp8E5m2 = Rule.make({
 export const defaultPageSize = Rule.make({
   id: "R31",
   title: "page size defaults to 1",
-  versions: V0_5_11,
+  versions: rangeOf("R31"),
   order: { step: 13, sub: 30 },
   kind: "adjust",
   check: (input) =>

@@ -3,8 +3,8 @@
  *
  * @since 0.1.0
  */
-import { V0_5_11 } from "../internal/rules/helpers.js"
 import { resetMaxRunningRequests } from "../internal/rules/maxRunningRequests.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 type Input = Rule.RuleInput
@@ -20,7 +20,7 @@ const dflashFatal = (
   Rule.make({
     id,
     title,
-    versions: V0_5_11,
+    versions: rangeOf(id),
     order: { step: 17, sub },
     kind: "fatal",
     check: (input) => (isDflash(input) && when(input) ? build(input) : undefined)
@@ -72,11 +72,12 @@ export const dflashDraftPath = dflashFatal(
     })
 )
 
-const forceOne = (field: "speculative_num_steps" | "speculative_eagle_topk", sub: number): Rule.Rule =>
-  Rule.make({
-    id: field === "speculative_num_steps" ? "R6.steps" : "R6.topk",
+const forceOne = (field: "speculative_num_steps" | "speculative_eagle_topk", sub: number): Rule.Rule => {
+  const id = field === "speculative_num_steps" ? "R6.steps" : "R6.topk"
+  return Rule.make({
+    id,
     title: `DFLASH forces ${field} = 1`,
-    versions: V0_5_11,
+    versions: rangeOf(id),
     order: { step: 17, sub },
     kind: "adjust",
     check: (input) => {
@@ -89,6 +90,7 @@ const forceOne = (field: "speculative_num_steps" | "speculative_eagle_topk", sub
       )
     }
   })
+}
 
 export const dflashSteps = forceOne("speculative_num_steps", 13)
 export const dflashTopk = forceOne("speculative_eagle_topk", 14)
@@ -129,7 +131,7 @@ export const dflashBlockMatchesDraft = dflashFatal(
 export const dflashDraftFromBlock = Rule.make({
   id: "R7.draft-tokens",
   title: "DFLASH draft tokens from block size (default 16)",
-  versions: V0_5_11,
+  versions: rangeOf("R7.draft-tokens"),
   order: { step: 17, sub: 17 },
   kind: "adjust",
   check: (input) => {
@@ -191,7 +193,7 @@ export const dflashMaxRunning = resetMaxRunningRequests("R15.dflash", 20, isDfla
 export const dflashOverlap = Rule.make({
   id: "R8.overlap",
   title: "DFLASH disables the overlap scheduler",
-  versions: V0_5_11,
+  versions: rangeOf("R8.overlap"),
   order: { step: 17, sub: 21 },
   kind: "adjust",
   check: (input) =>
@@ -207,7 +209,7 @@ export const dflashOverlap = Rule.make({
 export const dflashMixedChunk = Rule.make({
   id: "R8.mixed-chunk",
   title: "DFLASH disables mixed chunked prefill",
-  versions: V0_5_11,
+  versions: rangeOf("R8.mixed-chunk"),
   order: { step: 17, sub: 22 },
   kind: "adjust",
   check: (input) =>

@@ -5,15 +5,16 @@
  *
  * @since 0.1.0
  */
-import { capability, isSm100, V0_5_11 } from "../internal/rules/helpers.js"
+import { capability, isSm100 } from "../internal/rules/helpers.js"
 import { mambaArchitectureOf, radixCacheUnsupported } from "../internal/rules/mambaArchitectures.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 /** R20: KimiLinear and BailingMoeV2_5 run without radix cache. */
 export const radixUnsupported = Rule.make({
   id: "R20.radix",
   title: "radix cache not supported for the architecture",
-  versions: V0_5_11,
+  versions: rangeOf("R20.radix"),
   order: { step: 12, sub: 1 },
   kind: "adjust",
   check: ({ args, traits }) =>
@@ -30,7 +31,7 @@ export const radixUnsupported = Rule.make({
 export const sm100HybridAttention = Rule.make({
   id: "R20.sm100-attention",
   title: "SM100 default attention backend for hybrid models",
-  versions: V0_5_11,
+  versions: rangeOf("R20.sm100-attention"),
   order: { step: 12, sub: 2 },
   kind: "adjust",
   check: (input) => {
@@ -60,7 +61,7 @@ export const sm100HybridAttention = Rule.make({
 export const tritonForbidden = Rule.make({
   id: "R20.triton",
   title: "triton attention backend not supported by the hybrid architecture",
-  versions: V0_5_11,
+  versions: rangeOf("R20.triton"),
   order: { step: 12, sub: 3 },
   kind: "fatal",
   check: ({ args, traits }) => {
@@ -80,7 +81,7 @@ export const tritonForbidden = Rule.make({
 export const linearAttnDecodeDefault = Rule.make({
   id: "R27.default",
   title: "SM100 linear-attention decode backend default",
-  versions: V0_5_11,
+  versions: rangeOf("R27.default"),
   order: { step: 13, sub: 20 },
   kind: "adjust",
   check: (input) => {
@@ -101,7 +102,7 @@ export const linearAttnDecodeDefault = Rule.make({
 export const linearAttnFlashinferDtype = Rule.make({
   id: "R27",
   title: "flashinfer linear-attention decode on SM100+ requires bf16 SSM state",
-  versions: V0_5_11,
+  versions: rangeOf("R27"),
   order: { step: 13, sub: 21 },
   kind: "fatal",
   check: (input) => {

@@ -5,9 +5,11 @@
  *
  * @since 0.1.0
  */
-import { platformOf, V0_5_11 } from "../internal/rules/helpers.js"
+import { platformOf } from "../internal/rules/helpers.js"
 import { mambaArchitectureOf } from "../internal/rules/mambaArchitectures.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
+import * as VersionRange from "../VersionRange.js"
 
 const FLA_CHUNK_SIZE = 64
 
@@ -17,7 +19,7 @@ const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a 
 export const pdDecodeChunkCache = Rule.make({
   id: "R26",
   title: "PD decode server forces chunk cache",
-  versions: V0_5_11,
+  versions: rangeOf("R26"),
   order: { step: 5, sub: 1 },
   kind: "adjust",
   check: ({ args }) =>
@@ -36,7 +38,7 @@ export const pdDecodeChunkCache = Rule.make({
 export const pdDecodeNoExtraBuffer = Rule.make({
   id: "R26.extra-buffer",
   title: "PD decode falls back to mamba no_buffer",
-  versions: V0_5_11,
+  versions: rangeOf("R26.extra-buffer"),
   order: { step: 5, sub: 2 },
   kind: "adjust",
   check: ({ args }) =>
@@ -55,7 +57,7 @@ export const pdDecodeNoExtraBuffer = Rule.make({
 export const autoStrategy = Rule.make({
   id: "R19",
   title: "mamba scheduler strategy auto -> no_buffer",
-  versions: V0_5_11,
+  versions: rangeOf("R19"),
   order: { step: 8, sub: 10 },
   kind: "adjust",
   check: ({ args }) =>
@@ -72,7 +74,7 @@ export const autoStrategy = Rule.make({
 export const extraBufferUnsupported = Rule.make({
   id: "R21",
   title: "mamba extra_buffer not supported for the architecture",
-  versions: V0_5_11,
+  versions: rangeOf("R21"),
   order: { step: 12, sub: 4 },
   kind: "fatal",
   check: ({ args, traits }) => {
@@ -94,18 +96,18 @@ export const extraBufferUnsupported = Rule.make({
 export const extraBufferNeedsRadix = Rule.make({
   id: "R22",
   title: "mamba extra_buffer requires radix cache",
-  versions: V0_5_11,
+  versions: rangeOf("R22"),
   order: { step: 12, sub: 5 },
   kind: "fatal",
-  check: ({ args, traits }) =>
+  check: ({ args, traits, version }) =>
     mambaArchitectureOf(traits) !== undefined &&
     args.mamba_scheduler_strategy === "extra_buffer" &&
     args.disable_radix_cache
       ? Rule.violation({
           errorType: "ValueError",
           message: "--mamba-scheduler-strategy extra_buffer only makes sense with the radix cache on",
-          sglangMessage:
-            "mamba extra_buffer is not compatible with --disable-radix-cache Overlap scheduling is already supported with no_buffer + disable_radix_cache. Please use --mamba-scheduler-strategy no_buffer instead.",
+          // 0.5.13 added the period after the flag
+          sglangMessage: `mamba extra_buffer is not compatible with --disable-radix-cache${VersionRange.atLeast(version, "0.5.13") ? "." : ""} Overlap scheduling is already supported with no_buffer + disable_radix_cache. Please use --mamba-scheduler-strategy no_buffer instead.`,
           fields: ["mamba_scheduler_strategy", "disable_radix_cache"],
           fix: { mamba_scheduler_strategy: "no_buffer" },
           alternatives: [{ disable_radix_cache: false }]
@@ -120,7 +122,7 @@ const extraBufferActive = (input: Rule.RuleInput): boolean =>
 export const extraBufferPlatform = Rule.make({
   id: "R23.platform",
   title: "mamba extra_buffer only on CUDA and MUSA",
-  versions: V0_5_11,
+  versions: rangeOf("R23.platform"),
   order: { step: 12, sub: 6 },
   kind: "fatal",
   check: (input) =>
@@ -139,7 +141,7 @@ export const extraBufferPlatform = Rule.make({
 export const trackIntervalVsDraft = Rule.make({
   id: "R23.draft-tokens",
   title: "mamba track interval >= speculative draft tokens",
-  versions: V0_5_11,
+  versions: rangeOf("R23.draft-tokens"),
   order: { step: 12, sub: 7 },
   kind: "fatal",
   check: (input) => {
@@ -159,7 +161,7 @@ export const trackIntervalVsDraft = Rule.make({
 export const trackIntervalVsPage = Rule.make({
   id: "R23.page-size",
   title: "mamba track interval divisible by page size",
-  versions: V0_5_11,
+  versions: rangeOf("R23.page-size"),
   order: { step: 12, sub: 8 },
   kind: "fatal",
   check: (input) => {
@@ -181,7 +183,7 @@ export const trackIntervalVsPage = Rule.make({
 export const pageVsFlaChunk = Rule.make({
   id: "R23.fla-chunk",
   title: "page size and FLA chunk size divide one another",
-  versions: V0_5_11,
+  versions: rangeOf("R23.fla-chunk"),
   order: { step: 12, sub: 9 },
   kind: "fatal",
   check: (input) => {
@@ -207,7 +209,7 @@ const noBufferWithRadix = (input: Rule.RuleInput): boolean =>
 export const noBufferPageSize = Rule.make({
   id: "R24.page-size",
   title: "mamba no_buffer with radix cache forces page size 1",
-  versions: V0_5_11,
+  versions: rangeOf("R24.page-size"),
   order: { step: 12, sub: 10 },
   kind: "adjust",
   check: (input) => {
@@ -226,7 +228,7 @@ export const noBufferPageSize = Rule.make({
 export const noBufferOverlap = Rule.make({
   id: "R24.overlap",
   title: "mamba no_buffer with radix cache disables overlap schedule",
-  versions: V0_5_11,
+  versions: rangeOf("R24.overlap"),
   order: { step: 12, sub: 11 },
   kind: "adjust",
   check: (input) =>
@@ -243,7 +245,7 @@ export const noBufferOverlap = Rule.make({
 export const noBufferTrtllm = Rule.make({
   id: "R24.trtllm-mha",
   title: "mamba no_buffer with trtllm_mha disables radix cache",
-  versions: V0_5_11,
+  versions: rangeOf("R24.trtllm-mha"),
   order: { step: 12, sub: 12 },
   kind: "adjust",
   check: (input) =>
@@ -262,13 +264,14 @@ export const noBufferTrtllm = Rule.make({
 export const noBufferSpeculative = Rule.make({
   id: "R24",
   title: "speculative decoding with mamba no_buffer and radix cache",
-  versions: V0_5_11,
+  versions: rangeOf("R24"),
   order: { step: 12, sub: 13 },
   kind: "fatal",
   check: (input) => {
     if (!noBufferWithRadix(input) || input.args.speculative_algorithm === null) return undefined
     const arch = input.traits?.architecture
-    if (platformOf(input) === "rocm") {
+    // 0.5.11 added the ROCm exception; 0.5.10 raises there too
+    if (platformOf(input) === "rocm" && VersionRange.atLeast(input.version, "0.5.11")) {
       return Rule.adjust(
         { disable_radix_cache: true },
         "on ROCm SGLang drops the radix cache for speculative decoding of hybrid models",
@@ -277,7 +280,7 @@ export const noBufferSpeculative = Rule.make({
     }
     return Rule.violation({
       errorType: "ValueError",
-      message: `speculative decoding on the hybrid model ${arch} needs --mamba-scheduler-strategy extra_buffer to keep the radix cache (the default "auto" means no_buffer in 0.5.11), or --disable-radix-cache`,
+      message: `speculative decoding on the hybrid model ${arch} needs --mamba-scheduler-strategy extra_buffer to keep the radix cache (SGLang resolves the default "auto" to no_buffer), or --disable-radix-cache`,
       sglangMessage: `Speculative decoding for ${arch} is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use --mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.`,
       fields: ["speculative_algorithm", "mamba_scheduler_strategy", "disable_radix_cache"],
       fix: { mamba_scheduler_strategy: "extra_buffer" },

@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { platformOf, V0_5_11 } from "../internal/rules/helpers.js"
+import { platformOf } from "../internal/rules/helpers.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 const GiB = 1024
@@ -14,7 +15,7 @@ const GiB = 1024
 export const piecewiseCudaGraph = Rule.make({
   id: "R34",
   title: "piecewise CUDA graph auto-disable",
-  versions: V0_5_11,
+  versions: rangeOf("R34"),
   order: { step: 10, sub: 2 },
   kind: "adjust",
   check: (input) => {
@@ -58,7 +59,7 @@ export const memoryDefaults = (memoryMiB: number | undefined, tp: number): reado
 export const gpuMemoryDefaults = Rule.make({
   id: "R32",
   title: "chunked prefill size and CUDA-graph batch by GPU memory",
-  versions: V0_5_11,
+  versions: rangeOf("R32"),
   order: { step: 11, sub: 1 },
   kind: "adjust",
   check: ({ args, gpus }) => {
@@ -83,7 +84,7 @@ export const gpuMemoryDefaults = Rule.make({
 export const memFractionStatic = Rule.make({
   id: "R33",
   title: "mem_fraction_static auto value",
-  versions: V0_5_11,
+  versions: rangeOf("R33"),
   order: { step: 11, sub: 2 },
   kind: "adjust",
   check: ({ args, gpus, traits }) => {
@@ -133,7 +134,7 @@ export const memFractionStatic = Rule.make({
 export const priorityScheduling = Rule.make({
   id: "R35.priority",
   title: "priority scheduling needs fcfs or lof",
-  versions: V0_5_11,
+  versions: rangeOf("R35.priority"),
   order: { step: 19, sub: 20 },
   kind: "fatal",
   check: ({ args }) =>
@@ -152,7 +153,7 @@ export const priorityScheduling = Rule.make({
 export const swaRatio = Rule.make({
   id: "R35.swa-ratio",
   title: "swa_full_tokens_ratio in (0, 1]",
-  versions: V0_5_11,
+  versions: rangeOf("R35.swa-ratio"),
   order: { step: 19, sub: 21 },
   kind: "fatal",
   check: ({ args }) =>
@@ -171,7 +172,7 @@ export const swaRatio = Rule.make({
 export const tokenizerWorkers = Rule.make({
   id: "R35.tokenizer-workers",
   title: "tokenizer worker num >= 1",
-  versions: V0_5_11,
+  versions: rangeOf("R35.tokenizer-workers"),
   order: { step: 19, sub: 22 },
   kind: "fatal",
   check: ({ args }) =>

@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { isBlackwell, largestDivisorAtMost, V0_5_11 } from "../internal/rules/helpers.js"
+import { isBlackwell, largestDivisorAtMost } from "../internal/rules/helpers.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 /** The size of the attention tensor-parallel group. */
@@ -33,7 +34,7 @@ const notDivisible = (
 export const attentionHeads = Rule.make({
   id: "R37.heads",
   title: "attention heads divisible by attention TP size",
-  versions: V0_5_11,
+  versions: rangeOf("R37.heads"),
   order: { step: 20, sub: 1 },
   kind: "fatal",
   check: ({ args, traits }) => {
@@ -47,7 +48,7 @@ export const attentionHeads = Rule.make({
 export const gdnHeads = Rule.make({
   id: "R37.gdn-heads",
   title: "GDN value heads and conv dim divisible by attention TP size",
-  versions: V0_5_11,
+  versions: rangeOf("R37.gdn-heads"),
   order: { step: 20, sub: 2 },
   kind: "fatal",
   check: ({ args, traits }) => {
@@ -69,7 +70,7 @@ const blackwellGdnBackends = new Set(["triton", "trtllm_mha", "fa4", "flashinfer
 export const blackwellGdnBackend = Rule.make({
   id: "R28",
   title: "hybrid GDN attention backends on Blackwell",
-  versions: V0_5_11,
+  versions: rangeOf("R28"),
   order: { step: 20, sub: 3 },
   kind: "fatal",
   check: (input) => {

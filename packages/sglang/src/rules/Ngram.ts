@@ -3,8 +3,8 @@
  *
  * @since 0.1.0
  */
-import { V0_5_11 } from "../internal/rules/helpers.js"
 import { resetMaxRunningRequests } from "../internal/rules/maxRunningRequests.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 const isNgram = ({ args }: Rule.RuleInput) => args.speculative_algorithm === "NGRAM"
@@ -12,7 +12,7 @@ const isNgram = ({ args }: Rule.RuleInput) => args.speculative_algorithm === "NG
 export const ngramDevice = Rule.make({
   id: "R16.device",
   title: "NGRAM only on CUDA",
-  versions: V0_5_11,
+  versions: rangeOf("R16.device"),
   order: { step: 17, sub: 50 },
   kind: "fatal",
   check: (input) =>
@@ -32,7 +32,7 @@ export const ngramMaxRunning = resetMaxRunningRequests("R15.ngram", 51, isNgram)
 export const ngramTopk = Rule.make({
   id: "R16.topk",
   title: "NGRAM topk = max BFS breadth",
-  versions: V0_5_11,
+  versions: rangeOf("R16.topk"),
   order: { step: 17, sub: 52 },
   kind: "adjust",
   check: (input) =>
@@ -48,7 +48,7 @@ export const ngramTopk = Rule.make({
 export const ngramDraftTokens = Rule.make({
   id: "R16.draft-tokens",
   title: "NGRAM draft tokens default 12",
-  versions: V0_5_11,
+  versions: rangeOf("R16.draft-tokens"),
   order: { step: 17, sub: 53 },
   kind: "adjust",
   check: (input) =>
@@ -64,7 +64,7 @@ export const ngramDraftTokens = Rule.make({
 export const ngramCorpus = Rule.make({
   id: "R16.corpus",
   title: "NGRAM external corpus budgets",
-  versions: V0_5_11,
+  versions: rangeOf("R16.corpus"),
   order: { step: 17, sub: 54 },
   kind: "fatal",
   check: (input) => {
@@ -108,7 +108,7 @@ export const ngramCorpus = Rule.make({
 export const ngramOverlap = Rule.make({
   id: "R16.overlap",
   title: "NGRAM disables overlap scheduler and mixed chunked prefill",
-  versions: V0_5_11,
+  versions: rangeOf("R16.overlap"),
   order: { step: 17, sub: 55 },
   kind: "adjust",
   check: (input) =>
@@ -124,7 +124,7 @@ export const ngramOverlap = Rule.make({
 export const ngramPages = Rule.make({
   id: "R16.page-size",
   title: "NGRAM topk > 1 with page size > 1 only on flashinfer",
-  versions: V0_5_11,
+  versions: rangeOf("R16.page-size"),
   order: { step: 17, sub: 56 },
   kind: "fatal",
   check: (input) => {
@@ -146,7 +146,7 @@ export const ngramPages = Rule.make({
 export const ngramDpAttention = Rule.make({
   id: "R16.dp-attention",
   title: "NGRAM without dp attention",
-  versions: V0_5_11,
+  versions: rangeOf("R16.dp-attention"),
   order: { step: 17, sub: 57 },
   kind: "fatal",
   check: (input) =>

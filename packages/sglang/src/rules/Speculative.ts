@@ -7,15 +7,16 @@
  * @since 0.1.0
  */
 import { specV2Enabled } from "../internal/lifecycle/messages.js"
-import { envBool, isEagleFamily, V0_5_11 } from "../internal/rules/helpers.js"
+import { envBool, isEagleFamily } from "../internal/rules/helpers.js"
 import { resetMaxRunningRequests } from "../internal/rules/maxRunningRequests.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 /** R1: NEXTN is EAGLE. */
 export const nextnIsEagle = Rule.make({
   id: "R1",
   title: "NEXTN is an alias of EAGLE",
-  versions: V0_5_11,
+  versions: rangeOf("R1"),
   order: { step: 17, sub: 4 },
   kind: "adjust",
   check: ({ args }) =>
@@ -32,7 +33,7 @@ export const nextnIsEagle = Rule.make({
 export const skipDpMlpSync = Rule.make({
   id: "R4",
   title: "--speculative-skip-dp-mlp-sync only with EAGLE",
-  versions: V0_5_11,
+  versions: rangeOf("R4"),
   order: { step: 17, sub: 5 },
   kind: "fatal",
   check: ({ args }) =>
@@ -51,7 +52,7 @@ export const skipDpMlpSync = Rule.make({
 export const standaloneDpAttention = Rule.make({
   id: "R9",
   title: "STANDALONE speculative decoding without dp attention",
-  versions: V0_5_11,
+  versions: rangeOf("R9"),
   order: { step: 17, sub: 30 },
   kind: "fatal",
   check: ({ args }) =>
@@ -75,7 +76,7 @@ export const maxRunningRequests = resetMaxRunningRequests("R15", 31, ({ args }) 
 export const specVersion = Rule.make({
   id: "R10",
   title: "spec v1 or v2 for the EAGLE family",
-  versions: V0_5_11,
+  versions: rangeOf("R10"),
   order: { step: 17, sub: 32 },
   kind: "adjust",
   check: (input) => {
@@ -111,7 +112,7 @@ export const specVersion = Rule.make({
 export const eagleMixedChunk = Rule.make({
   id: "R10.mixed-chunk",
   title: "mixed chunked prefill disabled for the EAGLE family",
-  versions: V0_5_11,
+  versions: rangeOf("R10.mixed-chunk"),
   order: { step: 17, sub: 33 },
   kind: "adjust",
   check: ({ args }) =>
@@ -128,7 +129,7 @@ export const eagleMixedChunk = Rule.make({
 export const adaptiveUnsupported = Rule.make({
   id: "R17",
   title: "speculative_adaptive falls back to static params",
-  versions: V0_5_11,
+  versions: rangeOf("R17"),
   order: { step: 17, sub: 41 },
   kind: "adjust",
   check: ({ args }) => {
@@ -162,7 +163,7 @@ export const adaptiveUnsupported = Rule.make({
 export const flexAttention = Rule.make({
   id: "R18.flex-attention",
   title: "no speculative decoding with flex attention",
-  versions: V0_5_11,
+  versions: rangeOf("R18.flex-attention"),
   order: { step: 17, sub: 60 },
   kind: "fatal",
   check: ({ args }) =>
@@ -181,7 +182,7 @@ export const flexAttention = Rule.make({
 export const pdDecodeRadix = Rule.make({
   id: "R18.pd-decode-radix",
   title: "PD decode radix cache incompatible with speculative decoding",
-  versions: V0_5_11,
+  versions: rangeOf("R18.pd-decode-radix"),
   order: { step: 17, sub: 61 },
   kind: "fatal",
   check: ({ args }) =>

@@ -4,14 +4,15 @@
  *
  * @since 0.1.0
  */
-import { isEagleFamily, V0_5_11 } from "../internal/rules/helpers.js"
+import { isEagleFamily } from "../internal/rules/helpers.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
 
 /** R2: a draft path without a revision gets revision "main". */
 export const draftRevision = Rule.make({
   id: "R2",
   title: "draft model revision defaults to main",
-  versions: V0_5_11,
+  versions: rangeOf("R2"),
   order: { step: 17, sub: 1 },
   kind: "adjust",
   check: ({ args }) =>
@@ -31,7 +32,7 @@ const trtllmMoe = (backend: string | null) =>
 export const draftMoeRunnerTrtllm = Rule.make({
   id: "R3",
   title: "speculative MoE runner cannot be flashinfer_trtllm",
-  versions: V0_5_11,
+  versions: rangeOf("R3"),
   order: { step: 17, sub: 2 },
   kind: "fatal",
   check: ({ args }) =>
@@ -52,7 +53,7 @@ export const draftMoeRunnerTrtllm = Rule.make({
 export const draftMoeRunnerDefault = Rule.make({
   id: "R3.default",
   title: "speculative MoE runner follows the target's",
-  versions: V0_5_11,
+  versions: rangeOf("R3.default"),
   order: { step: 17, sub: 3 },
   kind: "adjust",
   check: ({ args }) =>
@@ -87,7 +88,7 @@ const mtpDraftPathArchs: ReadonlySet<string> = new Set([
 export const mtpDraftPath = Rule.make({
   id: "R11",
   title: "MTP draft path defaults to the model path",
-  versions: V0_5_11,
+  versions: rangeOf("R11"),
   order: { step: 17, sub: 34 },
   kind: "adjust",
   check: ({ args, traits }) => {

@@ -6,8 +6,10 @@
  * @since 0.1.0
  */
 import { draftTokensAdjusted } from "../internal/lifecycle/messages.js"
-import { attentionBackends, isEagleFamily, V0_5_11 } from "../internal/rules/helpers.js"
+import { attentionBackends, isEagleFamily } from "../internal/rules/helpers.js"
+import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
+import * as VersionRange from "../VersionRange.js"
 
 /** Complete a partially given (steps, topk, draft tokens) triple the way SGLang would accept it. */
 const completeTriple = (topk: number | null, draft: number | null) => {
@@ -16,17 +18,22 @@ const completeTriple = (topk: number | null, draft: number | null) => {
   return { speculative_num_steps: steps, speculative_eagle_topk: 1 }
 }
 
+/** The object the check reads: it moved into arg_groups/speculative_hook.py (`server_args`) in main-2026-05-19. */
+const owner = (version: string) => (VersionRange.atLeast(version, "main-2026-05-19") ? "server_args" : "self")
+
 /** R12: the bare assertion: without --speculative-num-steps, topk and draft tokens must be unset too. */
 export const speculativeTriple = Rule.make({
   id: "R12",
   title: "speculative steps, topk and draft tokens: all or none",
-  versions: V0_5_11,
+  versions: rangeOf("R12"),
   order: { step: 17, sub: 35 },
   kind: "fatal",
-  check: ({ args }) => {
+  check: ({ args, version }) => {
     const { speculative_eagle_topk: topk, speculative_num_draft_tokens: draft } = args
     if (!isEagleFamily(args.speculative_algorithm) || args.speculative_num_steps !== null) return undefined
     if (topk === null && draft === null) return undefined
+    // from 0.5.14 adaptive speculation picks the numbers itself and skips the assertion
+    if (VersionRange.atLeast(version, "0.5.14") && args.speculative_adaptive) return undefined
     const given = [
       topk !== null ? "--speculative-eagle-topk" : "",
       draft !== null ? "--speculative-num-draft-tokens" : ""
@@ -37,8 +44,7 @@ export const speculativeTriple = Rule.make({
       errorType: "AssertionError",
       message: `${given} given without --speculative-num-steps: SGLang needs none of the three speculative numbers (it picks them) or at least steps and topk; it fails with a bare AssertionError (no message)`,
       sglangMessage: "",
-      sourceLine:
-        "assert (self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None)",
+      sourceLine: `assert (${owner(version)}.speculative_eagle_topk is None and ${owner(version)}.speculative_num_draft_tokens is None)`,
       fields: ["speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"],
       fix: completeTriple(topk, draft),
       alternatives: [{ speculative_eagle_topk: null, speculative_num_draft_tokens: null }]
@@ -50,7 +56,7 @@ export const speculativeTriple = Rule.make({
 export const autoTriple = Rule.make({
   id: "R12.auto",
   title: "automatic speculative steps, topk and draft tokens",
-  versions: V0_5_11,
+  versions: rangeOf("R12.auto"),
   order: { step: 17, sub: 36 },
   kind: "adjust",
   check: ({ args, traits }) => {
@@ -73,7 +79,7 @@ export const autoTriple = Rule.make({
 export const stepsWithoutTopk = Rule.make({
   id: "R12.topk-missing",
   title: "--speculative-num-steps without --speculative-eagle-topk",
-  versions: V0_5_11,
+  versions: rangeOf("R12.topk-missing"),
   order: { step: 17, sub: 37 },
   kind: "fatal",
   check: ({ args }) =>
@@ -95,7 +101,7 @@ export const stepsWithoutTopk = Rule.make({
 export const trtllmTopk = Rule.make({
   id: "R14.trtllm-mha",
   title: "trtllm_mha attention only with topk 1",
-  versions: V0_5_11,
+  versions: rangeOf("R14.trtllm-mha"),
   order: { step: 17, sub: 38 },
   kind: "fatal",
   check: ({ args }) => {
@@ -117,7 +123,7 @@ export const trtllmTopk = Rule.make({
 export const draftTokensForTopkOne = Rule.make({
   id: "R13",
   title: "topk 1 forces draft tokens = steps + 1",
-  versions: V0_5_11,
+  versions: rangeOf("R13"),
   order: { step: 17, sub: 39 },
   kind: "adjust",
   check: ({ args }) => {
@@ -138,7 +144,7 @@ export const draftTokensForTopkOne = Rule.make({
 export const topkWithPages = Rule.make({
   id: "R14.page-size",
   title: "topk > 1 with page size > 1 only on flashinfer or fa3",
-  versions: V0_5_11,
+  versions: rangeOf("R14.page-size"),
   order: { step: 17, sub: 40 },
   kind: "fatal",
   check: ({ args }) => {

@@ -29,14 +29,17 @@ export const ranksAndExitsCases: Record<string, Expected> = {
     exit: killed,
     fields: { kind: "backend" }
   },
+  // transformers that does not know the model type is too old: a dependency, not the engine
   "unsupported-transformers-arch.log": {
-    tag: "UnsupportedConfig",
+    tag: "DependencyError",
     process: "launcher",
     phase: "starting",
-    fix: { action: "upgrade SGLang (and transformers) to a release that supports this model" },
+    fix: {
+      action:
+        "upgrade transformers to a release that knows this model type (pip install -U transformers), within the engine's pins"
+    },
     evidence: ["Transformers does not recognize this architecture"],
-    exit: exit1,
-    fields: { kind: "architecture" }
+    exit: exit1
   },
   "unsupported-trtllm-mla.log": {
     tag: "UnsupportedConfig",
@@ -75,7 +78,10 @@ export const ranksAndExitsCases: Record<string, Expected> = {
     tag: "CudaError",
     process: "scheduler",
     phase: "distributed-init",
-    fix: { action: "update the NVIDIA driver to match the installed CUDA/PyTorch" },
+    fix: {
+      action:
+        "the GPUs are not usable from this process: check nvidia-smi, the driver version and CUDA_VISIBLE_DEVICES"
+    },
     evidence: ["The NVIDIA driver on your system is too old"],
     exit: killed
   },
@@ -84,8 +90,7 @@ export const ranksAndExitsCases: Record<string, Expected> = {
     process: "scheduler",
     phase: "weights-loaded",
     fix: {
-      action:
-        "this GPU's compute capability is not supported by the installed kernels: use a build for this GPU or another backend"
+      action: "the installed kernels were not built for this GPU: install a build for its compute capability"
     },
     evidence: ["CUDA error: no kernel image is available"],
     exit: killed
@@ -128,7 +133,10 @@ export const ranksAndExitsCases: Record<string, Expected> = {
     tag: "DependencyError",
     process: "scheduler",
     phase: "weights-loaded",
-    fix: depFix,
+    fix: {
+      action:
+        "a kernel failed to build for this GPU: install a prebuilt wheel for this CUDA and GPU, or a CUDA toolkit that knows the GPU"
+    },
     evidence: [
       "Error building extension 'flashinfer_jit_batch_prefill_with_kv_cache'",
       "ninja: build stopped"
@@ -185,13 +193,18 @@ export const ranksAndExitsCases: Record<string, Expected> = {
     exit: { exitCode: 139 },
     fields: { exitCode: 139, signal: "SIGSEGV" }
   },
+  // an exception no signature knows is the finding itself, not "the process exited"
   "exited-unknown-exception.log": {
-    tag: "ProcessExited",
+    tag: "Unclassified",
     process: "TP0",
     phase: "warmup",
+    fix: {
+      action:
+        "no known cause matches: read the exception and the lines above it; `mlops diagnose --json` shows the evidence"
+    },
     evidence: ["RuntimeError: Sampler state is corrupted"],
     exit: { signal: "SIGKILL" },
-    fields: { signal: "SIGKILL" }
+    fields: { exception: "RuntimeError" }
   },
   "exited-scheduler-died.log": {
     tag: "ProcessExited",

@@ -73,6 +73,20 @@ const classify = (catalogue: Catalogue, word: string): Either.Either<Token, Argv
   )
 }
 
+/**
+ * What argparse makes of one `--word` against a catalogue: the flag it names (also through an
+ * alias, a `--no-` form, `--flag=value` or a unique prefix), an ambiguous prefix, or unknown.
+ */
+export const lookupOption = (
+  catalogue: Catalogue,
+  word: string
+): { readonly _tag: "Flag"; readonly spec: FlagSpec } | AmbiguousFlag | UnknownFlag | undefined => {
+  const token = classify(catalogue, word)
+  if (Either.isLeft(token))
+    return token.left._tag === "AmbiguousFlag" || token.left._tag === "UnknownFlag" ? token.left : undefined
+  return token.right.kind === "option" ? { _tag: "Flag", spec: token.right.match.spec } : undefined
+}
+
 const deprecationMessage = (catalogue: Catalogue, spec: FlagSpec): string => {
   if (spec.field === null) return `${spec.flag} is deprecated and ignored; remove it`
   const canonical = catalogue.byField.get(spec.field)!
@@ -146,7 +160,8 @@ export const decode = (
           unrecognized.push(new UnexpectedValue({ flag: spelled, value: next, inline: false }))
         }
       }
-      value = !negated
+      // store_const-like switches (SGLang's DeprecatedStoreConstAction) write their constant.
+      value = spec.const !== undefined && !spec.negatable ? spec.const : !negated
     } else {
       let words: ReadonlyArray<string>
       if (inline !== null) words = [inline]

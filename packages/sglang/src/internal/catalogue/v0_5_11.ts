@@ -1139,7 +1139,8 @@ export const flags: ReadonlyArray<FlagSpec> = [
     negatable: false,
     summary: "Old name of --incremental-streaming-output",
     autoResolution: null,
-    notes: "deprecated alias that sets incremental_streaming_output=True with a warning"
+    notes: "deprecated alias that sets incremental_streaming_output=True with a warning",
+    replacedBy: "--incremental-streaming-output"
   },
   {
     flag: "--enable-streaming-session",

@@ -15,10 +15,13 @@ import { Effect, Either, Schema } from "effect"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
 import { ModelNotFound } from "../../Failures.js"
+import * as HostFlags from "../../HostFlags.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
+import * as Rules from "../../Rules.js"
 import * as GpuHolders from "./gpuHolders.js"
 import type { PythonChoice } from "./pythonEnv.js"
+import * as PythonEnv from "./pythonEnv.js"
 import {
   type GpuHolder,
   HostNotReady,
@@ -34,7 +37,8 @@ const decoder = new TextDecoder()
 /** A local path (vs a Hugging Face repo id, which we cannot check from here). */
 const isLocalPath = (path: string) => path.startsWith("/") || path.startsWith("~") || path.startsWith(".")
 
-const readModelConfig = (conn: Connection, modelPath: string) =>
+/** The model's config.json as traits, from the host (undefined for a Hugging Face repo id). */
+export const readModelConfig = (conn: Connection, modelPath: string) =>
   Effect.gen(function* () {
     if (!isLocalPath(modelPath)) return undefined
     const path = `${modelPath.replace(/\/+$/, "")}/config.json`
@@ -98,6 +102,8 @@ export const run = Effect.fn("Launch.preflight")(function* (
     readonly checkPort?: boolean
     /** GPUs other processes hold memory on: refused (a launch; default), reported (allowed), or not looked at (a flags-only check). */
     readonly busyGpus?: BusyGpuPolicy
+    /** Read the flags from the host's own parser even for a shipped release. Default false. */
+    readonly flagsFromHost?: boolean
   }
 ) {
   const host = conn.host.alias
@@ -123,10 +129,19 @@ export const run = Effect.fn("Launch.preflight")(function* (
   const holder = yield* settle(outcomes[3], portProblems)
   const traits = yield* settle(outcomes[4], modelProblems)
 
-  const match =
-    python === undefined ? undefined : yield* Effect.either(Catalogue.forVersion(python.sglangVersion))
-  if (match !== undefined && Either.isLeft(match)) pythonProblems.push(match.left)
-  const catalogue = match !== undefined && Either.isRight(match) ? match.right.catalogue : Catalogue.latest
+  // the flags of that SGLang: shipped with mlops, or read from the host's own parser
+  const flags =
+    python === undefined
+      ? undefined
+      : yield* Effect.either(
+          HostFlags.forHost(conn, {
+            interpreter: python.interpreter,
+            env: PythonEnv.asProbed(python),
+            fromHost: o.flagsFromHost === true
+          })
+        )
+  const match = flags === undefined ? undefined : yield* settle(flags, pythonProblems)
+  const catalogue = match?.catalogue ?? Catalogue.latest
   // flags that do not parse are a usage error, reported before anything about the host
   const decoded = yield* Argv.decodeArgv(o.argv, catalogue)
 
@@ -166,7 +181,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
   if (problems.length === 1) return yield* Effect.fail(problems[0]!)
   if (problems.length > 1) return yield* new HostNotReady({ host, problems })
   // no problem left means every probe answered
-  if (python === undefined || gpus === undefined || match === undefined || Either.isLeft(match)) {
+  if (python === undefined || gpus === undefined || match === undefined) {
     return yield* Effect.dieMessage("preflight: a probe gave neither a value nor a problem")
   }
   const first = gpus[0]
@@ -181,7 +196,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
             memoryMiB: first.memoryTotalMiB
           },
     env: o.env,
-    version: catalogue.version
+    version: python.sglangVersion
   })
   const facts: PreflightFacts = {
     python: python.interpreter,
@@ -190,7 +205,10 @@ export const run = Effect.fn("Launch.preflight")(function* (
     gpus,
     port: o.port,
     model: { path: o.modelPath, architecture: traits?.architecture },
-    busyGpus
+    busyGpus,
+    flags: { version: match.catalogue.version, source: match.source },
+    rulesVerified: Rules.forVersion(python.sglangVersion).verified,
+    warnings: match.warning === null ? [] : [match.warning]
   }
   return { facts, resolved, catalogue, python } satisfies PreflightResult
 })

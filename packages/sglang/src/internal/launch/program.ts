@@ -97,7 +97,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
               env,
               port,
               modelPath: modelPathOf(argv),
-              busyGpus: request.allowBusyGpus === true ? "report" : "refuse"
+              busyGpus: request.allowBusyGpus === true ? "report" : "refuse",
+              flagsFromHost: request.flagsFromHost === true
             })
           )
         )
@@ -130,13 +131,19 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         _tag: "Resolved",
         effective: Secrets.redactFields(result.resolved.effective, catalogue),
         adjustments,
-        commandLine: Argv.formatCommandLine(argv)
+        commandLine: Argv.formatCommandLine(argv),
+        rulesVerified: result.facts.rulesVerified
       })
-      if (request.remoteCheck === true) {
+      // the host's own validation: when asked, and by default where our rules are unverified
+      if (request.remoteCheck ?? !result.facts.rulesVerified) {
         yield* session.run((conn) =>
           RemoteCheck.run(conn, { interpreter: python.interpreter, shown: argv, secrets, env })
         )
-        yield* emit({ _tag: "RemoteChecked", elapsedMs: yield* since })
+        yield* emit({
+          _tag: "RemoteChecked",
+          elapsedMs: yield* since,
+          reason: request.remoteCheck === true ? "requested" : "rules-unverified"
+        })
       }
     } else {
       // even unchecked, SGLang has to be started by some interpreter

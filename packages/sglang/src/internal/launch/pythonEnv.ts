@@ -16,14 +16,31 @@ import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import { Effect, Either, Option, Schema } from "effect"
+import * as HostFlags from "../../HostFlags.js"
 import { DISCOVER, PROBE } from "./pythonEnvScripts.js"
 import { PythonEnvUnusable, type PythonFacts } from "./types.js"
 
 /** Where the environment setting came from. */
 export type PythonSource = PythonFacts["source"]
 
-/** The environment a launch runs SGLang with (see `PythonFacts`). */
-export type PythonChoice = PythonFacts
+/** The environment a launch runs SGLang with (see `PythonFacts`), with the hashes of its package files. */
+export interface PythonChoice extends PythonFacts {
+  /** sha256 of package files (`HostFlags.fingerprintFile`), by path inside the package. */
+  readonly fileHashes: Readonly<Record<string, string>>
+}
+
+/** The files whose hashes tell one install of a version from another. */
+const HASHED = [HostFlags.fingerprintFile]
+
+/** The choice as core's `Probes.python` would have reported it (what `HostFlags` reads). */
+export const asProbed = (choice: PythonChoice): Probes.PythonEnv => ({
+  executable: choice.interpreter,
+  version: choice.pythonVersion,
+  package: "sglang",
+  packageVersion: choice.sglangVersion,
+  packageLocation: choice.location,
+  ...(Object.keys(choice.fileHashes).length === 0 ? {} : { fileHashes: choice.fileHashes })
+})
 
 const ProbeLine = Schema.parseJson(
   Schema.Struct({
@@ -32,7 +49,10 @@ const ProbeLine = Schema.parseJson(
     found: Schema.Boolean,
     packageVersion: Schema.NullOr(Schema.String),
     versionSource: Schema.NullOr(Schema.Literal("metadata", "version.py")),
-    location: Schema.NullOr(Schema.String)
+    location: Schema.NullOr(Schema.String),
+    fileHashes: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), {
+      default: () => ({})
+    })
   })
 )
 type Probed = typeof ProbeLine.Type
@@ -109,7 +129,8 @@ const discoverOnce = (
           PROBE,
           "sglang",
           configured === undefined ? "discover" : "configured",
-          configured ?? ""
+          configured ?? "",
+          ...HASHED
         ],
         { env }
       ),
@@ -133,7 +154,7 @@ const probeEach = (conn: Connection, configured: string | undefined) =>
     const tried: Array<Tried> = []
     for (const [how, prefix] of candidates) {
       const path = Probes.interpreterOf(prefix)
-      const env = yield* Effect.either(Probes.python(conn, prefix, "sglang"))
+      const env = yield* Effect.either(Probes.python(conn, prefix, "sglang", { hashFiles: HASHED }))
       if (Either.isLeft(env)) {
         if (env.left._tag !== "ProbeFailed") return yield* env.left
         tried.push({ how, path, outcome: env.left.reason.startsWith("no Python") ? "none" : "broken" })
@@ -156,7 +177,8 @@ const probeEach = (conn: Connection, configured: string | undefined) =>
         found: location !== null || version !== null,
         packageVersion: version,
         versionSource: source,
-        location
+        location,
+        fileHashes: env.right.fileHashes ?? {}
       }
       tried.push({ how, path, probed, outcome: outcomeOf(probed) })
       if (probed.packageVersion !== null) break
@@ -222,6 +244,7 @@ export const choose = Effect.fn("Launch.pythonEnv")(function* (
     pythonVersion: hit.probed.version,
     sglangVersion: hit.probed.packageVersion,
     versionSource: hit.probed.versionSource,
-    location: hit.probed.location ?? ""
+    location: hit.probed.location ?? "",
+    fileHashes: hit.probed.fileHashes
   } satisfies PythonChoice
 })

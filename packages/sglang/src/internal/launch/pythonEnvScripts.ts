@@ -12,12 +12,13 @@
  * package is importable (`find_spec` of a top-level package does not execute it), where it
  * lives, and its version: from the installed distribution's metadata when that distribution is
  * what Python would import, else from `<package>/version.py` (a source checkout on
- * PYTHONPATH, an editable install).
+ * PYTHONPATH, an editable install), and the sha256 of each FILE of the package (what tells
+ * one install of a version from another, for the flag catalogue read from the host).
  */
-export const PROBE = `import json, os, re, sys
+export const PROBE = `import hashlib, json, os, re, sys
 p = sys.argv[1]
 out = {"executable": sys.executable, "version": sys.version.split()[0], "found": False,
-       "packageVersion": None, "versionSource": None, "location": None}
+       "packageVersion": None, "versionSource": None, "location": None, "fileHashes": {}}
 try:
     import importlib.util
     spec = importlib.util.find_spec(p)
@@ -45,6 +46,12 @@ if spec is not None:
                 out["packageVersion"], out["versionSource"] = m.group(1), "version.py"
         except Exception:
             pass
+    for name in sys.argv[2:]:
+        try:
+            with open(os.path.join(loc, name), "rb") as f:
+                out["fileHashes"][name] = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            pass
 print(json.dumps(out))`
 
 /**
@@ -62,12 +69,14 @@ print(json.dumps(out))`
  * interpreter of the `sglang` entry point on PATH. Each interpreter is tried once.
  */
 export const DISCOVER = `probe=$1; pkg=$2; mode=$3; configured=$4
+shift 4
+files=$*
 seen=' '
 try_python() {
   case $seen in *" $1 "*) return 1 ;; esac
   seen="$seen$1 "
   if [ ! -x "$1" ] || [ -d "$1" ]; then printf 'none\\t%s\\t%s\\n' "$2" "$1"; return 1; fi
-  out=$("$1" -c "$probe" "$pkg" 2>/dev/null)
+  out=$("$1" -c "$probe" "$pkg" $files 2>/dev/null)
   s=$?
   if [ $s -ne 0 ]; then printf 'broken\\t%s\\t%s\\t%s\\n' "$2" "$1" "$s"; return 1; fi
   out=$(printf '%s\\n' "$out" | tail -n 1)

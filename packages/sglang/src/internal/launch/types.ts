@@ -41,8 +41,13 @@ export interface LaunchRequest {
   readonly env?: Readonly<Record<string, string>>
   /** Probe the host and check the flags before spawning. Default true. */
   readonly preflight?: boolean
-  /** Also run the host's own SGLang argument parsing (no model load). Default false. */
+  /**
+   * Also run the host's own SGLang argument parsing (no model load). Default: only when mlops
+   * has not verified its rules for the host's SGLang version.
+   */
   readonly remoteCheck?: boolean
+  /** Read the flags from the host's own parser even when mlops ships this version. Default false. */
+  readonly flagsFromHost?: boolean
   /** Relaunch with the failure's fix at most this many times. Default 0 (off). */
   readonly autoFix?: number
   /** Stop a running deployment of the same name with different args first. Default false. */
@@ -95,6 +100,15 @@ export interface PreflightFacts {
   readonly model: { readonly path: string; readonly architecture: string | undefined }
   /** GPUs of this launch that other processes hold memory on (only when `allowBusyGpus`). */
   readonly busyGpus: ReadonlyArray<GpuHolder>
+  /**
+   * The catalogue the flags were checked against: `shipped` with mlops, read from the host's own
+   * parser (`dumped` now, or `cached` from an earlier run), or the `nearest` shipped release.
+   */
+  readonly flags: { readonly version: string; readonly source: "shipped" | "cached" | "dumped" | "nearest" }
+  /** Whether mlops verified its launch rules for this version (else only the argv is checked). */
+  readonly rulesVerified: boolean
+  /** What the user should know about the flags check (e.g. why another release's catalogue stood in). */
+  readonly warnings: ReadonlyArray<string>
 }
 
 /** Every step of a launch, in order; the last element of a successful launch is `Launched`. */
@@ -109,8 +123,15 @@ export type LaunchProgress =
       /** SGLang's own auto-adjustment messages, in order. */
       readonly adjustments: ReadonlyArray<string>
       readonly commandLine: string
+      /** False when only the argv was checked (mlops has not verified its rules for this version). */
+      readonly rulesVerified: boolean
     }
-  | { readonly _tag: "RemoteChecked"; readonly elapsedMs: number }
+  | {
+      readonly _tag: "RemoteChecked"
+      readonly elapsedMs: number
+      /** Asked for, or run because mlops has not verified its rules for this version. */
+      readonly reason: "requested" | "rules-unverified"
+    }
   | { readonly _tag: "AlreadyRunning"; readonly deployment: Deployment }
   | { readonly _tag: "Replacing"; readonly name: string; readonly pid: number; readonly outcome: string }
   | {

@@ -7,11 +7,9 @@
 import type { Platform, RuleInput } from "../../Rule.js"
 import * as Rule from "../../Rule.js"
 import type { Field, ServerArgs } from "../../ServerArgs.js"
+import { rangeOf } from "./ranges.js"
 
-/** Rules read from SGLang v0.5.11 (rules.md "V511"). */
-export const V0_5_11: ReadonlyArray<string> = ["0.5.11"]
-
-/** A 0.5.11 rule at `step`/`sub` of SGLang's order, for families of short checks. */
+/** A rule at `step`/`sub` of SGLang's order, with its verified range (by id), for families of short checks. */
 export const rule = (
   id: string,
   title: string,
@@ -19,7 +17,7 @@ export const rule = (
   sub: number,
   kind: Rule.Kind,
   check: Rule.Rule["check"]
-): Rule.Rule => Rule.make({ id, title, versions: V0_5_11, order: { step, sub }, kind, check })
+): Rule.Rule => Rule.make({ id, title, versions: rangeOf(id), order: { step, sub }, kind, check })
 
 /** The largest divisor of `n` that is at most `limit` (at least 1): the nearest size that splits evenly. */
 export const largestDivisorAtMost = (n: number, limit: number): number => {

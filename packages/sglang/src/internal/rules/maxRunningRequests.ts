@@ -5,7 +5,7 @@
  */
 import * as Rule from "../../Rule.js"
 import { maxRunningRequestsReset } from "../lifecycle/messages.js"
-import { V0_5_11 } from "./helpers.js"
+import { rangeOf } from "./ranges.js"
 
 /** max_running_requests -> 48 (a hard-coded literal in 0.5.11) when unset and `when` holds. */
 export const resetMaxRunningRequests = (
@@ -16,7 +16,7 @@ export const resetMaxRunningRequests = (
   Rule.make({
     id,
     title: "max running requests reset to 48 for speculative decoding",
-    versions: V0_5_11,
+    versions: rangeOf(id),
     order: { step: 17, sub },
     kind: "adjust",
     check: (input) =>

@@ -1,7 +1,7 @@
 /**
  * The sim host's Python (`~/ml-env/bin/python`): answers core's environment probe, mlops'
- * remote argument check (`-c` running `prepare_server_args`), and runs the simulated
- * `-m sglang.launch_server`.
+ * flag dump and remote argument check (`-c` running `prepare_server_args`), and runs the
+ * simulated `-m sglang.launch_server`, all for the release installed on the sim.
  *
  * @internal
  */
@@ -10,8 +10,11 @@ import { Effect, Either, Option, Schema } from "effect"
 import * as Argv from "../../Argv.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
+import { MARKER } from "../hostFlags/script.js"
 import * as ServerCommand from "../launch/serverCommand.js"
+import * as FlagDump from "./flagDump.js"
 import * as Gpus from "./gpus.js"
+import * as Installed from "./installed.js"
 import { prefix, pythonVersion, sglangDir } from "./paths.js"
 import * as Server from "./server.js"
 import * as Tracebacks from "./tracebacks.js"
@@ -23,7 +26,8 @@ const isPython = (argv: ReadonlyArray<string>): boolean => /(^|\/)python(3(\.\d+
 /** `python -c <argument check> <flags...>`: exit 0 with `{"ok": true}` or print SGLang's error. */
 const remoteCheck = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const decoded = yield* Effect.either(Argv.decodeArgv(argv))
+    const { version, catalogue } = yield* Installed.installed(ctx)
+    const decoded = yield* Effect.either(Argv.decodeArgv(argv, catalogue))
     if (Either.isLeft(decoded)) {
       for (const line of Tracebacks.argparse(decoded.left)) yield* ctx.stderr.line(line)
       return 2
@@ -40,7 +44,7 @@ const remoteCheck = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>) 
         traits,
         gpus: Gpus.forRules,
         env: ctx.env,
-        version: Server.sglangVersion
+        version
       })
     )
     if (Either.isLeft(resolved)) {
@@ -57,20 +61,38 @@ const remoteCheck = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>) 
     return 0
   })
 
-/** core's `Probes.python` script: interpreter version and the package's metadata. */
-const envProbe = (ctx: FakeHost.ProgramContext, pkg: string) =>
-  Effect.as(
-    ctx.stdout.line(
+/** core's `Probes.python` script: interpreter version, the package's metadata, fingerprints of its files. */
+const envProbe = (ctx: FakeHost.ProgramContext, pkg: string, hashFiles: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const { version } = yield* Installed.installed(ctx)
+    const hashes: Record<string, string> = {}
+    if (pkg === "sglang") {
+      for (const file of hashFiles) {
+        const text = yield* ctx.fs.readText(`${sglangDir}/${file}`)
+        if (text !== undefined) hashes[file] = FlagDump.sha256Of(text)
+      }
+    }
+    yield* ctx.stdout.line(
       JSON.stringify({
         executable: `${prefix}/bin/python`,
         version: pythonVersion,
         package: pkg,
-        packageVersion: pkg === "sglang" ? Server.sglangVersion : null,
-        packageLocation: pkg === "sglang" ? sglangDir : null
+        packageVersion: pkg === "sglang" ? version : null,
+        packageLocation: pkg === "sglang" ? sglangDir : null,
+        fileHashes: hashes
       })
-    ),
-    0
-  )
+    )
+    return 0
+  })
+
+/** mlops' flag dump: the installed release's flags as argparse actions. */
+const flagDump = (ctx: FakeHost.ProgramContext) =>
+  Effect.gen(function* () {
+    const { catalogue } = yield* Installed.installed(ctx)
+    const source = (yield* ctx.fs.readText(`${sglangDir}/srt/server_args.py`)) ?? ""
+    yield* ctx.stdout.line(FlagDump.dumpLine(catalogue, source))
+    return 0
+  })
 
 /**
  * mlops' prelude (`-c <prelude> <target> <shown flags...>`), as Python runs it: the real values
@@ -110,8 +132,9 @@ export const program: FakeHost.Program = {
       if (option === "-m" && value === "sglang.launch_server") return yield* Server.run(ctx, rest)
       if (option === "-c" && value?.includes(ServerCommand.preludeMarker)) return yield* prelude(ctx, rest)
       if (option === "-c" && value !== undefined) {
+        if (value.includes(MARKER)) return yield* flagDump(ctx)
         if (value.includes("prepare_server_args")) return yield* remoteCheck(ctx, rest)
-        if (value.includes("importlib")) return yield* envProbe(ctx, rest[0] ?? "")
+        if (value.includes("importlib")) return yield* envProbe(ctx, rest[0] ?? "", rest.slice(1))
       }
       yield* ctx.stderr.line(
         `${ctx.argv[0]}: can't run ${[option, value].filter(Boolean).join(" ")} on the simulator`

@@ -9,6 +9,7 @@
 import type { FakeHost } from "@mlops/core"
 import { Effect, Either, Ref } from "effect"
 import * as Argv from "../../Argv.js"
+import * as Catalogue from "../../Catalogue.js"
 import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
 import * as Rule from "../../Rule.js"
@@ -28,7 +29,7 @@ export const run = (
   o: { readonly port: number; readonly version: string }
 ): Effect.Effect<number> =>
   Effect.gen(function* () {
-    const decoded = yield* Effect.either(Argv.decodeArgv(argv))
+    const decoded = yield* Effect.either(Argv.decodeArgv(argv, Catalogue.get(o.version) ?? Catalogue.latest))
     if (Either.isLeft(decoded)) return yield* giveUp(ctx, decoded.left.message)
     const { args, explicit } = decoded.right
     const configText = yield* ctx.fs.readText(`${args.model_path}/config.json`)

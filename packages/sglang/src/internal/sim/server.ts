@@ -24,11 +24,13 @@ import * as L from "../lifecycleLines.js"
 import type { Phase } from "../phase.js"
 import * as Gpus from "./gpus.js"
 import { handler } from "./http.js"
+import * as Installed from "./installed.js"
 import * as Memory from "./memory.js"
 import * as Resume from "./resume.js"
 import * as Tracebacks from "./tracebacks.js"
 
-export const sglangVersion = "0.5.11"
+/** The release a sim has unless another is installed. */
+export const sglangVersion = Installed.defaultVersion
 
 /** Real-ish durations (ms) of each step of a launch before scaling. */
 const REAL_MS = {
@@ -59,12 +61,12 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     const phase = (p: Phase) => (hangAt === p ? Effect.never : Effect.void)
 
     // restored by the persistent sim: it was ready when the last mlops run ended
+    const { version, catalogue } = yield* Installed.installed(ctx)
     const resumePort = ctx.env[Resume.resumeEnv]
-    if (resumePort !== undefined)
-      return yield* Resume.run(ctx, argv, { port: Number(resumePort), version: sglangVersion })
+    if (resumePort !== undefined) return yield* Resume.run(ctx, argv, { port: Number(resumePort), version })
 
     // argparse runs first: a usage error, exit 2
-    const decoded = yield* Effect.either(Argv.decodeArgv(argv))
+    const decoded = yield* Effect.either(Argv.decodeArgv(argv, catalogue))
     if (Either.isLeft(decoded)) {
       yield* raw(Tracebacks.argparse(decoded.left))
       return 2
@@ -80,7 +82,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     }
     const traits = yield* Effect.orDie(ModelTraits.fromJson(configText, `${args.model_path}/config.json`))
     const gpu = Gpus.gpus[0]!
-    const ctxResolve = { traits, gpus: Gpus.forRules, env: ctx.env, version: sglangVersion }
+    const ctxResolve = { traits, gpus: Gpus.forRules, env: ctx.env, version }
     const resolved = Resolve.resolveEither(args, explicit, ctxResolve)
     // model-init checks fail later, in the scheduler ranks (the child-failure path)
     const first = Either.isLeft(resolved) ? resolved.left.violations[0] : undefined
@@ -89,7 +91,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
       yield* raw(Tracebacks.violation(first, traits.architecture))
       return 1
     }
-    const launcherRules = Rules.forVersion(sglangVersion).rules.filter(
+    const launcherRules = Rules.forVersion(version).rules.filter(
       (r) => Rule.stageOf(r.order) !== "model-init"
     )
     const launcherResolved = Either.isRight(resolved)
@@ -264,7 +266,7 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
           args: effective,
           architecture: traits.architecture,
           contextLength,
-          version: sglangVersion,
+          version,
           ready,
           startedAtMs,
           unhealthy: ctx.env.MLOPS_SIM_UNHEALTHY === "1"

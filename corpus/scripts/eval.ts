@@ -1,0 +1,21 @@
+/**
+ * `npm run eval:diagnose`: `mlops diagnose` on the real-logs corpus. Prints the development
+ * part (designed against) and the held-out part (never tuned against) with accuracy, per-class
+ * precision and recall, the confusion table and every miss.
+ *
+ *   npm run eval:diagnose                 # both parts
+ *   npm run eval:diagnose -- --part dev   # one part
+ */
+import { predict } from "./predict.js"
+import { loadPart, type Part, render, score } from "./score.js"
+
+const only = process.argv.includes("--part") ? process.argv[process.argv.indexOf("--part") + 1] : undefined
+const parts: ReadonlyArray<Part> =
+  only === "dev" ? ["dev"] : only === "held-out" || only === "heldOut" ? ["heldOut"] : ["dev", "heldOut"]
+const reports = parts.map((part) => score(part, loadPart(part), predict))
+console.log(reports.map(render).join("\n\n"))
+console.log("")
+for (const r of reports)
+  console.log(
+    `${r.part === "dev" ? "development" : "held-out"}: ${(r.accuracy * 100).toFixed(1)}% (${r.correct}/${r.cases})`
+  )

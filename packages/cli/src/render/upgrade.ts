@@ -1,0 +1,50 @@
+/** The upgrade check (`mlops check --target-version`) for a person (`--json` prints the report as is). */
+import type * as Upgrade from "@mlops/sglang/Upgrade"
+import { bold, cyan, dim, green, red, type Style, yellow } from "./style.js"
+
+const marks: Record<Upgrade.FlagDifference["kind"], "✗" | "~" | "!"> = {
+  removed: "✗",
+  renamed: "✗",
+  ambiguous: "✗",
+  type: "!",
+  choices: "~",
+  default: "~",
+  deprecated: "!"
+}
+
+export const human = (style: Style, report: Upgrade.UpgradeReport): string => {
+  const mark = (kind: Upgrade.FlagDifference["kind"]) => {
+    const m = marks[kind]
+    return m === "✗" ? red(style, m) : m === "!" ? yellow(style, m) : cyan(style, m)
+  }
+  const flagLines =
+    report.flags.length === 0
+      ? [`  ${green(style, "✓")} every flag means the same in ${report.to}`]
+      : report.flags.map((d) => `  ${mark(d.kind)} ${d.message}`)
+  const ruleLines = !report.rulesCompared
+    ? [`  ${dim(style, "rules not compared")}`]
+    : report.rules.length === 0
+      ? [`  ${green(style, "✓")} the same rules apply to these flags`]
+      : report.rules.map((r) => {
+          const other = r.change === "starts" ? report.from : report.to
+          const why = r.inRange
+            ? `these flags do not trigger it in ${other}`
+            : `SGLang ${other} does not have it in this form (it holds ${r.range})`
+          return `  ${r.change === "starts" ? yellow(style, "+") : cyan(style, "-")} [${r.ruleId}] ${r.change === "starts" ? `new for these flags in ${report.to}` : `not in ${report.to}`} (${r.outcome}): ${r.message}; ${dim(style, why)}`
+        })
+  const target =
+    report.target._tag === "Accepted"
+      ? [`${green(style, "✓")} ${bold(style, `SGLang ${report.to} accepts this command`)}`]
+      : [
+          `${red(style, "✗")} ${report.target.error._tag === "LaunchRulesViolated" ? "" : `${bold(style, `SGLang ${report.to} would refuse this command:`)} `}${report.target.error.message} ${dim(style, `[${report.target.error._tag}]`)}`
+        ]
+  return [
+    bold(style, `SGLang ${report.from} → ${report.to}`),
+    "flags:",
+    ...flagLines,
+    "rules:",
+    ...ruleLines,
+    ...report.notes.map((n) => `  ${yellow(style, "!")} ${n}`),
+    ...target
+  ].join("\n")
+}

@@ -1,0 +1,187 @@
+/**
+ * Out of GPU memory: a CUDA allocation (torch's wordings since 1.x, ROCm/XPU/NPU too), the KV
+ * cache that does not fit (SGLang's pool, vLLM's blocks and max-model-len checks), memory held
+ * by other processes at start, and SGLang's rank imbalance check.
+ * @internal
+ */
+import type { Fix } from "../../../Failures.js"
+import * as F from "../../../Failures.js"
+import type { Phase } from "../../phase.js"
+import { base, type Context, reasonOf, type Signature, type Subject, says, Tier } from "../signature.js"
+
+const round2 = (n: number) => Math.round(n * 100) / 100
+const toGiB = (value: string, unit: string) =>
+  round2(/^M/i.test(unit) ? Number(value) / 1024 : /^K/i.test(unit) ? Number(value) / 1048576 : Number(value))
+
+const CAPTURE =
+  /Capture cuda graph failed|Piecewise CUDA Graph|capture_model|Capturing (?:CUDA|cuda) ?graphs?|cuda_graph_runner/i
+
+const allocationFix = (ctx: Context, phase: Phase, capture: boolean): Fix => {
+  if (ctx.engine === "vllm")
+    return capture
+      ? { flags: { "--gpu-memory-utilization": 0.85 }, action: "or --enforce-eager to skip CUDA graphs" }
+      : {
+          action:
+            "lower --gpu-memory-utilization or --max-model-len, or use more GPUs (--tensor-parallel-size)"
+        }
+  const lower = round2(Math.max(0.5, (ctx.memFractionStatic ?? 0.85) - 0.05))
+  if (capture || phase === "cuda-graph" || phase === "draft-cuda-graph")
+    return { flags: { "--cuda-graph-max-bs": 16, "--mem-fraction-static": lower } }
+  if (phase === "weights-loading" || phase === "distributed-init" || phase === "draft-weights")
+    return { action: "the weights do not fit: use more GPUs (--tp-size) or a quantized checkpoint" }
+  return { flags: { "--mem-fraction-static": lower } }
+}
+
+const ALLOCATION =
+  /CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|XPU|NPU|MPS) out of memory|out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Failed to allocate memory|Ran out of memory in memory space|RESOURCE_EXHAUSTED: .*memory|CUDA_ERROR_OUT_OF_MEMORY/i
+
+const allocation: Signature = {
+  id: "cuda-allocation",
+  tag: "OOM",
+  tier: Tier.Root,
+  variants: [
+    {
+      from: "torch >= 2.5",
+      text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 30.00 MiB. GPU 0 has a total capacity of 31.35 GiB of which 25.50 MiB is free."
+    },
+    {
+      from: "torch 2.0-2.4",
+      text: "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 518.00 MiB. GPU 0 has a total capacty of 21.67 GiB of which 4.06 MiB is free."
+    },
+    {
+      from: "torch 1.x",
+      text: "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.21 GiB already allocated)"
+    },
+    { from: "CUDA runtime", text: "RuntimeError: CUDA error: out of memory" },
+    { from: "Ray", text: "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task()" },
+    { from: "ROCm torch", text: "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB." }
+  ],
+  match: says(ALLOCATION),
+  build: (s, ctx) => {
+    const text = s.flat
+    const tried = /Tried to allocate ([\d.]+) ?([GMK]i?B)/i.exec(text)
+    const total =
+      /GPU (\d+) has a total capac\w* of ([\d.]+) ?([GMK]i?B)/i.exec(text) ??
+      /\(GPU (\d+); ([\d.]+) ([GMK]i?B) total/i.exec(text)
+    const free =
+      /of which ([\d.]+) ?([GMK]i?B) (?:is )?free/i.exec(text) ?? /([\d.]+) ([GMK]i?B) free;/i.exec(text)
+    const capture =
+      CAPTURE.test(text) ||
+      s.record?.frames.some((f) => CAPTURE.test(f.func) || CAPTURE.test(f.file)) === true
+    return new F.OOM({
+      ...base(
+        s,
+        reasonOf(s, ALLOCATION).replace(/ Including non-PyTorch.*$/, ""),
+        allocationFix(ctx, s.phase, capture)
+      ),
+      kind: capture ? "cuda-graph" : "cuda-alloc",
+      ...(total ? { gpu: Number(total[1]), totalGiB: toGiB(total[2]!, total[3]!) } : {}),
+      ...(tried ? { triedGiB: toGiB(tried[1]!, tried[2]!) } : {}),
+      ...(free ? { freeGiB: toGiB(free[1]!, free[2]!) } : {}),
+      ...(ctx.memFractionStatic === undefined ? {} : { memFractionStatic: ctx.memFractionStatic })
+    })
+  }
+}
+
+const KV_POOL =
+  /Not enough memory\. Please try to increase --mem-fraction-static|no GPU memory for the KV cache|is larger than the profiled value -\d|No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory|To serve at least one request with the models?'?s? max seq len|larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for (?:the )?KV cache|not enough (?:GPU )?memory (?:for|to allocate) (?:the )?KV cache/i
+
+const kvFix = (s: Subject, ctx: Context): Fix => {
+  if (ctx.engine === "vllm" || /gpu_memory_utilization|max_model_len|max seq len|cache blocks/i.test(s.flat))
+    return {
+      action:
+        "raise --gpu-memory-utilization, lower --max-model-len, or use more GPUs (--tensor-parallel-size)"
+    }
+  const current = /mem_fraction_static=([\d.]+)/.exec(s.flat)
+  const value = current ? Number(current[1]) : ctx.memFractionStatic
+  if (value === undefined)
+    return {
+      action: "raise --mem-fraction-static (e.g. 0.85), or use more GPUs (--tp-size) or a smaller model"
+    }
+  return value >= 0.95
+    ? {
+        action:
+          "the KV cache does not fit even at 0.95: use more GPUs (--tp-size) or a smaller/quantized model"
+      }
+    : { flags: { "--mem-fraction-static": round2(Math.min(0.95, value + 0.05)) } }
+}
+
+const kvPool: Signature = {
+  id: "kv-cache-does-not-fit",
+  tag: "OOM",
+  tier: Tier.Root,
+  variants: [
+    {
+      from: "SGLang 0.3-0.5.x",
+      text: "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+    },
+    {
+      from: "SGLang 0.5.x (XPU)",
+      text: "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5016."
+    },
+    {
+      from: "SGLang 0.4.x",
+      text: "max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead."
+    },
+    {
+      from: "vLLM V0",
+      text: "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+    },
+    {
+      from: "vLLM V0 0.4-0.6",
+      text: "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (7344)."
+    },
+    {
+      from: "vLLM V1",
+      text: "ValueError: To serve at least one request with the models's max seq len (100000), (4.26 GiB KV cache is needed, which is larger than the available KV cache memory (2.1 GiB)."
+    }
+  ],
+  match: says(KV_POOL),
+  build: (s, ctx) => {
+    const current = /mem_fraction_static=([\d.]+)/.exec(s.flat)
+    const value = current ? Number(current[1]) : ctx.memFractionStatic
+    return new F.OOM({
+      ...base(s, reasonOf(s, KV_POOL), kvFix(s, ctx)),
+      kind: "kv-pool",
+      ...(value === undefined ? {} : { memFractionStatic: value })
+    })
+  }
+}
+
+const BUSY =
+  /on startup is less than desired GPU memory utilization|The memory capacity is unbalanced|Some GPUs may be occupied by other processes/i
+
+const busy: Signature = {
+  id: "gpu-memory-held-at-start",
+  tag: "OOM",
+  tier: Tier.Root,
+  variants: [
+    {
+      from: "vLLM V1 0.8+",
+      text: "ValueError: Free memory on device (7.34/139.72 GiB) on startup is less than desired GPU memory utilization (0.9, 125.75 GiB)."
+    },
+    {
+      from: "SGLang 0.4-0.5.x",
+      text: "The memory capacity is unbalanced. Some GPUs may be occupied by other processes."
+    }
+  ],
+  match: says(BUSY),
+  build: (s, ctx) =>
+    new F.OOM({
+      ...base(
+        s,
+        reasonOf(s, BUSY),
+        ctx.engine === "vllm" || /GPU memory utilization/i.test(s.flat)
+          ? {
+              action: "free the GPUs held by other processes (nvidia-smi), or lower --gpu-memory-utilization"
+            }
+          : {
+              action:
+                "free the GPUs held by other processes (nvidia-smi), or pick idle GPUs with --base-gpu-id"
+            }
+      ),
+      kind: "unbalanced"
+    })
+}
+
+export const memory: ReadonlyArray<Signature> = [allocation, kvPool, busy]
