@@ -56,7 +56,10 @@ const hostWith = (o: {
         return 0
       })
   }
-  const layer = FakeHost.layer([{ alias: "gpu", python: prefix, programs: [python] }])
+  // the interpreter exists on the host (a shell runs only what is there)
+  const layer = FakeHost.layer([
+    { alias: "gpu", python: prefix, files: { [`${prefix}/bin/python`]: "#!python\n" }, programs: [python] }
+  ])
   return { dumps, layer }
 }
 
