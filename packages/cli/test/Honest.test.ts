@@ -115,4 +115,19 @@ describe("honest output", () => {
       assert.notInclude(ran.text, "sk-cliSecretValue2")
     })
   )
+
+  it.live("after --auto-fix, the relaunch command it prints is already running when pasted", () =>
+    Effect.gen(function* () {
+      const user = session()
+      const fixed = yield* user.mlops("launch", "--host", "sim", "--name", "q", "--auto-fix", "--", ...story)
+      assert.strictEqual(fixed.code, ExitCode.Ok, fixed.text)
+      const line = fixed.stdout.find((l) => l.includes("the same launch next time:"))
+      assert.isDefined(line, fixed.text)
+      const pasted = line!.slice(line!.indexOf("mlops ") + "mlops ".length).split(" ")
+      assert.notInclude(pasted, "--auto-fix")
+      const again = yield* user.mlops(...pasted)
+      assert.strictEqual(again.code, ExitCode.Ok, again.text)
+      assert.include(again.text, "already running with the same flags")
+    })
+  )
 })
