@@ -19,7 +19,9 @@ export { isTransient } from "@mlops/core/ConnectionPool"
 const DYING_GRACE = "1 second"
 
 const isCutMidFlight = (e: { readonly _tag: string }): boolean =>
-  (e instanceof RemoteFileError && !e.notFound) || e._tag === "ChannelOpenFailed"
+  (e instanceof RemoteFileError && !e.notFound) ||
+  e._tag === "ChannelOpenFailed" ||
+  e._tag === "ForwardFailed"
 
 /** How soon a lost connection is tried again: often, since a verdict may be waiting. */
 const RETRY_SPACING = "250 millis"
@@ -91,8 +93,8 @@ export const make = Effect.fn("Launch.session")(function* (o: {
       )
     }
     // What the connection's death looks like from one step: a read that got no answer in time
-    // (safe to repeat), or a file or channel error while the connection is closing (an sftp
-    // request cut mid-flight). Both become ConnectionLost, so the step runs again on a new one.
+    // (safe to repeat), or a file, channel or forward error while the connection is closing (an
+    // sftp request or a readiness request cut mid-flight). Both become ConnectionLost, so the step runs again on a new one.
     const guarded = <A, E extends { readonly _tag: string }, R>(
       conn: Connection,
       effect: Effect.Effect<A, E, R>
