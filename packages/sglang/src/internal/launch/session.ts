@@ -23,6 +23,9 @@ const isCutMidFlight = (e: { readonly _tag: string }): boolean =>
   e._tag === "ChannelOpenFailed" ||
   e._tag === "ForwardFailed"
 
+/** How often a step that failed as if cut mid-flight, on a connection that stayed open, runs again. */
+const CUT_RETRIES = 2
+
 /** How soon a lost connection is tried again: often, since a verdict may be waiting. */
 const RETRY_SPACING = "250 millis"
 
@@ -114,7 +117,11 @@ export const make = Effect.fn("Launch.session")(function* (o: {
     const attempt = ConnectionPool.withConnection(o.alias, (conn) => guarded(conn, step(conn)), {
       reconnect,
       onLost: (error) => markDown("message" in error ? String(error.message) : error._tag)
-    })
+    }).pipe(
+      // a cut that kills the sftp or forwarding process before the connection itself leaves the
+      // connection open and the request failed: try the step again a few times before believing it
+      Effect.retry({ schedule: Schedule.spaced(RETRY_SPACING), times: CUT_RETRIES, while: isCutMidFlight })
+    )
     return Effect.zipLeft(attempt, markUp)
   }
 
