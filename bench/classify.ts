@@ -27,6 +27,7 @@ import { resourceUsage } from "node:process"
 import { StringDecoder } from "node:string_decoder"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as Classifier from "@mlops/serve/Classifier"
+import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import * as L from "../packages/sglang/src/internal/lifecycleLines.js"
 
 export interface Options {
@@ -265,7 +266,8 @@ export const run = (options: Options): Result => {
 
     collect()
     const before = process.memoryUsage()
-    const classifier = Classifier.make()
+    // the log is SGLang's: its lifecycle lines are read as a launch reads them
+    const classifier = Classifier.make([SglangEngine.engine.logs])
     let events = 0
     t0 = performance.now()
     const classified = readLines(path, options.chunk, (line) => {
