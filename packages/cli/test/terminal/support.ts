@@ -1,0 +1,70 @@
+/**
+ * What the terminal tests share: a fresh `sim` per terminal (its own MLOPS_HOME), the README's
+ * way of running mlops (`npm run mlops -- ...` from the repository root), and readers of what
+ * the screen shows.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { mlopsBin, open, type Terminal } from "../support/Terminal.js"
+
+export const repoRoot = path.resolve(path.dirname(mlopsBin), "..", "..", "..")
+
+/** The launch from the quickstart that reaches ready (two GPUs, no speculative decoding). */
+export const readyFlags = "--model-path /root/models/Qwen3.6-27B --tp 2"
+/** The incident's command: SGLang refuses it (offline: both problems; at runtime: the first). */
+export const storyFlags =
+  "--model-path /root/models/Qwen3.6-27B --speculative-algorithm NEXTN --speculative-num-draft-tokens 1 --tp 2"
+
+/** Build the bundle once, so a terminal test does not time a rebuild. */
+export const buildOnce = () => {
+  const ran = spawnSync(mlopsBin, ["hosts"], { encoding: "utf8", timeout: 120_000, env: isolatedEnv() })
+  if (ran.status !== 0) throw new Error(`bin/mlops hosts failed: ${ran.stderr}`)
+}
+
+let homes = 0
+
+/** A throwaway MLOPS_HOME and an empty ssh_config: a fresh sim, none of the user's hosts. */
+export const isolatedEnv = (): Record<string, string> => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), `mlops-term-${++homes}-`))
+  const sshConfig = path.join(home, "ssh_config")
+  fs.writeFileSync(sshConfig, "")
+  return { MLOPS_HOME: home, MLOPS_SSH_CONFIG: sshConfig }
+}
+
+/** A 160×50 terminal in the repository root with a fresh sim; colour on unless `env` says otherwise. */
+export const terminal = (env: Readonly<Record<string, string>> = {}): Terminal =>
+  open({ NO_COLOR: "", ...isolatedEnv(), ...env })
+
+/** `npm run mlops -- <args>`, typed into the terminal (from the repository root). */
+export const mlops = (t: Terminal, args: string) => t.run(`cd ${repoRoot} && npm run mlops -- ${args}`)
+
+/** The lines of a screen or transcript, trailing spaces dropped. */
+export const linesOf = (text: string): ReadonlyArray<string> => text.split("\n").map((l) => l.trimEnd())
+
+/** Index of the first line matching `pattern` (-1 when none). */
+export const lineIndex = (text: string, pattern: RegExp): number =>
+  linesOf(text).findIndex((line) => pattern.test(line))
+
+/** How many lines match `pattern`. */
+export const count = (text: string, pattern: RegExp): number =>
+  linesOf(text).filter((line) => pattern.test(line)).length
+
+/** The live block's clock line: `  weights-loading · 1.2 s elapsed`. */
+export const clockLine = /· [\d.]+ (ms|s|min)( \d+ s)? elapsed$/
+
+/** The seconds a clock line shows (the last one on screen). */
+export const clockSeconds = (screen: string): number | undefined => {
+  const clock = linesOf(screen)
+    .filter((line) => clockLine.test(line))
+    .at(-1)
+  const shown = clock === undefined ? undefined : /· ([\d.]+) (ms|s)/.exec(clock)
+  return shown === undefined || shown === null ? undefined : Number(shown[1]) / (shown[2] === "ms" ? 1000 : 1)
+}
+
+/** The last line that is not the `[exit N]` marker or a shell prompt. */
+export const lastOutputLine = (text: string): string =>
+  linesOf(text)
+    .filter((line) => line !== "" && !/^\[exit \d+\]$/.test(line) && line !== "$" && !line.startsWith("$ "))
+    .at(-1) ?? ""
