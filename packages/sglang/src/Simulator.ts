@@ -97,7 +97,7 @@ export const makeHostSpec = (
     [`${modelPath}/config.json`]: `${JSON.stringify(qwen36_27b, null, 2)}\n`,
     [`${modelPath}/model.safetensors.index.json`]: "{}\n"
   },
-  programs: [Python.program, Gpus.nvidiaSmi, FakeHost.ss, Tools.ls]
+  programs: [Python.program, Gpus.nvidiaSmi, FakeHost.ss, Tools.ls, Tools.rm]
 })
 
 /** @category specs */
