@@ -20,6 +20,7 @@ import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
 import * as Rules from "../../Rules.js"
 import * as GpuHolders from "./gpuHolders.js"
+import * as OwnDeployment from "./ownDeployment.js"
 import type { PythonChoice } from "./pythonEnv.js"
 import * as PythonEnv from "./pythonEnv.js"
 import {
@@ -167,13 +168,19 @@ export const run = Effect.fn("Launch.preflight")(function* (
     }
   }
   if (holder !== undefined) {
+    const ours = holder.pid === undefined ? undefined : yield* OwnDeployment.deploymentOf(conn, holder.pid)
+    const another = `pass another --port (e.g. --port ${o.port + 1})`
     portProblems.push(
       new PortUnavailable({
         host,
         port: o.port,
         ...(holder.pid === undefined ? {} : { pid: holder.pid }),
         ...(holder.command === undefined ? {} : { command: holder.command }),
-        fix: `stop that process or pass another --port (e.g. --port ${o.port + 1})`
+        ...(ours === undefined ? {} : { deployment: ours }),
+        fix:
+          ours === undefined
+            ? `stop that process or ${another}`
+            : `stop ${ours} (mlops stop --host ${host} --name ${ours}) or ${another}`
       })
     )
   }
