@@ -165,6 +165,8 @@ const interrupted = (
   ready: boolean
 ) =>
   Effect.gen(function* () {
+    // the terminal echoed `^C` where the cursor was: say it on a clean line
+    if (process.stderr.isTTY === true) process.stderr.write("\r\x1b[2K")
     const hostName = parsed.host
     if (spawned === undefined || name === undefined) {
       return yield* Console.error(`interrupted before a server was started: nothing runs on ${hostName}`)

@@ -54,7 +54,11 @@ let opened = 0
 export const open = (env: Readonly<Record<string, string>>): Terminal => {
   const socket = `mlops-term-${process.pid}-${++opened}`
   const tmux = (...args: ReadonlyArray<string>) =>
-    execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8", timeout: 10_000 })
+    execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], {
+      encoding: "utf8",
+      timeout: 10_000,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
   const rc = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mlops-term-rc-")), "bashrc")
   fs.writeFileSync(rc, `${rcFile}\n`)
   const shellEnv = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`])
@@ -86,6 +90,7 @@ export const open = (env: Readonly<Record<string, string>>): Terminal => {
     }
   }
   const transcript = () => screenOf("-J", "-S", "-")
+  let closed = false
   return {
     run: (commandLine) => {
       tmux("send-keys", "-t", "t", "-l", `__typed=1; ${commandLine}`)
@@ -106,6 +111,8 @@ export const open = (env: Readonly<Record<string, string>>): Terminal => {
       tmux("clear-history", "-t", "t")
     },
     close: () => {
+      if (closed) return
+      closed = true
       try {
         tmux("kill-server")
       } catch {

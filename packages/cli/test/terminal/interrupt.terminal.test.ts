@@ -4,10 +4,8 @@
  * the tunnel serves OpenAI-compatible requests, Ctrl-C closes it).
  */
 import { execFileSync } from "node:child_process"
-import { afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
-import type { Terminal } from "../support/Terminal.js"
+import { assert, describe, it } from "@effect/vitest"
 import {
-  buildOnce,
   clockLine,
   count,
   lastOutputLine,
@@ -15,16 +13,10 @@ import {
   linesOf,
   mlops,
   readyFlags,
-  terminal
+  terminals
 } from "./support.js"
 
-let t: Terminal | undefined
-const use = (env?: Record<string, string>) => {
-  t = terminal(env)
-  return t
-}
-afterEach(() => t?.close())
-beforeAll(buildOnce, 180_000)
+const use = terminals()
 
 const hang = "--env MLOPS_SIM_HANG=cuda-graph"
 const loading = (s: string) => /… kv-cache/.test(s)
@@ -130,6 +122,26 @@ describe("Ctrl-C in a terminal", () => {
     const { code, transcript } = await term.finished()
     assert.strictEqual(code, 130, transcript)
     assert.match(lastOutputLine(transcript), /^ {2}stop it: {3}mlops stop --host sim --name qwen3\.6-27b$/)
-    assert.include(transcript, "tunnel closed: qwen3.6-27b")
+    assert.isAbove(
+      lineIndex(transcript, /^tunnel closed: qwen3\.6-27b \(pid \d+\) keeps running on sim$/),
+      0,
+      transcript
+    )
+  })
+
+  it("--tunnel --stop-on-interrupt: Ctrl-C after ready closes the tunnel and stops the server, confirmed", async () => {
+    const term = use()
+    mlops(term, `launch --host sim --tunnel --stop-on-interrupt -- ${readyFlags}`)
+    await term.waitFor("the tunnel line", (s) => /tunnel open: http/.test(s))
+    term.keys("C-c")
+    const { code, transcript } = await term.finished()
+    assert.strictEqual(code, 130, transcript)
+    assert.match(
+      lastOutputLine(transcript),
+      /^tunnel closed: qwen3\.6-27b \(pid \d+\) was stopped on sim \(terminated\); no GPU memory held$/
+    )
+    await term.clear()
+    mlops(term, "status --host sim")
+    assert.match((await term.finished()).transcript, /qwen3\.6-27b\s+stopped \(terminated\)/)
   })
 })

@@ -6,10 +6,8 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
-import type { Terminal } from "../support/Terminal.js"
+import { assert, describe, it } from "@effect/vitest"
 import {
-  buildOnce,
   clockLine,
   clockSeconds,
   count,
@@ -18,16 +16,10 @@ import {
   mlops,
   readyFlags,
   storyFlags,
-  terminal
+  terminals
 } from "./support.js"
 
-let t: Terminal | undefined
-const use = (env?: Record<string, string>) => {
-  t = terminal(env)
-  return t
-}
-afterEach(() => t?.close())
-beforeAll(buildOnce, 180_000)
+const use = terminals()
 
 describe("launch in a terminal", () => {
   it("while loading: one live block under the permanent lines, its clock running", async () => {

@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { afterEach, beforeAll } from "@effect/vitest"
 import { mlopsBin, open, type Terminal } from "../support/Terminal.js"
 
 export const repoRoot = path.resolve(path.dirname(mlopsBin), "..", "..", "..")
@@ -18,7 +19,7 @@ export const storyFlags =
   "--model-path /root/models/Qwen3.6-27B --speculative-algorithm NEXTN --speculative-num-draft-tokens 1 --tp 2"
 
 /** Build the bundle once, so a terminal test does not time a rebuild. */
-export const buildOnce = () => {
+const buildOnce = () => {
   const ran = spawnSync(mlopsBin, ["hosts"], { encoding: "utf8", timeout: 120_000, env: isolatedEnv() })
   if (ran.status !== 0) throw new Error(`bin/mlops hosts failed: ${ran.stderr}`)
 }
@@ -36,6 +37,21 @@ export const isolatedEnv = (): Record<string, string> => {
 /** A 160×50 terminal in the repository root with a fresh sim; colour on unless `env` says otherwise. */
 export const terminal = (env: Readonly<Record<string, string>> = {}): Terminal =>
   open({ NO_COLOR: "", ...isolatedEnv(), ...env })
+
+/**
+ * For a test file: build the bundle before its tests, and close each test's terminal after
+ * it (also when it failed). Returns how a test opens its terminal.
+ */
+export const terminals = () => {
+  let current: Terminal | undefined
+  beforeAll(buildOnce, 180_000)
+  afterEach(() => current?.close())
+  return (env?: Readonly<Record<string, string>>): Terminal => {
+    current?.close()
+    current = terminal(env)
+    return current
+  }
+}
 
 /** `npm run mlops -- <args>`, typed into the terminal (from the repository root). */
 export const mlops = (t: Terminal, args: string) => t.run(`cd ${repoRoot} && npm run mlops -- ${args}`)
