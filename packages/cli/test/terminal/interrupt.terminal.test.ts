@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import {
   clockLine,
   count,
+  fast,
   lastOutputLine,
   lineIndex,
   linesOf,
@@ -40,11 +41,12 @@ describe("Ctrl-C in a terminal", () => {
     assert.strictEqual(stop, "  stop it:   mlops stop --host sim --name qwen3.6-27b")
 
     await term.clear()
-    mlops(term, "status --host sim")
+    term.run("mlops status --host sim")
     const status = await term.finished()
     assert.match(status.transcript, /qwen3\.6-27b\s+running\s+kv-cache/)
     await term.clear()
-    mlops(term, stop.replace(/^ {2}stop it: +mlops /, ""))
+    // pasted as printed
+    term.run(stop.replace(/^ {2}stop it: +/, ""))
     const stopped = await term.finished()
     assert.strictEqual(stopped.code, 0, stopped.transcript)
     assert.match(lastOutputLine(stopped.transcript), /qwen3\.6-27b stopped on sim .*no GPU memory held/)
@@ -60,14 +62,14 @@ describe("Ctrl-C in a terminal", () => {
     assert.strictEqual(count(transcript, clockLine), 0, "no clock left")
     assert.match(lastOutputLine(transcript), /^interrupted: qwen3\.6-27b \(pid \d+\) was stopped on sim$/)
     await term.clear()
-    mlops(term, "status --host sim")
+    term.run("mlops status --host sim")
     const status = await term.finished()
     assert.match(status.transcript, /qwen3\.6-27b\s+stopped/)
   })
 
   it("--tunnel: the result last, no clock after ready, a curl through the tunnel, Ctrl-C closes it", async () => {
     const term = use({ NO_COLOR: "1" })
-    mlops(term, `launch --host sim --tunnel -- ${readyFlags}`)
+    mlops(term, `launch --host sim --tunnel ${fast} -- ${readyFlags}`)
     const ready = await term.waitFor("the tunnel line", (s) =>
       /tunnel open: http:\/\/127\.0\.0\.1:\d+/.test(s)
     )
@@ -131,7 +133,7 @@ describe("Ctrl-C in a terminal", () => {
 
   it("--tunnel --stop-on-interrupt: Ctrl-C after ready closes the tunnel and stops the server, confirmed", async () => {
     const term = use()
-    mlops(term, `launch --host sim --tunnel --stop-on-interrupt -- ${readyFlags}`)
+    mlops(term, `launch --host sim --tunnel --stop-on-interrupt ${fast} -- ${readyFlags}`)
     await term.waitFor("the tunnel line", (s) => /tunnel open: http/.test(s))
     term.keys("C-c")
     const { code, transcript } = await term.finished()
@@ -141,7 +143,7 @@ describe("Ctrl-C in a terminal", () => {
       /^tunnel closed: qwen3\.6-27b \(pid \d+\) was stopped on sim \(terminated\); no GPU memory held$/
     )
     await term.clear()
-    mlops(term, "status --host sim")
+    term.run("mlops status --host sim")
     assert.match((await term.finished()).transcript, /qwen3\.6-27b\s+stopped \(terminated\)/)
   })
 })

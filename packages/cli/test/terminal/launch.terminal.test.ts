@@ -11,6 +11,7 @@ import {
   clockLine,
   clockSeconds,
   count,
+  fast,
   lastOutputLine,
   lineIndex,
   mlops,
@@ -87,13 +88,13 @@ describe("launch in a terminal", () => {
 
   it("colour on a terminal; none with NO_COLOR=1 or when piped", async () => {
     const coloured = use()
-    mlops(coloured, `launch --host sim -- ${readyFlags}`)
+    mlops(coloured, `launch --host sim ${fast} -- ${readyFlags}`)
     await coloured.finished()
     assert.include(coloured.screenWithEscapes(), "\x1b[")
     coloured.close()
 
     const plain = use({ NO_COLOR: "1" })
-    mlops(plain, `launch --host sim -- ${readyFlags}`)
+    mlops(plain, `launch --host sim ${fast} -- ${readyFlags}`)
     const { code } = await plain.finished()
     assert.strictEqual(code, 0)
     assert.notInclude(plain.screenWithEscapes(), "\x1b[", plain.screenWithEscapes())
@@ -101,7 +102,7 @@ describe("launch in a terminal", () => {
 
     const piped = use()
     const saved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mlops-term-piped-")), "out.txt")
-    mlops(piped, `launch --host sim -- ${readyFlags} 2>&1 | tee ${saved}`)
+    mlops(piped, `launch --host sim ${fast} -- ${readyFlags} 2>&1 | tee ${saved}`)
     const ran = await piped.finished()
     const text = fs.readFileSync(saved, "utf8")
     assert.notInclude(text, "\x1b", text)

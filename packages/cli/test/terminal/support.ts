@@ -14,6 +14,8 @@ export const repoRoot = path.resolve(path.dirname(mlopsBin), "..", "..", "..")
 
 /** The launch from the quickstart that reaches ready (two GPUs, no speculative decoding). */
 export const readyFlags = "--model-path /root/models/Qwen3.6-27B --tp 2"
+/** The sim's clock 5× faster than its default (a launch in under a second) where loading time does not matter. */
+export const fast = "--env MLOPS_SIM_TIME_SCALE=0.01"
 /** The incident's command: SGLang refuses it (offline: both problems; at runtime: the first). */
 export const storyFlags =
   "--model-path /root/models/Qwen3.6-27B --speculative-algorithm NEXTN --speculative-num-draft-tokens 1 --tp 2"
@@ -34,9 +36,17 @@ export const isolatedEnv = (): Record<string, string> => {
   return { MLOPS_HOME: home, MLOPS_SSH_CONFIG: sshConfig }
 }
 
-/** A 160×50 terminal in the repository root with a fresh sim; colour on unless `env` says otherwise. */
+/**
+ * A 160×50 terminal with a fresh sim, colour on unless `env` says otherwise, and `mlops` on
+ * PATH (the README's "link it onto your PATH"), so a command mlops prints is pasted as is.
+ */
 export const terminal = (env: Readonly<Record<string, string>> = {}): Terminal =>
-  open({ NO_COLOR: "", ...isolatedEnv(), ...env })
+  open({
+    NO_COLOR: "",
+    ...isolatedEnv(),
+    ...env,
+    PATH: `${path.dirname(mlopsBin)}:${process.env.PATH ?? ""}`
+  })
 
 /**
  * For a test file: build the bundle before its tests, and close each test's terminal after
