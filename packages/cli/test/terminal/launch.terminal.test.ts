@@ -79,6 +79,11 @@ describe("launch in a terminal", () => {
     assert.strictEqual(count(transcript, clockLine), 0, transcript)
     assert.strictEqual(count(transcript, /^ {4}… /), 0, "no phase left running")
     assert.strictEqual(count(transcript, /mamba scheduler strategy does not allow/), 1, transcript)
+    assert.strictEqual(
+      count(transcript, /fix: use --mamba-scheduler-strategy extra_buffer/i),
+      1,
+      "the fix once"
+    )
     assert.isBelow(
       lineIndex(transcript, /✗ starting\s/),
       lineIndex(transcript, /^✗ .*MissingSchedulerStrategy/)
