@@ -22,7 +22,7 @@ describe("the sim's Python layout", () => {
         const env = yield* Probes.python(conn, Simulator.python, "sglang")
         const minor = /^3\.(\d+)/.exec(env.version)![1]
         const expected = `${Simulator.python}/lib/python3.${minor}/site-packages`
-      assert.strictEqual(env.packageLocation, `${expected}/sglang`)
+        assert.strictEqual(env.packageLocation, `${expected}/sglang`)
         // a ServerArgs ValueError (launcher traceback) after the entrypoint warning
         const refused = yield* conn.exec(
           RemoteCommand.make([python, "-m", "sglang.launch_server", ...storyArgv])
