@@ -51,7 +51,11 @@ export interface Terminal {
 
 let opened = 0
 
-export const open = (env: Readonly<Record<string, string>>): Terminal => {
+/** Open a terminal whose shell has `env`; `cleanup` paths are removed on close. */
+export const open = (
+  env: Readonly<Record<string, string>>,
+  cleanup: ReadonlyArray<string> = []
+): Terminal => {
   const socket = `mlops-term-${process.pid}-${++opened}`
   const tmux = (...args: ReadonlyArray<string>) =>
     execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], {
@@ -75,6 +79,8 @@ export const open = (env: Readonly<Record<string, string>>): Terminal => {
     `bash --noprofile --rcfile ${rc}`
   )
   tmux("set-option", "-g", "history-limit", "10000")
+  // kill-server leaves the socket file behind: remove it on close
+  const socketPath = tmux("display-message", "-p", "-t", "t", "#{socket_path}").trim()
   const screenOf = (...flags: ReadonlyArray<string>) =>
     tmux("capture-pane", "-p", ...flags, "-t", "t").replace(/\s+$/, "")
   const screen = () => screenOf()
@@ -118,7 +124,8 @@ export const open = (env: Readonly<Record<string, string>>): Terminal => {
       } catch {
         // already gone
       }
-      fs.rmSync(path.dirname(rc), { recursive: true, force: true })
+      for (const dir of [path.dirname(rc), ...cleanup]) fs.rmSync(dir, { recursive: true, force: true })
+      if (socketPath !== "") fs.rmSync(socketPath, { force: true })
     }
   }
 }

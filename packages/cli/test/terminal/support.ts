@@ -22,7 +22,9 @@ export const storyFlags =
 
 /** Build the bundle once, so a terminal test does not time a rebuild. */
 const buildOnce = () => {
-  const ran = spawnSync(mlopsBin, ["hosts"], { encoding: "utf8", timeout: 120_000, env: isolatedEnv() })
+  const env = { ...process.env, ...isolatedEnv() }
+  const ran = spawnSync(mlopsBin, ["hosts"], { encoding: "utf8", timeout: 120_000, env })
+  fs.rmSync(env.MLOPS_HOME, { recursive: true, force: true })
   if (ran.status !== 0) throw new Error(`bin/mlops hosts failed: ${ran.stderr}`)
 }
 
@@ -40,13 +42,13 @@ export const isolatedEnv = (): Record<string, string> => {
  * A 160×50 terminal with a fresh sim, colour on unless `env` says otherwise, and `mlops` on
  * PATH (the README's "link it onto your PATH"), so a command mlops prints is pasted as is.
  */
-export const terminal = (env: Readonly<Record<string, string>> = {}): Terminal =>
-  open({
-    NO_COLOR: "",
-    ...isolatedEnv(),
-    ...env,
-    PATH: `${path.dirname(mlopsBin)}:${process.env.PATH ?? ""}`
-  })
+export const terminal = (env: Readonly<Record<string, string>> = {}): Terminal => {
+  const isolated = isolatedEnv()
+  return open(
+    { NO_COLOR: "", ...isolated, ...env, PATH: `${path.dirname(mlopsBin)}:${process.env.PATH ?? ""}` },
+    [isolated.MLOPS_HOME!]
+  )
+}
 
 /**
  * For a test file: build the bundle before its tests, and close each test's terminal after
