@@ -22,16 +22,20 @@ export const storyFlags =
 
 /** Build the bundle once, so a terminal test does not time a rebuild. */
 const buildOnce = () => {
-  const env = { ...process.env, ...isolatedEnv() }
-  const ran = spawnSync(mlopsBin, ["hosts"], { encoding: "utf8", timeout: 120_000, env })
-  fs.rmSync(env.MLOPS_HOME, { recursive: true, force: true })
+  const isolated = isolatedEnv()
+  const ran = spawnSync(mlopsBin, ["hosts"], {
+    encoding: "utf8",
+    timeout: 120_000,
+    env: { ...process.env, ...isolated }
+  })
+  fs.rmSync(isolated.MLOPS_HOME, { recursive: true, force: true })
   if (ran.status !== 0) throw new Error(`bin/mlops hosts failed: ${ran.stderr}`)
 }
 
 let homes = 0
 
 /** A throwaway MLOPS_HOME and an empty ssh_config: a fresh sim, none of the user's hosts. */
-export const isolatedEnv = (): Record<string, string> => {
+export const isolatedEnv = (): { readonly MLOPS_HOME: string; readonly MLOPS_SSH_CONFIG: string } => {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), `mlops-term-${++homes}-`))
   const sshConfig = path.join(home, "ssh_config")
   fs.writeFileSync(sshConfig, "")
@@ -46,7 +50,7 @@ export const terminal = (env: Readonly<Record<string, string>> = {}): Terminal =
   const isolated = isolatedEnv()
   return open(
     { NO_COLOR: "", ...isolated, ...env, PATH: `${path.dirname(mlopsBin)}:${process.env.PATH ?? ""}` },
-    [isolated.MLOPS_HOME!]
+    [isolated.MLOPS_HOME]
   )
 }
 
