@@ -19,6 +19,7 @@ import { flags } from "./commands/flags.js"
 import { hosts } from "./commands/hosts.js"
 import { launch } from "./commands/launch.js"
 import { logs } from "./commands/logs.js"
+import { rm } from "./commands/rm.js"
 import { CommandExit, MlopsWords, SglangFlags } from "./commands/shared.js"
 import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
@@ -32,7 +33,7 @@ export const version = "0.1.0"
 /** The root command with every subcommand. @category commands */
 export const command = Command.make("mlops").pipe(
   Command.withDescription("Run SGLang servers on your own GPU hosts over SSH"),
-  Command.withSubcommands([launch, check, flags, diagnose, status, logs, stop, hosts])
+  Command.withSubcommands([launch, check, flags, diagnose, status, logs, stop, rm, hosts])
 )
 
 /** `[...mlops words, "--", ...sglang words]` split at the first `--` (after the program name). @category running */

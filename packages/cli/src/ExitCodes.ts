@@ -94,6 +94,7 @@ const byTag: Record<string, ExitCode> = {
   // another start of the same deployment holds its lock, or an earlier one still runs
   SpawnLocked: ExitCode.DeploymentExists,
   AlreadyRunning: ExitCode.DeploymentExists,
+  DeploymentRunning: ExitCode.DeploymentExists,
   // time
   StartupStalled: ExitCode.Timeout,
   LaunchTimedOut: ExitCode.Timeout,

@@ -15,6 +15,7 @@ import { Effect, Either, Schema } from "effect"
 import type { Engine, Flags, Resolution } from "./Engine.js"
 import { ModelNotFound } from "./Failures.js"
 import * as GpuHolders from "./internal/launch/gpuHolders.js"
+import * as OwnDeployment from "./internal/launch/ownDeployment.js"
 import {
   type GpuHolder,
   HostNotReady,
@@ -167,13 +168,19 @@ export const run = Effect.fn("Launch.preflight")(function* (
     }
   }
   if (holder !== undefined) {
+    const ours = holder.pid === undefined ? undefined : yield* OwnDeployment.deploymentOf(conn, holder.pid)
+    const another = `pass another --port (e.g. --port ${o.port + 1})`
     portProblems.push(
       new PortUnavailable({
         host,
         port: o.port,
         ...(holder.pid === undefined ? {} : { pid: holder.pid }),
         ...(holder.command === undefined ? {} : { command: holder.command }),
-        fix: `stop that process or pass another --port (e.g. --port ${o.port + 1})`
+        ...(ours === undefined ? {} : { deployment: ours }),
+        fix:
+          ours === undefined
+            ? `stop that process or ${another}`
+            : `stop ${ours} (mlops stop --host ${host} --name ${ours}) or ${another}`
       })
     )
   }

@@ -90,7 +90,13 @@ export const makeHostSpec = (
       },
       ...installed.map((i) => i.engine.sim.files(i.version))
     ),
-    programs: [...installed.flatMap((i) => i.engine.sim.programs), SimGpus.nvidiaSmi, FakeHost.ss, Tools.ls]
+    programs: [
+      ...installed.flatMap((i) => i.engine.sim.programs),
+      SimGpus.nvidiaSmi,
+      FakeHost.ss,
+      Tools.ls,
+      Tools.rm
+    ]
   }
 }
 

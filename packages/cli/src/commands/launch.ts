@@ -10,7 +10,8 @@ import { Command, Options } from "@effect/cli"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import * as Launch from "@mlops/serve/Launch"
-import { Clock, Console, Effect, Fiber, Option, Ref, Stream } from "effect"
+import * as Stop from "@mlops/serve/Stop"
+import { Cause, Clock, Console, Effect, Fiber, Option, Ref, Stream } from "effect"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
 import {
@@ -126,6 +127,12 @@ export const toRequest = (parsed: Parsed, env: Record<string, string>): Launch.L
   tunnel: parsed.tunnel
 })
 
+/** Live mode writes to the terminal as is: its text carries the cursor moves and newlines. */
+const write = (text: string) =>
+  Effect.sync(() => {
+    if (text !== "") process.stdout.write(text)
+  })
+
 const printEvents = <R>(
   style: Style,
   asJson: boolean,
@@ -146,11 +153,21 @@ const printEvents = <R>(
         const now = yield* Clock.currentTimeMillis
         const next = Progress.live(style, yield* Ref.get(state), event, now, context)
         yield* Ref.set(state, next.state)
-        if (next.text !== "") yield* Console.log(next.text)
+        yield* write(next.text)
+      })
+    // a failure or Ctrl-C leaves the phases reached on screen, without the running clock
+    const freeze = (ending: "failed" | "interrupted") =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const next = Progress.freeze(style, yield* Ref.get(state), now, ending)
+        yield* Ref.set(state, next.state)
+        yield* write(next.text)
       })
     // a tick redraws the running clock; it ends with the events
     const ticks = Stream.tick("1 second").pipe(Stream.map(() => undefined))
-    yield* Stream.runForEach(Stream.merge(events, ticks, { haltStrategy: "left" }), draw)
+    yield* Stream.runForEach(Stream.merge(events, ticks, { haltStrategy: "left" }), draw).pipe(
+      Effect.onError((cause) => freeze(Cause.isInterruptedOnly(cause) ? "interrupted" : "failed"))
+    )
   })
 }
 
@@ -158,19 +175,35 @@ const printEvents = <R>(
 const interrupted = (
   parsed: Parsed,
   name: string | undefined,
-  spawned: { readonly pid: number; readonly pgid: number } | undefined
+  spawned: { readonly pid: number; readonly pgid: number } | undefined,
+  ready: boolean
 ) =>
   Effect.gen(function* () {
+    // the terminal echoed `^C` where the cursor was: say it on a clean line
+    if (process.stderr.isTTY === true) process.stderr.write("\r\x1b[2K")
     const hostName = parsed.host
     if (spawned === undefined || name === undefined) {
       return yield* Console.error(`interrupted before a server was started: nothing runs on ${hostName}`)
     }
     const follow = `mlops logs --host ${hostName} --name ${name} -f`
     const stop = `mlops stop --host ${hostName} --name ${name}`
-    if (!parsed.stopOnInterrupt) {
+    if (ready && parsed.stopOnInterrupt) {
+      // the launch itself is over (only the tunnel was open): stop it as `mlops stop` does
+      const stopped = yield* Stop.stop(hostName, name).pipe(Effect.timeout("60 seconds"), Effect.option)
+      return yield* Console.error(
+        Option.isSome(stopped)
+          ? `tunnel closed: ${name} (pid ${spawned.pid}) was stopped on ${hostName} (${stopped.value.outcome}); no GPU memory held`
+          : [
+              `tunnel closed: could not confirm that ${name} (pid ${spawned.pid}) stopped on ${hostName}`,
+              `  check: mlops status --host ${hostName}`,
+              `  stop it: ${stop}`
+            ].join("\n")
+      )
+    }
+    if (!parsed.stopOnInterrupt || ready) {
       return yield* Console.error(
         [
-          `interrupted: ${name} (pid ${spawned.pid}) keeps running on ${hostName}`,
+          `${ready ? "tunnel closed" : "interrupted"}: ${name} (pid ${spawned.pid}) keeps running on ${hostName}`,
           `  follow it: ${follow}`,
           `  stop it:   ${stop}`
         ].join("\n")
@@ -199,11 +232,12 @@ export const launch = Command.make("launch", options, (options) =>
     const parsed = { ...options, flags: yield* SglangFlags }
     const style = yield* TerminalStyle
     const words = yield* MlopsWords
-    const context = { host: parsed.host, argv: parsed.flags, prefix: words }
+    const context = { host: parsed.host, argv: parsed.flags, prefix: words, tunnel: parsed.tunnel }
     // what the launch reached, for the Ctrl-C message
     const reached = yield* Ref.make<{
       readonly name?: string
       readonly spawned?: { readonly pid: number; readonly pgid: number }
+      readonly ready?: boolean
     }>({})
     const track = (event: Launch.LaunchProgress) =>
       Ref.update(reached, (r) =>
@@ -211,7 +245,13 @@ export const launch = Command.make("launch", options, (options) =>
           ? { ...r, name: event.name }
           : event._tag === "Spawned"
             ? { ...r, spawned: { pid: event.pid, pgid: event.pgid } }
-            : r
+            : event._tag === "Launched"
+              ? {
+                  ...r,
+                  spawned: r.spawned ?? { pid: event.deployment.pid, pgid: event.deployment.pgid },
+                  ready: true
+                }
+              : r
       )
     yield* handle(
       parsed.json,
@@ -229,20 +269,14 @@ export const launch = Command.make("launch", options, (options) =>
           return yield* new UsageError({ message: "give --remote-check or --no-remote-check, not both" })
         }
         const request = toRequest(parsed, env)
-        if (parsed.tunnel && !parsed.json) {
-          yield* Console.log("the tunnel stays open until Ctrl-C")
-        }
         yield* printEvents(style, parsed.json, context, Launch.launch(request).pipe(Stream.tap(track)))
       })
     ).pipe(
       Effect.onInterrupt(() =>
         // a fresh interruptible fiber: inside the (uninterruptible) handler a timeout could not fire
-        Effect.flatMap(Ref.get(reached), (r) => interrupted(parsed, r.name, r.spawned)).pipe(
-          Effect.interruptible,
-          Effect.forkDaemon,
-          Effect.flatMap(Fiber.join),
-          Effect.ignore
-        )
+        Effect.flatMap(Ref.get(reached), (r) =>
+          interrupted(parsed, r.name, r.spawned, r.ready === true)
+        ).pipe(Effect.interruptible, Effect.forkDaemon, Effect.flatMap(Fiber.join), Effect.ignore)
       )
     )
   })

@@ -119,7 +119,12 @@ export const view = (failure: unknown, context: FailureContext = {}): FailureVie
 /** The human rendering (several lines). */
 export const human = (style: Style, failure: unknown, context: FailureContext = {}): string => {
   const v = view(failure, context)
-  const lines = [`${red(style, "✗")} ${bold(style, v.headline)} ${dim(style, `[${v.tag}]`)}`]
+  const fixLine = v.fix !== undefined && v.details.length === 0
+  // the message ends with its fix (for logs and JSON); here the fix has its own line
+  const said = fixLine ? ` Fix: ${v.fix}` : undefined
+  const headline =
+    said !== undefined && v.headline.endsWith(said) ? v.headline.slice(0, -said.length) : v.headline
+  const lines = [`${red(style, "✗")} ${bold(style, headline)} ${dim(style, `[${v.tag}]`)}`]
   for (const detail of v.details) lines.push(...detail.split("\n").map((l) => `  ${l}`))
   if (v.evidence.length > 0) {
     lines.push("  evidence:")
@@ -129,7 +134,7 @@ export const human = (style: Style, failure: unknown, context: FailureContext = 
       )
     }
   }
-  if (v.fix && v.details.length === 0) lines.push(`  fix: ${v.fix}`)
+  if (fixLine) lines.push(`  fix: ${v.fix}`)
   if (v.fixedCommand) lines.push("", "  fixed command:", `    ${bold(style, v.fixedCommand)}`)
   return lines.join("\n")
 }

@@ -12,7 +12,10 @@ import { bold, cyan, dim, duration, green, red, rewind, type Style, yellow } fro
 type Progress = Launch.LaunchProgress
 
 /** The command line being run (for the commands a launch prints: relaunch, logs, stop). */
-export type Context = FailureContext
+export type Context = FailureContext & {
+  /** `--tunnel`: the result says the tunnel stays open until Ctrl-C. */
+  readonly tunnel?: boolean | undefined
+}
 
 const pythonLine = (style: Style, p: Launch.PythonFacts, elapsedMs: number): ReadonlyArray<string> => {
   const from = p.versionSource === "version.py" ? ", a source checkout: version from version.py" : ""
@@ -34,16 +37,22 @@ interface PhaseRow {
 export interface ViewState {
   readonly startMs: number
   readonly phases: ReadonlyArray<PhaseRow>
+  /** What the server said about itself while loading (capacity, listening, health checks): under the phases. */
+  readonly notes: ReadonlyArray<string>
   readonly status: string
-  /** Lines the block occupies on screen (for rewinding). */
+  /** Screen rows the block occupies (for rewinding). */
   readonly blockLines: number
+  /** The block is final (ready, failed, interrupted): nothing redraws it any more. */
+  readonly done: boolean
 }
 
 export const initial = (startMs: number): ViewState => ({
   startMs,
   phases: [],
+  notes: [],
   status: "connecting",
-  blockLines: 0
+  blockLines: 0,
+  done: false
 })
 
 /** Plain mode: the permanent lines plus one line per phase reached. */
@@ -129,6 +138,8 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         `    ${event.status === 200 ? green(style, "✓") : red(style, "✗")} ${event.endpoint} ${event.status}`
       ]
     case "AttemptFailed": {
+      // the last attempt's failure is the command's error, printed once after the launch
+      if (event.nextArgv === undefined) return []
       const failure = event.failure as { readonly _tag: string; readonly message: string }
       return [
         `${red(style, "✗")} attempt ${event.attempt} failed: ${failure.message} ${dim(style, `[${failure._tag}]`)}`,
@@ -159,7 +170,12 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         ...facts,
         ...relaunch,
         `    logs: mlops logs --host ${d.host} --name ${d.name} -f`,
-        `    stop: mlops stop --host ${d.host} --name ${d.name}`
+        `    stop: mlops stop --host ${d.host} --name ${d.name}`,
+        ...(context.tunnel === true
+          ? [
+              `${cyan(style, "⇄")} tunnel open: ${d.url} → ${d.host} port ${d.port}; Ctrl-C closes it (the server keeps running)`
+            ]
+          : [])
       ]
     }
     default:
@@ -170,13 +186,18 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
 /** The mlops words without `--auto-fix` (the relaunch command carries the fixes already). */
 const withoutAutoFix = (prefix: ReadonlyArray<string>) => prefix.filter((word) => word !== "--auto-fix")
 
+/** Lines a server event adds under the phases of the live block (plain mode prints them as they come). */
+const isNote = (event: Progress): boolean =>
+  event._tag === "HealthChecked" ||
+  (event._tag === "Log" && (event.event._tag === "Capacity" || event.event._tag === "Listening"))
+
 /** Phase/status changes an event makes to the live block. */
 export const update = (state: ViewState, event: Progress, nowMs: number): ViewState => {
   switch (event._tag) {
     case "Preflight":
       return { ...state, status: "checking flags" }
     case "Spawned":
-      return { ...state, phases: [], status: "starting" }
+      return { ...state, phases: [], notes: [], status: "starting" }
     case "Log":
       if (event.event._tag === "PhaseStarted") {
         return {
@@ -195,18 +216,47 @@ export const update = (state: ViewState, event: Progress, nowMs: number): ViewSt
   }
 }
 
-/** The live block: one line per phase reached, the current one with a running clock. */
-export const block = (style: Style, state: ViewState, nowMs: number): ReadonlyArray<string> => {
-  const rows = state.phases.map((row, i) => {
+/** How a phase row is marked: done, running, or where the launch ended. */
+type Ending = "running" | "failed" | "interrupted"
+
+const phaseRows = (style: Style, state: ViewState, nowMs: number, ending: Ending): Array<string> =>
+  state.phases.map((row, i) => {
     const next = state.phases[i + 1]
     const done = next !== undefined || row.phase === "ready" || state.status === "ready"
     const took = (next?.startedMs ?? nowMs) - row.startedMs
-    return `    ${done ? green(style, "✓") : cyan(style, "…")} ${row.phase.padEnd(18)} ${dim(style, duration(took))}`
+    const mark = done
+      ? green(style, "✓")
+      : ending === "failed"
+        ? red(style, "✗")
+        : ending === "interrupted"
+          ? yellow(style, "■")
+          : cyan(style, "…")
+    return `    ${mark} ${row.phase.padEnd(18)} ${dim(style, duration(took))}`
   })
-  return [...rows, `  ${dim(style, `${state.status} · ${duration(nowMs - state.startMs)} elapsed`)}`]
-}
 
-/** Text to print for an event in live mode: rewind the old block, permanent lines, new block. */
+/** The live block: one line per phase reached (the current one with a running clock), the notes, the status. */
+export const block = (style: Style, state: ViewState, nowMs: number): ReadonlyArray<string> => [
+  ...phaseRows(style, state, nowMs, "running"),
+  ...state.notes,
+  `  ${dim(style, `${state.status} · ${duration(nowMs - state.startMs)} elapsed`)}`
+]
+
+const sgrPattern = /\x1b\[[0-9;]*m/g
+
+/** Screen rows `lines` take on a terminal `columns` wide (a long line wraps). */
+export const screenRows = (lines: ReadonlyArray<string>, columns: number | undefined): number =>
+  lines.reduce((rows, line) => {
+    const width = [...line.replace(sgrPattern, "")].length
+    return rows + (columns === undefined || columns <= 0 ? 1 : Math.max(1, Math.ceil(width / columns)))
+  }, 0)
+
+const text = (rewindRows: number, lines: ReadonlyArray<string>) =>
+  rewind(rewindRows) + lines.map((line) => `${line}\n`).join("")
+
+/**
+ * Text to print for an event in live mode (each line ends with a newline): rewind the old
+ * block, the permanent lines, the new block. Once the block is final, only permanent lines.
+ */
 export const live = (
   style: Style,
   state: ViewState,
@@ -214,17 +264,47 @@ export const live = (
   nowMs: number,
   context: Context = {}
 ): { readonly text: string; readonly state: ViewState } => {
-  const permanent = event === undefined ? [] : lines(style, event, context)
-  const next = event === undefined ? state : update(state, event, nowMs)
+  if (state.done) {
+    return { text: event === undefined ? "" : text(0, lines(style, event, context)), state }
+  }
+  const note = event !== undefined && isNote(event)
+  const permanent = event === undefined || note ? [] : lines(style, event, context)
+  const updated = event === undefined ? state : update(state, event, nowMs)
+  const next = note ? { ...updated, notes: [...updated.notes, ...lines(style, event, context)] } : updated
   if (event?._tag === "Launched") {
-    // the final phase list stays on screen (without the clock line), then the summary
-    const phases = block(style, next, nowMs).slice(0, -1)
+    // the final phase list and the notes stay on screen (without the clock line), then the result
+    const final = [...phaseRows(style, next, nowMs, "running"), ...next.notes, ...permanent]
+    return { text: text(state.blockLines, final), state: { ...next, blockLines: 0, done: true } }
+  }
+  if (event?._tag === "AttemptFailed" && event.nextArgv !== undefined) {
+    // this attempt's phases stay above the relaunch
+    const frozen = [...phaseRows(style, state, nowMs, "failed"), ...state.notes]
+    const newBlock = block(style, { ...next, phases: [], notes: [] }, nowMs)
     return {
-      text: rewind(state.blockLines) + [...phases, ...permanent].join("\n"),
-      state: { ...next, blockLines: 0 }
+      text: text(state.blockLines, [...frozen, ...permanent, ...newBlock]),
+      state: { ...next, phases: [], notes: [], blockLines: screenRows(newBlock, style.columns) }
     }
   }
   const newBlock = block(style, next, nowMs)
-  const text = rewind(state.blockLines) + [...permanent, ...newBlock].join("\n")
-  return { text, state: { ...next, blockLines: newBlock.length } }
+  return {
+    text: text(state.blockLines, [...permanent, ...newBlock]),
+    state: { ...next, blockLines: screenRows(newBlock, style.columns) }
+  }
 }
+
+/**
+ * The block's last drawing when the launch ends without a result (a failure, Ctrl-C): the
+ * phases reached, the one it ended in marked, no clock; the error or interrupt message follows.
+ */
+export const freeze = (
+  style: Style,
+  state: ViewState,
+  nowMs: number,
+  ending: "failed" | "interrupted"
+): { readonly text: string; readonly state: ViewState } =>
+  state.done
+    ? { text: "", state }
+    : {
+        text: text(state.blockLines, [...phaseRows(style, state, nowMs, ending), ...state.notes]),
+        state: { ...state, blockLines: 0, done: true }
+      }

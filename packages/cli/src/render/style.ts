@@ -8,12 +8,14 @@ export interface Style {
   /** Rewrite the launch view in place (ANSI cursor movement). */
   readonly live: boolean
   readonly color: boolean
+  /** The terminal's width, when known: a line longer than this takes several rows to rewind. */
+  readonly columns?: number | undefined
 }
 
 const detect = (): Style => {
   const tty = process.stdout.isTTY === true
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== ""
-  return { live: tty, color: tty && !noColor }
+  return { live: tty, color: tty && !noColor, ...(tty ? { columns: process.stdout.columns } : {}) }
 }
 
 /** The terminal style; override with `Effect.provideService(TerminalStyle, { ... })`. */

@@ -29,12 +29,14 @@ export class PortUnavailable extends Schema.TaggedError<PortUnavailable>()("Port
   port: Schema.Number,
   pid: Schema.optional(Schema.Number),
   command: Schema.optional(Schema.String),
+  /** The mlops deployment holding it, when it is one of ours. */
+  deployment: Schema.optional(Schema.String),
   fix: Schema.String
 }) {
   override get message() {
     const who =
       this.pid !== undefined
-        ? `pid ${this.pid}${this.command ? ` (${this.command})` : ""}`
+        ? `pid ${this.pid}${this.command ? ` (${this.command})` : ""}${this.deployment === undefined ? "" : `, our deployment ${this.deployment}`}`
         : "another process"
     return `port ${this.port} on ${this.host} is held by ${who}; ${this.fix}`
   }

@@ -1,12 +1,14 @@
 /**
  * The HTTP endpoints of a simulated SGLang server (lifecycle.md §4): `/health` is 503 until
- * the warmup finished, then 200; `/model_info`, `/server_info`, `/v1/models`, `/generate`.
+ * the warmup finished, then 200; `/model_info`, `/server_info`, `/v1/models`, `/generate`, and
+ * the OpenAI-compatible completions (`openai.ts`).
  *
  * @internal
  */
 import type { FakeHost } from "@mlops/core/testing"
-import { Effect, Ref } from "effect"
+import { Clock, Effect, Ref } from "effect"
 import type { ServerArgs } from "../../ServerArgs.js"
+import * as OpenAi from "./openai.js"
 
 const json = (status: number, body: unknown): FakeHost.HttpResponse => ({
   status,
@@ -84,6 +86,15 @@ export const handler =
               weight_version: "default"
             }
           })
+        }
+        case "POST /v1/completions":
+        case "POST /v1/chat/completions": {
+          if (!ready) return json(503, { error: { message: "The server is not ready yet" } })
+          const nowMs = yield* Clock.currentTimeMillis
+          const answering = { model: served, nowSeconds: Math.floor(nowMs / 1000), requestId: nowMs }
+          return path === "/v1/completions"
+            ? OpenAi.completions(request.body, answering)
+            : OpenAi.chatCompletions(request.body, answering)
         }
         default:
           return json(404, { detail: "Not Found" })

@@ -26,6 +26,7 @@ import * as L from "../lifecycleLines.js"
 import { handler } from "./http.js"
 import * as Installed from "./installed.js"
 import * as Memory from "./memory.js"
+import { sglangDir } from "./paths.js"
 import * as Resume from "./resume.js"
 import * as Tracebacks from "./tracebacks.js"
 
@@ -54,10 +55,12 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
     const hangAt = ctx.env.MLOPS_SIM_HANG as Phase | undefined
     const wait = (realMs: number) => Effect.sleep(Duration.millis(Math.max(1, Math.round(realMs * scale))))
     const now = Clock.currentTimeMillis
+    // the lifecycle lines name a stock install's paths: print this host's (one Python layout)
+    const here = (text: string) => text.replaceAll(L.PKG, sglangDir)
     const log = (process: string, message: string) =>
-      Effect.flatMap(now, (t) => ctx.stdout.line(L.line(t, process, message)))
+      Effect.flatMap(now, (t) => ctx.stdout.line(here(L.line(t, process, message))))
     const raw = (lines: ReadonlyArray<string>) =>
-      Effect.forEach(lines, (l) => ctx.stderr.line(l), { discard: true })
+      Effect.forEach(lines, (l) => ctx.stderr.line(here(l)), { discard: true })
     const phase = (p: Phase) => (hangAt === p ? Effect.never : Effect.void)
 
     // restored by the persistent sim: it was ready when the last mlops run ended

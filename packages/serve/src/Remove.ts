@@ -1,0 +1,129 @@
+/**
+ * `rm`: forget deployments that have ended. Removes the deployment's directory on the host (its
+ * files and log), so `status` stops listing it. Never a running one: a live process group, or
+ * a start still holding its `spawn.lock`, is `DeploymentRunning` (stop it first). A host that
+ * cannot be reached is its connection error, never "nothing to remove".
+ *
+ * @since 0.1.0
+ */
+import type { Connection } from "@mlops/core/Connection"
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import { Effect, Schema } from "effect"
+import * as Deployment from "./Deployment.js"
+import { DeploymentNotFound } from "./Stop.js"
+
+/** The deployment still runs (or is being started): its record stays. @category errors */
+export class DeploymentRunning extends Schema.TaggedError<DeploymentRunning>()("DeploymentRunning", {
+  host: Schema.String,
+  name: Schema.String,
+  pid: Schema.optional(Schema.Number),
+  fix: Schema.String
+}) {
+  override get message() {
+    return `${this.name} on ${this.host} is ${this.pid === undefined ? "being started" : `running (pid ${this.pid})`}: its record stays; ${this.fix}`
+  }
+}
+
+/** The directory could not be removed (permissions, a busy mount). @category errors */
+export class RemoveFailed extends Schema.TaggedError<RemoveFailed>()("RemoveFailed", {
+  host: Schema.String,
+  name: Schema.String,
+  path: Schema.String,
+  stderr: Schema.String
+}) {
+  override get message() {
+    return `could not remove ${this.path} on ${this.host}: ${this.stderr.trim() || "rm failed"}`
+  }
+}
+
+/** @category models */
+export interface Removed {
+  readonly host: string
+  readonly name: string
+  readonly pid: number | undefined
+  /** How it had ended: `stopped (terminated)`, `code 1`, `never started`. */
+  readonly ended: string
+  readonly path: string
+}
+
+const endedOf = (state: Deployment.State): string =>
+  state.stopped !== undefined
+    ? `stopped (${state.stopped})`
+    : state.exit !== undefined
+      ? state.exit
+      : state.pid === undefined
+        ? "never started"
+        : "not running"
+
+const removeOne = (conn: Connection, state: Deployment.State) =>
+  Effect.gen(function* () {
+    const host = conn.host.alias
+    const stopIt = `stop it first: mlops stop --host ${host} --name ${state.name}`
+    const group = Deployment.groupOf(state)
+    if (group !== undefined && (yield* RemoteProcess.isAlive(conn, group))) {
+      return yield* new DeploymentRunning({ host, name: state.name, pid: state.pid, fix: stopIt })
+    }
+    if ((yield* conn.files.stat(`${state.runDir}/spawn.lock`)) !== undefined) {
+      return yield* new DeploymentRunning({
+        host,
+        name: state.name,
+        fix: `a launch is starting it; wait for it to end, then ${stopIt}`
+      })
+    }
+    const rm = yield* conn.exec(RemoteCommand.make(["rm", "-rf", "--", state.runDir]), {
+      timeout: "30 seconds"
+    })
+    if (rm.exitCode !== 0) {
+      return yield* new RemoveFailed({ host, name: state.name, path: state.runDir, stderr: rm.stderr })
+    }
+    const removed: Removed = {
+      host,
+      name: state.name,
+      pid: state.pid,
+      ended: endedOf(state),
+      path: state.runDir
+    }
+    return removed
+  })
+
+/**
+ * Remove the records of the named deployments (each must have ended). Stops at the first one
+ * that cannot be removed; the ones before it are gone.
+ *
+ * @category removing
+ */
+export const remove = Effect.fn("Remove.remove")(function* (host: string, names: ReadonlyArray<string>) {
+  const pool = yield* ConnectionPool
+  const conn = yield* pool.get(host)
+  const removed: Array<Removed> = []
+  for (const name of names) {
+    const state = yield* Deployment.read(conn, name)
+    if (state === undefined) {
+      return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
+    }
+    removed.push(yield* removeOne(conn, state))
+  }
+  return removed
+})
+
+/**
+ * Remove the records of every deployment on the host that has ended; running ones (and starts
+ * in progress) are left and named.
+ *
+ * @category removing
+ */
+export const removeEnded = Effect.fn("Remove.removeEnded")(function* (host: string) {
+  const pool = yield* ConnectionPool
+  const conn = yield* pool.get(host)
+  const removed: Array<Removed> = []
+  const kept: Array<DeploymentRunning> = []
+  for (const state of yield* Deployment.list(conn)) {
+    const outcome = yield* Effect.either(removeOne(conn, state))
+    if (outcome._tag === "Right") removed.push(outcome.right)
+    else if (outcome.left._tag === "DeploymentRunning") kept.push(outcome.left)
+    else return yield* outcome.left
+  }
+  return { removed, kept }
+})
