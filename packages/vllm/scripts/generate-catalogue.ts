@@ -23,7 +23,7 @@ import {
   type SnapshotDelta,
   type SnapshotInfo
 } from "../src/internal/catalogue/snapshot.js"
-import { parsePythonLiteral } from "./pythonLiteral.js"
+import { parsePythonLiteral } from "../src/internal/pythonLiteral.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const outDir = resolve(here, "../src/internal/catalogue")

@@ -1,4 +1,5 @@
 /**
+ * @internal
  * Python literal repr text (`None`, `'auto'`, `0.9`, `['*']`, `{'level': None}`) as data, for
  * the defaults in the parser dumps. Anything else (`EPLBConfig(...)`, `<OptimizationLevel.O2:
  * 2>`, a repr cut short by the dump) is reported as not a literal.
