@@ -2,6 +2,7 @@
 // vitest.config.ts feeds this list to `test.projects` instead of vitest reading it.
 export const projects = [
   "packages/core",
+  "packages/serve",
   "packages/sglang",
   "packages/vllm",
   "packages/cli",
