@@ -57,6 +57,16 @@ export interface Decoded {
   readonly warnings: ReadonlyArray<string>
 }
 
+/**
+ * A refusal of a command line that only one engine's parser has (vLLM's `--config file.yaml`
+ * that mlops cannot read, a missing positional model): a tagged error with its own message.
+ * @category models
+ */
+export interface EngineArgvRefusal {
+  readonly _tag: string
+  readonly message: string
+}
+
 /** One version's flags: which exist and how argv says them. @category models */
 export interface Flags {
   readonly version: string
@@ -69,7 +79,7 @@ export interface Flags {
   readonly warning: string | null
   /** The flag an argv word names (`--tp`, `--tp-size=2`): exact spelling or unique prefix. */
   readonly spec: (word: string) => FlagInfo | undefined
-  readonly decode: (argv: ReadonlyArray<string>) => Either.Either<Decoded, ArgvError>
+  readonly decode: (argv: ReadonlyArray<string>) => Either.Either<Decoded, ArgvError | EngineArgvRefusal>
   /** The argv that sets `fields` of `args` (default: every non-default field). */
   readonly encode: (
     args: EngineArgs,
