@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import type { Effect, Either } from "effect"
 import type { VllmArgvError } from "./ArgvErrors.js"
 import * as Catalogue from "./Catalogue.js"
 import * as decoder from "./internal/argv/decode.js"
@@ -26,6 +26,12 @@ export const decode = (
   argv: ReadonlyArray<string>,
   catalogue: Catalogue.Catalogue = Catalogue.latest
 ): Effect.Effect<Decoded, VllmArgvError> => decoder.decode(catalogue, argv)
+
+/** `decode` as a pure value (for the Engine's offline flags). @category decoding */
+export const decodeEither = (
+  argv: ReadonlyArray<string>,
+  catalogue: Catalogue.Catalogue = Catalogue.latest
+): Either.Either<Decoded, VllmArgvError> => decoder.decode(catalogue, argv)
 
 /**
  * The words of a command line for these values: the model, then each value in `values`

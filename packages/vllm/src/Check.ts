@@ -20,20 +20,6 @@ export interface Problem extends Finding {
 }
 
 /** @category models */
-export interface CheckReport {
-  readonly decoded: Argv.Decoded
-  readonly errors: ReadonlyArray<Problem>
-  readonly warnings: ReadonlyArray<Problem>
-  /**
-   * The words after `vllm serve` with every error's fix applied, which pass the checks; null
-   * when there are no errors or one has no fix (see its `otherwise`).
-   */
-  readonly fixedArgv: ReadonlyArray<string> | null
-  /** How many rules were tried (those of this release whose flags exist). */
-  readonly rulesRun: number
-}
-
-/** @category models */
 export interface CheckContext {
   readonly model: ModelTraits | undefined
   readonly gpus: GpuFacts | undefined
@@ -43,19 +29,92 @@ export interface CheckContext {
   readonly rules?: ReadonlyArray<Rule>
 }
 
-const run = (
+/** What the checks say about a set of values. @category models */
+export interface Verdict {
+  readonly errors: ReadonlyArray<Problem>
+  readonly warnings: ReadonlyArray<Problem>
+  /** Every error's fix merged (dest → value); empty when there are no errors. */
+  readonly fix: Readonly<Record<string, unknown>>
+  /** The dests given, with the fixes applied. */
+  readonly fixedValues: Readonly<Record<string, unknown>>
+  readonly fixedGiven: ReadonlyArray<string>
+  /** Whether the values with `fix` pass every check (false when an error has no fix). */
+  readonly resolves: boolean
+  /** How many rules applied (this release's, whose flags exist). */
+  readonly rulesRun: number
+}
+
+const applicable = (context: CheckContext) => {
+  const catalogue = context.catalogue ?? Catalogue.latest
+  return (context.rules ?? Rules.all).filter(
+    (rule) =>
+      inRelease(rule, catalogue.snapshot.near) && rule.needs.every((dest) => catalogue.byDest.has(dest))
+  )
+}
+
+const findings = (
   rules: ReadonlyArray<Rule>,
-  input: CheckInput,
-  catalogue: Catalogue.Catalogue
-): ReadonlyArray<Problem> =>
-  rules
-    .filter(
-      (rule) => inRelease(rule, input.release) && rule.needs.every((dest) => catalogue.byDest.has(dest))
-    )
-    .flatMap((rule) => {
-      const finding = rule.check(input)
-      return finding === undefined ? [] : [{ ...finding, ruleId: rule.id, raisedIn: rule.raisedIn }]
-    })
+  values: Readonly<Record<string, unknown>>,
+  given: ReadonlyArray<string>,
+  context: CheckContext
+): ReadonlyArray<Problem> => {
+  const input: CheckInput = {
+    values,
+    given: new Set(given),
+    model: context.model,
+    gpus: context.gpus,
+    env: context.env ?? {},
+    release: (context.catalogue ?? Catalogue.latest).snapshot.near
+  }
+  return rules.flatMap((rule) => {
+    const finding = rule.check(input)
+    return finding === undefined ? [] : [{ ...finding, ruleId: rule.id, raisedIn: rule.raisedIn }]
+  })
+}
+
+/**
+ * Check decoded values: the problems, and the fix that clears the errors (applied and checked
+ * again, up to four rounds: one fix can reveal the next problem).
+ *
+ * @category checking
+ */
+export const verdict = (decoded: Argv.Decoded, context: CheckContext): Verdict => {
+  const rules = applicable(context)
+  const first = findings(rules, decoded.values, decoded.given, context)
+  const errors = first.filter((p) => p.severity === "error")
+  const warnings = first.filter((p) => p.severity === "warning")
+  let values = decoded.values
+  let given = decoded.given
+  let fix: Record<string, unknown> = {}
+  let remaining: ReadonlyArray<Problem> = errors
+  for (let round = 0; round < 4 && remaining.length > 0; round++) {
+    if (remaining.some((e) => Object.keys(e.fix).length === 0)) break
+    const step = Object.assign({}, ...remaining.map((e) => e.fix)) as Record<string, unknown>
+    fix = { ...fix, ...step }
+    values = { ...values, ...step }
+    given = [...given, ...Object.keys(step).filter((dest) => !given.includes(dest))]
+    remaining = findings(rules, values, given, context).filter((p) => p.severity === "error")
+  }
+  return {
+    errors,
+    warnings,
+    fix,
+    fixedValues: values,
+    fixedGiven: given,
+    resolves: remaining.length === 0,
+    rulesRun: rules.length
+  }
+}
+
+/** @category models */
+export interface CheckReport extends Verdict {
+  readonly decoded: Argv.Decoded
+  /**
+   * The words after `vllm serve` with `fix` applied (the rest as typed), when there are errors
+   * and the fix clears them; null otherwise.
+   */
+  readonly fixedArgv: ReadonlyArray<string> | null
+}
 
 /**
  * Check the words after `vllm serve`. Fails only when vLLM's parser would refuse them
@@ -68,30 +127,9 @@ export const check = Effect.fn("vllm.Check.check")(function* (
   context: CheckContext
 ): Effect.fn.Return<CheckReport, VllmArgvError> {
   const catalogue = context.catalogue ?? Catalogue.latest
-  const rules = context.rules ?? Rules.all
-  const inputOf = (decoded: Argv.Decoded): CheckInput => ({
-    values: decoded.values,
-    given: new Set(decoded.given),
-    model: context.model,
-    gpus: context.gpus,
-    env: context.env ?? {},
-    release: catalogue.snapshot.near
-  })
   const decoded = yield* Argv.decode(argv, catalogue)
-  const problems = run(rules, inputOf(decoded), catalogue)
-  const errors = problems.filter((p) => p.severity === "error")
-  const warnings = problems.filter((p) => p.severity === "warning")
-  let fixedArgv: ReadonlyArray<string> | null = null
-  if (errors.length > 0 && errors.every((e) => Object.keys(e.fix).length > 0)) {
-    let words = argv
-    let remaining: ReadonlyArray<Problem> = errors
-    for (let round = 0; round < 4 && remaining.length > 0; round++) {
-      if (remaining.some((e) => Object.keys(e.fix).length === 0)) break
-      words = Argv.withValues(words, Object.assign({}, ...remaining.map((e) => e.fix)), catalogue)
-      const again = yield* Argv.decode(words, catalogue)
-      remaining = run(rules, inputOf(again), catalogue).filter((p) => p.severity === "error")
-    }
-    fixedArgv = remaining.length === 0 ? words : null
-  }
-  return { decoded, errors, warnings, fixedArgv, rulesRun: rules.length }
+  const result = verdict(decoded, context)
+  const fixedArgv =
+    result.errors.length > 0 && result.resolves ? Argv.withValues(argv, result.fix, catalogue) : null
+  return { ...result, decoded, fixedArgv }
 })

@@ -18,17 +18,29 @@ export interface VllmCase {
 }
 
 export const loadCase = (id: string): VllmCase => {
-  const meta = JSON.parse(readFileSync(join(root, "cases", `${id}.json`), "utf8")) as Omit<VllmCase, "id" | "text"> & {
+  const meta = JSON.parse(readFileSync(join(root, "cases", `${id}.json`), "utf8")) as Omit<
+    VllmCase,
+    "id" | "text"
+  > & {
     readonly engine: string
   }
-  return { id, url: meta.url, label: meta.label, keyLine: meta.keyLine, text: readFileSync(join(root, "cases", `${id}.log`), "utf8") }
+  return {
+    id,
+    url: meta.url,
+    label: meta.label,
+    keyLine: meta.keyLine,
+    text: readFileSync(join(root, "cases", `${id}.log`), "utf8")
+  }
 }
 
 const engineOf = (id: string): string =>
   (JSON.parse(readFileSync(join(root, "cases", `${id}.json`), "utf8")) as { readonly engine: string }).engine
 
 export const loadVllmCases = (part: "dev" | "heldOut"): ReadonlyArray<VllmCase> => {
-  const split = JSON.parse(readFileSync(join(root, "split.json"), "utf8")) as Record<string, ReadonlyArray<string>>
+  const split = JSON.parse(readFileSync(join(root, "split.json"), "utf8")) as Record<
+    string,
+    ReadonlyArray<string>
+  >
   return split[part]!.filter((id) => engineOf(id) === "vllm").map(loadCase)
 }
 

@@ -15,7 +15,7 @@ import {
   UnknownFlag
 } from "@mlops/serve/ArgvErrors"
 import { suggest } from "@mlops/serve/Suggest"
-import { Effect } from "effect"
+import { Either } from "effect"
 import { ConfigFileUnsupported, MissingModel, type VllmArgvError } from "../../ArgvErrors.js"
 import { type Catalogue, negationOf } from "../../Catalogue.js"
 import type { FlagRecord } from "../catalogue/snapshot.js"
@@ -30,6 +30,8 @@ export interface Decoded {
   readonly given: ReadonlyArray<string>
   /** Dotted keys given twice (vLLM warns and keeps the last). */
   readonly duplicateKeys: ReadonlyArray<string>
+  /** The model came as `--model X` (vLLM warns: positional from 0.13 on). */
+  readonly modelFlag: boolean
 }
 
 /** A word argparse takes as a value, not an option: not dashed, or a negative number. */
@@ -59,13 +61,14 @@ const checkChoice = (flag: FlagRecord, spelling: string, text: string, value: un
     ? undefined
     : new InvalidChoice({ flag: spelling, value: text, choices: flag.choices.map((c) => String(c)) })
 
-export const decode = Effect.fn("vllm.Argv.decode")(function* (
+/** Pure: the first refusal vLLM's parser would give, or the decoded words. */
+export const decode = (
   catalogue: Catalogue,
   argv: ReadonlyArray<string>
-): Effect.fn.Return<Decoded, VllmArgvError> {
+): Either.Either<Decoded, VllmArgvError> => {
   const rewritten = rewrite(argv, catalogue.bySpelling.has("-O"))
   if (rewritten.configFile !== undefined)
-    return yield* new ConfigFileUnsupported({ file: rewritten.configFile })
+    return Either.left(new ConfigFileUnsupported({ file: rewritten.configFile }))
   const values: Record<string, unknown> = Object.fromEntries(catalogue.flags.map((f) => [f.dest, f.default]))
   const given: Array<string> = []
   const unknown: Array<UnknownFlag | UnexpectedArgument | UnexpectedValue> = []
@@ -94,7 +97,7 @@ export const decode = Effect.fn("vllm.Argv.decode")(function* (
     const spelling = eq === -1 ? word : word.slice(0, eq)
     const inline = eq === -1 ? undefined : word.slice(eq + 1)
     const found = lookup(catalogue, spelling)
-    if (found instanceof AmbiguousFlag) return yield* found
+    if (found instanceof AmbiguousFlag) return Either.left(found)
     if (found instanceof UnknownFlag) {
       unknown.push(found)
       if (inline === undefined && i + 1 < words.length && isValueWord(words[i + 1]!)) i++
@@ -103,7 +106,7 @@ export const decode = Effect.fn("vllm.Argv.decode")(function* (
     const flag = found
     if (flag.arity === "switch" || flag.arity === "toggle") {
       if (inline !== undefined)
-        return yield* new UnexpectedValue({ flag: spelling, value: inline, inline: true })
+        return Either.left(new UnexpectedValue({ flag: spelling, value: inline, inline: true }))
       set(flag, flag.arity === "switch" || spelling !== negationOf(flag))
       continue
     }
@@ -117,24 +120,34 @@ export const decode = Effect.fn("vllm.Argv.decode")(function* (
         set(flag, true)
         continue
       }
-      return yield* new MissingValue({
-        flag: spelling,
-        expected: flag.arity === "many" ? "one or more values" : "a value"
-      })
+      return Either.left(
+        new MissingValue({
+          flag: spelling,
+          expected: flag.arity === "many" ? "one or more values" : "a value"
+        })
+      )
     }
     const converted: Array<unknown> = []
     for (const text of texts) {
       const c = convert(flag, text)
-      if (!c.ok) return yield* new InvalidValue({ flag: spelling, value: text, expected: c.expected })
+      if (!c.ok) return Either.left(new InvalidValue({ flag: spelling, value: text, expected: c.expected }))
       const bad = checkChoice(flag, spelling, text, c.value)
-      if (bad !== undefined) return yield* bad
+      if (bad !== undefined) return Either.left(bad)
       converted.push(c.value)
     }
     set(flag, flag.arity === "many" ? converted : converted[0])
   }
-  if (unknown.length > 0) return yield* unknown[0]!
+  if (unknown.length > 0) return Either.left(unknown[0]!)
   if (model === undefined || model === "")
-    return yield* new MissingModel({ defaultModel: String(catalogue.byDest.get("model")?.default ?? "") })
+    return Either.left(
+      new MissingModel({ defaultModel: String(catalogue.byDest.get("model")?.default ?? "") })
+    )
   values.model = model
-  return { model, values, given, duplicateKeys: rewritten.duplicateKeys }
-})
+  return Either.right({
+    model,
+    values,
+    given,
+    duplicateKeys: rewritten.duplicateKeys,
+    modelFlag: rewritten.modelFlag !== undefined
+  })
+}

@@ -16,7 +16,9 @@ import { parsePythonLiteral } from "../pythonLiteral.js"
 const count = (text: string | undefined): number => Number((text ?? "0").replaceAll(",", ""))
 
 const scalar = (v: unknown): ArgValue =>
-  v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? v : JSON.stringify(v)
+  v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+    ? v
+    : JSON.stringify(v)
 
 /** `non-default args: {'model': 'Qwen/Qwen3-8B', 'tensor_parallel_size': 2}` → values. */
 const nonDefaultArgs = (repr: string): Record<string, ArgValue> => {
@@ -68,7 +70,11 @@ class VllmLifecycle implements LifecycleReader {
     if (phase !== undefined) this.reach(sink, phase, process, n.line, no)
     if (text.startsWith("non-default args:")) {
       this.reach(sink, "args-resolved", process, n.line, no)
-      sink.emit({ _tag: "ServerArgsLine", values: nonDefaultArgs(text.slice("non-default args:".length)), line: no })
+      sink.emit({
+        _tag: "ServerArgsLine",
+        values: nonDefaultArgs(text.slice("non-default args:".length)),
+        line: no
+      })
       return true
     }
     const available = /^Available KV cache memory: ([\d.]+) GiB/.exec(text)

@@ -33,14 +33,16 @@ const kvCacheMaxLen: Signature = {
     return new F.OOM({
       ...base(s, reasonOf(s, ESTIMATED), {
         flags: { "--max-model-len": fits },
-        action: "or raise --gpu-memory-utilization, or spread the model over more GPUs (--tensor-parallel-size)"
+        action:
+          "or raise --gpu-memory-utilization, or spread the model over more GPUs (--tensor-parallel-size)"
       }),
       kind: "kv-pool"
     })
   }
 }
 
-const BUSY = /Free memory on device \(([\d.]+)\/([\d.]+) GiB\) on startup is less than desired GPU memory utilization \(([\d.]+)/
+const BUSY =
+  /Free memory on device \(([\d.]+)\/([\d.]+) GiB\) on startup is less than desired GPU memory utilization \(([\d.]+)/
 
 const gpuBusy: Signature = {
   id: "vllm-free-memory-below-utilization",
@@ -128,7 +130,8 @@ const longerThanModel: Signature = {
   }
 }
 
-const NO_BUDGET = /max_num_scheduled_tokens is set to (-?\d+), which does not allow any tokens to be scheduled/
+const NO_BUDGET =
+  /max_num_scheduled_tokens is set to (-?\d+), which does not allow any tokens to be scheduled/
 
 const noTokenBudget: Signature = {
   id: "vllm-no-token-budget",
