@@ -90,24 +90,32 @@ export class UnknownVllmVersion extends Schema.TaggedError<UnknownVllmVersion>()
 
 /**
  * The catalogue for an installed vLLM version: the newest snapshot near or below it (the oldest
- * for an older version), warning unless it is near that minor release.
+ * for an older version), warning unless it is near that minor release; undefined for a string
+ * that is not a version.
  *
  * @category catalogues
  */
-export const forVersion = (version: string): Effect.Effect<CatalogueChoice, UnknownVllmVersion> => {
+export const choose = (version: string): CatalogueChoice | undefined => {
   const wanted = minorOf(version)
-  if (wanted === undefined)
-    return Effect.fail(
-      new UnknownVllmVersion({ version, snapshots: snapshots.map((s) => `${s.name} (≈${s.near})`) })
-    )
+  if (wanted === undefined) return undefined
   const key = ([major, minor]: readonly [number, number]) => major * 1000 + minor
   const below = snapshots.filter((s) => key(minorOf(s.near)!) <= key(wanted))
   const chosen = below.at(-1) ?? snapshots[0]!
   const near = key(minorOf(chosen.near)!) === key(wanted)
-  return Effect.succeed({
+  return {
     catalogue: byName(chosen.name)!,
     warning: near
       ? null
       : `mlops ships no vLLM flags for ${version}; using ${chosen.name} (near ${chosen.near}): flags added or removed since are not known`
-  })
+  }
+}
+
+/** `choose`, failing for a string that is not a version. @category catalogues */
+export const forVersion = (version: string): Effect.Effect<CatalogueChoice, UnknownVllmVersion> => {
+  const chosen = choose(version)
+  return chosen !== undefined
+    ? Effect.succeed(chosen)
+    : Effect.fail(
+        new UnknownVllmVersion({ version, snapshots: snapshots.map((s) => `${s.name} (≈${s.near})`) })
+      )
 }

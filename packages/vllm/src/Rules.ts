@@ -1,7 +1,7 @@
 /**
  * Every pre-load check mlops knows for vLLM, in the order vLLM meets them: model config,
- * cache, parallel, scheduler, the engine-args cross-checks, features, then the KV-cache
- * estimate (which vLLM only finds after loading).
+ * cache, parallel, scheduler, the engine-args cross-checks, features, the GPU count (asserted
+ * by the executor), then the KV-cache estimate (which vLLM only finds after loading).
  *
  * @since 0.1.0
  */
@@ -25,7 +25,6 @@ export const all: ReadonlyArray<Rule> = [
   Parallel.eplbNeedsExpertParallel,
   Parallel.redundantExpertsNeedEplb,
   Parallel.multiNodeBackend,
-  Parallel.enoughGpus,
   Model.headsDivisibleByTp,
   Model.expertsForExpertParallel,
   Scheduler.batchedTokensCoverModelLen,
@@ -40,5 +39,7 @@ export const all: ReadonlyArray<Rule> = [
   Features.draftTensorParallel,
   Features.asyncSchedulingWithoutPp,
   Features.draftModelSpeculation,
+  // the executor asserts the GPU count when it starts workers, after the config checks
+  Parallel.enoughGpus,
   Memory.cacheHoldsOneSequence
 ]

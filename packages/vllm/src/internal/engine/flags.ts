@@ -1,0 +1,76 @@
+/**
+ * A shipped catalogue as the serving layer's `Flags`: spelling lookup with vLLM's rules
+ * (underscores, unique prefixes), pure decode, encode of chosen fields.
+ *
+ * @internal
+ */
+import type { Decoded, FlagInfo, Flags } from "@mlops/serve/Engine"
+import { Either } from "effect"
+import type { Catalogue, Flag } from "../../Catalogue.js"
+import * as decoder from "../argv/decode.js"
+import { wordsOf } from "../argv/encode.js"
+
+/** Dests whose values are secrets: never shown, stored or put on a command line. */
+export const secretDests: ReadonlySet<string> = new Set(["api_key", "hf_token", "ssl_keyfile"])
+
+const infoOf = (flag: Flag): FlagInfo => ({
+  flag: flag.flag,
+  field: flag.dest,
+  takesValue: flag.arity !== "switch" && flag.arity !== "toggle",
+  list: flag.arity === "many",
+  secret: secretDests.has(flag.dest)
+})
+
+/** The flag an argv word names: `--max_model_len=8`, `-tp`, a unique prefix of a long flag. */
+export const flagOfWord = (catalogue: Catalogue, word: string): Flag | undefined => {
+  const key = word.startsWith("--") ? word.split("=", 1)[0]!.split(".", 1)[0]!.replaceAll("_", "-") : word
+  const exact = catalogue.bySpelling.get(key)
+  if (exact !== undefined || !key.startsWith("--") || key.length <= 2) return exact
+  const owners = new Set([...catalogue.bySpelling].filter(([s]) => s.startsWith(key)).map(([, f]) => f))
+  return owners.size === 1 ? [...owners][0] : undefined
+}
+
+const warningsOf = (d: decoder.Decoded, catalogue: Catalogue): ReadonlyArray<string> => [
+  ...(d.duplicateKeys.length > 0 ? [`Found duplicate keys ${d.duplicateKeys.join(", ")}`] : []),
+  ...(d.modelFlag && catalogue.snapshot.near !== "0.11"
+    ? [
+        "With `vllm serve`, you should provide the model as a positional argument or in a config file instead of via the `--model` option."
+      ]
+    : [])
+]
+
+export const flagsOf = (
+  catalogue: Catalogue,
+  version: string,
+  source: Flags["source"],
+  warning: string | null
+): Flags => ({
+  version,
+  source,
+  warning,
+  spec: (word) => {
+    const flag = flagOfWord(catalogue, word)
+    return flag === undefined ? undefined : infoOf(flag)
+  },
+  decode: (argv) =>
+    Either.map(
+      decoder.decode(catalogue, argv),
+      (d): Decoded => ({
+        args: d.values,
+        explicit: new Set(["model", ...d.given]),
+        warnings: warningsOf(d, catalogue)
+      })
+    ),
+  encode: (args, fields) => {
+    const chosen =
+      fields ??
+      catalogue.flags
+        .filter((f) => JSON.stringify(args[f.dest]) !== JSON.stringify(f.default))
+        .map((f) => f.dest)
+    const words = [String(args.model ?? "")]
+    for (const flag of catalogue.flags)
+      if (flag.dest !== "model" && chosen.includes(flag.dest) && flag.dest in args)
+        words.push(...wordsOf(flag, args[flag.dest]))
+    return Either.right(words)
+  }
+})
