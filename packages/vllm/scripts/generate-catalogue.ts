@@ -2,7 +2,7 @@
  * Generate vLLM's flag catalogues from the parser dumps in the reference
  * (`shared/reference/vllm/flags/vllm-serve-flags-main-<date>-<commit>.json`, argparse actions
  * of `vllm serve`): the newest dump in full, every older one as what it drops and adds or
- * redefines relative to the newest.
+ * redefines relative to the next newer one.
  *
  * Usage (from packages/vllm): npm run generate [-- --reference <dir holding the dumps>]
  *
@@ -261,14 +261,17 @@ write(
     `export const info: SnapshotInfo = ${JSON.stringify(newest.info)}\n\n` +
     `export const flags: ReadonlyArray<FlagRecord> = ${JSON.stringify(newest.records)}\n`
 )
-const older = dumps
-  .slice(0, -1)
-  .map(({ info, records }) => ({ info, delta: deltaOf(info, newest.records, records) }))
+// each older snapshot as its difference from the next newer one (a chain, so a flag removed
+// long ago is not listed again in every older file)
+const older = dumps.slice(0, -1).map(({ info, records }, i) => ({
+  info,
+  delta: deltaOf(info, dumps[i + 1]!.records, records)
+}))
 for (const { info, delta } of older) {
   write(
     `${info.name.replaceAll("-", "_")}.ts`,
     header(
-      `vLLM serve flags at ${info.name} (commit ${info.commit}, near ${info.near}): ${newest.info.name} without ${delta.dropped.length} flags, with ${delta.put.length} added or redefined.`
+      `vLLM serve flags at ${info.name} (commit ${info.commit}, near ${info.near}): the next newer snapshot without ${delta.dropped.length} flags, with ${delta.put.length} added or redefined.`
     ) +
       `import type { SnapshotDelta } from "./snapshot.js"\n\n` +
       `export const delta: SnapshotDelta = ${JSON.stringify(delta)}\n`

@@ -1,7 +1,7 @@
 /**
  * The flags of `vllm serve` at three points of vLLM's main branch (near 0.11, 0.13 and 0.21),
  * generated from dumps of the real parser by `scripts/generate-catalogue.ts`: the newest in
- * full, the older two as their differences from it.
+ * full, each older one as its difference from the next newer one.
  *
  * @since 0.1.0
  */
@@ -57,10 +57,13 @@ const built = new Map<string, Catalogue>([[latest.snapshot.name, latest]])
 export const byName = (name: string): Catalogue | undefined => {
   const cached = built.get(name)
   if (cached !== undefined) return cached
-  const delta = deltas.find((d) => d.name === name)
-  if (delta === undefined) return undefined
+  const at = deltas.findIndex((d) => d.name === name)
+  if (at === -1) return undefined
+  const delta = deltas[at]!
+  // each delta is written against the next newer snapshot
+  const newer = at + 1 < deltas.length ? byName(deltas[at + 1]!.name)! : latest
   const { dropped: _d, put: _p, ...info } = delta
-  const catalogue = build(info, rebuild(base.flags, delta))
+  const catalogue = build(info, rebuild(newer.flags, delta))
   built.set(name, catalogue)
   return catalogue
 }

@@ -1,6 +1,6 @@
 /**
  * The generated form of a `vllm serve` parser: one snapshot in full, the others as what they
- * drop, add and redefine relative to it. Written by `scripts/generate-catalogue.ts`.
+ * drop, add and redefine relative to the next newer one. Written by `scripts/generate-catalogue.ts`.
  *
  * @internal
  */
@@ -49,14 +49,14 @@ export interface SnapshotInfo {
   readonly near: string
 }
 
-/** A snapshot relative to the full one. */
+/** A snapshot relative to the next newer one. */
 export interface SnapshotDelta extends SnapshotInfo {
   readonly dropped: ReadonlyArray<string>
   /** New or redefined flags, each placed after the flag named (null: first). */
   readonly put: ReadonlyArray<{ readonly after: string | null; readonly record: FlagRecord }>
 }
 
-/** The full snapshot's flags turned into another snapshot's (order kept as that dump has it). */
+/** A newer snapshot's flags turned into an older one's (order kept as that dump has it). */
 export const rebuild = (base: ReadonlyArray<FlagRecord>, delta: SnapshotDelta): ReadonlyArray<FlagRecord> => {
   const replaced = new Set(delta.put.map((p) => p.record.flag))
   const dropped = new Set(delta.dropped)
