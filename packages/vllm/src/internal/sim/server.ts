@@ -31,26 +31,21 @@ export const simGpus: GpuFacts = {
 
 const GiB = 1024 ** 3
 
-/** What argparse itself prints for a refusal (after `vllm serve: error: `). */
+/** What argparse itself prints after `vllm serve: error: `, by refusal; others print their message. */
+const argparseSays: {
+  readonly [K in VllmArgvError["_tag"]]?: (e: Extract<VllmArgvError, { _tag: K }>) => string
+} = {
+  UnknownFlag: (e) => `unrecognized arguments: ${e.flag}`,
+  UnexpectedArgument: (e) => `unrecognized arguments: ${e.argument}`,
+  AmbiguousFlag: (e) => `ambiguous option: ${e.flag} could match ${e.candidates.join(", ")}`,
+  MissingValue: (e) => `argument ${e.flag}: expected one argument`,
+  InvalidValue: (e) => `argument ${e.flag}: invalid value: '${e.value}'`
+}
+
 const argparseMessage = (e: VllmArgvError): string => {
-  switch (e._tag) {
-    case "UnknownFlag":
-      return `unrecognized arguments: ${e.flag}`
-    case "UnexpectedArgument":
-      return `unrecognized arguments: ${e.argument}`
-    case "AmbiguousFlag":
-      return `ambiguous option: ${e.flag} could match ${e.candidates.join(", ")}`
-    case "InvalidChoice":
-      return `argument ${e.flag}: invalid choice: '${e.value}' (choose from ${e.choices.map((c) => `'${c}'`).join(", ")})`
-    case "InvalidValue":
-      return `argument ${e.flag}: invalid value: '${e.value}'`
-    case "MissingValue":
-      return `argument ${e.flag}: expected one argument`
-    case "UnexpectedValue":
-      return `argument ${e.flag}: ignored explicit argument '${e.value}'`
-    default:
-      return e.message
-  }
+  // keyed by the tag, so the entry found takes this very error
+  const say = argparseSays[e._tag] as ((e: VllmArgvError) => string) | undefined
+  return say === undefined ? e.message : say(e)
 }
 
 const traceback = (exception: string): ReadonlyArray<string> => [
