@@ -7,9 +7,10 @@
  */
 import type * as Engine from "@mlops/serve/Engine"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"
+import { VllmEngine } from "@mlops/vllm/Engine"
 
 /** @category engines */
-export const registry: Engine.Registry = [SglangEngine.engine]
+export const registry: Engine.Registry = [SglangEngine.engine, VllmEngine]
 
 /** What every engine adds to the log classifier (`diagnose` reads logs of any engine). @category engines */
 export const logs = registry.map((engine) => engine.logs)

@@ -76,16 +76,6 @@ export interface Decoded {
   readonly warnings: ReadonlyArray<string>
 }
 
-/**
- * A refusal of a command line that only one engine's parser has (vLLM's `--config file.yaml`
- * that mlops cannot read, a missing positional model): a tagged error with its own message.
- * @category models
- */
-export interface EngineArgvRefusal {
-  readonly _tag: string
-  readonly message: string
-}
-
 /** One version's flags: which exist and how argv says them. @category models */
 export interface Flags {
   readonly version: string
@@ -100,7 +90,7 @@ export interface Flags {
   readonly spec: (word: string) => FlagInfo | undefined
   /** The flag that sets a field. */
   readonly field: (name: string) => FlagInfo | undefined
-  readonly decode: (argv: ReadonlyArray<string>) => Effect.Effect<Decoded, ArgvError | EngineArgvRefusal>
+  readonly decode: (argv: ReadonlyArray<string>) => Effect.Effect<Decoded, ArgvError>
   /** The argv that sets `fields` of `args` (default: every non-default field). */
   readonly encode: (
     args: EngineArgs,

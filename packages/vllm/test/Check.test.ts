@@ -185,11 +185,10 @@ describe("vLLM pre-load checks", () => {
       r.errors.map((e) => e.ruleId),
       ["model.unknown-quantization", "model.max-model-len-within-derived", "model.heads-divisible-by-tp"]
     )
+    // the unknown quantization goes back to None: the flag is left out
     assert.deepStrictEqual(r.fixedArgv, [
       M,
       "--enforce-eager",
-      "--quantization",
-      "None",
       "--max-model-len",
       "32768",
       "--tensor-parallel-size",

@@ -76,5 +76,7 @@ export const withValues = (
       if (!takesMany) break
     }
   }
-  return [...kept, ...flags.flatMap((flag) => wordsOf(flag, patch[flag.dest]))]
+  // back to a None default: the flag is left out
+  const unset = (flag: FlagRecord) => patch[flag.dest] === null && flag.default === null
+  return [...kept, ...flags.flatMap((flag) => (unset(flag) ? [] : wordsOf(flag, patch[flag.dest])))]
 }

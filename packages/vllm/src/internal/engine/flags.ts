@@ -4,8 +4,12 @@
  *
  * @internal
  */
+
+import { type ArgvError, InvalidValue, MissingRequired } from "@mlops/serve/ArgvErrors"
 import type { Decoded, FlagInfo, Flags } from "@mlops/serve/Engine"
-import { Either } from "effect"
+import * as Secrets from "@mlops/serve/Secrets"
+import { Effect } from "effect"
+import type { VllmArgvError } from "../../ArgvErrors.js"
 import type { Catalogue, Flag } from "../../Catalogue.js"
 import * as decoder from "../argv/decode.js"
 import { wordsOf } from "../argv/encode.js"
@@ -18,7 +22,7 @@ const infoOf = (flag: Flag): FlagInfo => ({
   field: flag.dest,
   takesValue: flag.arity !== "switch" && flag.arity !== "toggle",
   list: flag.arity === "many",
-  secret: secretDests.has(flag.dest)
+  secret: secretDests.has(flag.dest) || (flag.conversion === "text" && Secrets.saysSecret(flag.flag))
 })
 
 /** The flag an argv word names: `--max_model_len=8`, `-tp`, a unique prefix of a long flag. */
@@ -28,6 +32,27 @@ export const flagOfWord = (catalogue: Catalogue, word: string): Flag | undefined
   if (exact !== undefined || !key.startsWith("--") || key.length <= 2) return exact
   const owners = new Set([...catalogue.bySpelling].filter(([s]) => s.startsWith(key)).map(([, f]) => f))
   return owners.size === 1 ? [...owners][0] : undefined
+}
+
+/** Engine args are plain records of flag values by dest (how this engine builds them). */
+export const valuesOf = (args: object): Readonly<Record<string, unknown>> =>
+  args as Readonly<Record<string, unknown>>
+
+/** The serving layer knows argparse's refusals; vLLM's own two are said in their terms. */
+const asArgvError = (e: VllmArgvError): ArgvError => {
+  switch (e._tag) {
+    case "ConfigFileUnsupported":
+      return new InvalidValue({
+        flag: "--config",
+        value: e.file ?? "",
+        expected:
+          "no config file: mlops checks the flags before anything starts and does not read YAML on the host; write its keys as flags after `--` (`port: 8001` is `--port 8001`)"
+      })
+    case "MissingModel":
+      return new MissingRequired({ flag: "MODEL" })
+    default:
+      return e
+  }
 }
 
 const warningsOf = (d: decoder.Decoded, catalogue: Catalogue): ReadonlyArray<string> => [
@@ -52,16 +77,21 @@ export const flagsOf = (
     const flag = flagOfWord(catalogue, word)
     return flag === undefined ? undefined : infoOf(flag)
   },
+  field: (name) => {
+    const flag = catalogue.byDest.get(name)
+    return flag === undefined ? undefined : infoOf(flag)
+  },
   decode: (argv) =>
-    Either.map(
-      decoder.decode(catalogue, argv),
-      (d): Decoded => ({
+    Effect.mapBoth(decoder.decode(catalogue, argv), {
+      onFailure: asArgvError,
+      onSuccess: (d): Decoded => ({
         args: d.values,
         explicit: new Set(["model", ...d.given]),
         warnings: warningsOf(d, catalogue)
       })
-    ),
-  encode: (args, fields) => {
+    }),
+  encode: (encoded, fields) => {
+    const args = valuesOf(encoded)
     const chosen =
       fields ??
       catalogue.flags
@@ -71,6 +101,6 @@ export const flagsOf = (
     for (const flag of catalogue.flags)
       if (flag.dest !== "model" && chosen.includes(flag.dest) && flag.dest in args)
         words.push(...wordsOf(flag, args[flag.dest]))
-    return Either.right(words)
+    return Effect.succeed(words)
   }
 })

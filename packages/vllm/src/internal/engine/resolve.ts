@@ -9,17 +9,22 @@ import { argumentFailureTag } from "@mlops/serve/ArgumentFailure"
 import type { Resolution, ResolveInput } from "@mlops/serve/Engine"
 import * as F from "@mlops/serve/Failures"
 import { LaunchRulesViolated, type ViolationRecord } from "@mlops/serve/Violations"
-import { Either } from "effect"
+import { Effect } from "effect"
 import * as Catalogue from "../../Catalogue.js"
 import { type Problem, verdict } from "../../Check.js"
 import { wordsOf } from "../argv/encode.js"
+import { valuesOf } from "./flags.js"
 
-/** A fix as `Fix.flags`: switches take null, a dest set to None is written `None`. */
+/** Set back to a None default: the flag is dropped rather than written `None`. */
+const drops = (catalogue: Catalogue.Catalogue, dest: string, value: unknown): boolean =>
+  value === null && catalogue.byDest.get(dest)?.default === null
+
+/** A fix as `Fix.flags` (switches take null); flags going back to None are in `removeFlags`. */
 const fixFlags = (catalogue: Catalogue.Catalogue, fix: Readonly<Record<string, unknown>>) => {
   const flags: Record<string, string | number | null> = {}
   for (const [dest, value] of Object.entries(fix)) {
     const flag = catalogue.byDest.get(dest)
-    if (flag === undefined) continue
+    if (flag === undefined || drops(catalogue, dest, value)) continue
     const [spelling, ...rest] = wordsOf(flag, value)
     if (spelling === undefined) continue
     const text = rest.join(" ")
@@ -32,7 +37,8 @@ const shown = (catalogue: Catalogue.Catalogue, fix: Readonly<Record<string, unkn
   Object.entries(fix)
     .flatMap(([dest, value]) => {
       const flag = catalogue.byDest.get(dest)
-      return flag === undefined ? [] : [wordsOf(flag, value).join(" ")]
+      if (flag === undefined) return []
+      return [drops(catalogue, dest, value) ? `without ${flag.flag}` : wordsOf(flag, value).join(" ")]
     })
     .join(" ")
 
@@ -71,27 +77,33 @@ const recordOf = (catalogue: Catalogue.Catalogue, p: Problem): ViolationRecord =
   ...(Object.keys(p.fix).length === 0 ? {} : { shownFix: shown(catalogue, p.fix) })
 })
 
-export const resolve = (input: ResolveInput): Either.Either<Resolution, LaunchRulesViolated> => {
+export const resolve = (input: ResolveInput): Effect.Effect<Resolution, LaunchRulesViolated> => {
   const chosen = Catalogue.choose(input.version)
   const catalogue = chosen?.catalogue ?? Catalogue.latest
-  const values = input.decoded.args
+  const values = valuesOf(input.decoded.args)
   const given = [...input.decoded.explicit].filter((d) => d !== "model")
   const result = verdict(
     { model: String(values.model ?? ""), values, given, duplicateKeys: [], modelFlag: false },
     { model: input.traits, gpus: input.gpus, env: input.env, catalogue }
   )
   if (result.errors.length === 0)
-    return Either.right({
+    return Effect.succeed({
       effective: values,
       logLines: result.warnings.map((w) => `WARNING (mlops estimate) ${w.explanation}: ${w.vllmText}`),
+      // vLLM's own silent changes of values are not modelled
+      adjustments: [],
       rulesVersion: catalogue.snapshot.name,
       verified: chosen !== undefined && chosen.warning === null
     })
   const fixedWords = [String(values.model ?? "")]
   for (const flag of catalogue.flags)
-    if (flag.dest !== "model" && result.fixedGiven.includes(flag.dest))
+    if (
+      flag.dest !== "model" &&
+      result.fixedGiven.includes(flag.dest) &&
+      !drops(catalogue, flag.dest, result.fixedValues[flag.dest])
+    )
       fixedWords.push(...wordsOf(flag, result.fixedValues[flag.dest]))
-  return Either.left(
+  return Effect.fail(
     new LaunchRulesViolated({
       engine: "vLLM",
       version: input.version,

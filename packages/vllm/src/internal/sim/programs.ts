@@ -7,7 +7,8 @@
  */
 import { createHash } from "node:crypto"
 import type { FakeHost } from "@mlops/core"
-import { Effect } from "effect"
+import * as ServerCommand from "@mlops/serve/ServerCommand"
+import { Effect, Option, Schema } from "effect"
 import { run } from "./server.js"
 
 export const prefix = "/root/vllm-env"
@@ -71,12 +72,31 @@ const serve = (ctx: FakeHost.ProgramContext, words: ReadonlyArray<string>) =>
     return yield* run(ctx, rest, version)
   })
 
+const Payload = Schema.parseJson(
+  Schema.Struct({ argv: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })) })
+)
+
+/** mlops' prelude (`-c <prelude> <module> <shown words...>`): the real words come from its environment variable. */
+const prelude = (ctx: FakeHost.ProgramContext, rest: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const { [ServerCommand.secretsEnv]: payloadText, ...env } = ctx.env
+    const payload = Schema.decodeUnknownOption(Payload)(payloadText ?? "{}")
+    const [target, ...shown] = rest
+    if (Option.isNone(payload) || target !== "vllm.entrypoints.cli.main") {
+      yield* ctx.stderr.line(`${ctx.argv[0]}: can't run ${target ?? "(nothing)"} on the simulator`)
+      return 2
+    }
+    const words = shown.map((word, index) => payload.value.argv?.[String(index)] ?? word)
+    return yield* serve({ ...ctx, env }, words)
+  })
+
 export const python: FakeHost.Program = {
   match: (argv) => argv[0] === `${prefix}/bin/python` || argv[0] === `${prefix}/bin/python3`,
   run: (ctx) =>
     Effect.gen(function* () {
       const [, option, value, ...rest] = ctx.argv
       if (option === "-m" && value === "vllm.entrypoints.cli.main") return yield* serve(ctx, rest)
+      if (option === "-c" && value?.includes(ServerCommand.preludeMarker)) return yield* prelude(ctx, rest)
       if (option === "-c" && value?.includes("importlib"))
         return yield* envProbe(ctx, rest[0] ?? "", rest.slice(1))
       yield* ctx.stderr.line(

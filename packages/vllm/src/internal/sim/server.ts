@@ -11,6 +11,8 @@
  */
 import type { FakeHost } from "@mlops/core"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
+import * as SimGpus from "@mlops/serve/SimGpus"
+import { resumeEnv } from "@mlops/serve/SimHost"
 import { Clock, Duration, Effect, Either, Ref } from "effect"
 import type { VllmArgvError } from "../../ArgvErrors.js"
 import * as Catalogue from "../../Catalogue.js"
@@ -97,7 +99,8 @@ export const run = (
     const port = typeof values.port === "number" ? values.port : 8000
     const host = typeof values.host === "string" ? values.host : "0.0.0.0"
     const served = Array.isArray(values.served_model_name) ? String(values.served_model_name[0]) : model
-    const ready = yield* Ref.make(false)
+    const restored = ctx.env[resumeEnv] !== undefined
+    const ready = yield* Ref.make(restored)
     const apiKey = Array.isArray(values.api_key) ? String(values.api_key[0]) : ctx.env.VLLM_API_KEY
     // vLLM binds its socket before the engine starts (nothing useful answers until it is up)
     const bound = yield* Effect.either(
@@ -110,6 +113,13 @@ export const run = (
       yield* ctx.stderr.line("OSError: [Errno 98] Address already in use")
       return 1
     }
+    // brought back by the persistent sim: it was ready, so it is again at once, and quiet
+    if (restored) return yield* Effect.never
+    const tp = typeof values.tensor_parallel_size === "number" ? values.tensor_parallel_size : 1
+    const fraction = typeof values.gpu_memory_utilization === "number" ? values.gpu_memory_utilization : 0.9
+    const totalMiB = simGpus.memoryMiB
+    const others = yield* SimGpus.heldByOthers(ctx.fs, ctx.pid)
+    const busiest = Math.max(0, ...Array.from({ length: tp }, (_, gpu) => others[gpu] ?? 0))
     const input = {
       values,
       given: new Set(given),
@@ -139,6 +149,26 @@ export const run = (
     })
     for (const step of lines) {
       yield* wait(step.ms)
+      // vLLM's worker compares free memory with the fraction it wants before loading
+      if (step.message.startsWith("Starting to load model") && totalMiB - busiest < fraction * totalMiB) {
+        const gib = (mib: number) => (mib / 1024).toFixed(2)
+        yield* say(
+          "ERROR",
+          "core.py:708",
+          `ValueError: Free memory on device (${gib(totalMiB - busiest)}/${gib(totalMiB)} GiB) on startup is less than desired GPU memory utilization (${fraction}, ${gib(fraction * totalMiB)} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.`,
+          true
+        )
+        yield* ctx.stderr.line(
+          "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}"
+        )
+        return 1
+      }
+      if (step.message.startsWith("Available KV cache memory"))
+        yield* SimGpus.hold(
+          ctx.fs,
+          ctx.pid,
+          Object.fromEntries(Array.from({ length: tp }, (_, gpu) => [gpu, Math.round(fraction * totalMiB)]))
+        )
       if (step.message.startsWith("Available KV cache memory") && perToken * maxModelLen > available) {
         const fits = Math.max(0, Math.floor(available / perToken / 16) * 16)
         yield* say(
@@ -153,9 +183,11 @@ export const run = (
         )
         return 1
       }
-      yield* say("INFO", step.file, step.message, step.worker === true)
+      // a progress bar has no log header
+      if (step.file === "") yield* ctx.stdout.line(step.message)
+      else yield* say("INFO", step.file, step.message, step.worker === true)
     }
     for (const l of L.uvicorn(ctx.pid)) yield* ctx.stdout.line(l)
     yield* Ref.set(ready, true)
     return yield* Effect.never
-  })
+  }).pipe(Effect.ensuring(SimGpus.release(ctx.fs, ctx.pid)))
