@@ -91,6 +91,12 @@ export const startup = (o: {
   },
   {
     ms: 6000,
+    file: "",
+    message:
+      "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 67/67 [00:05<00:00, 12.41it/s]"
+  },
+  {
+    ms: 50,
     file: "gpu_model_runner.py:3480",
     message: "Graph capturing finished in 6 secs, took 0.52 GiB",
     worker: true

@@ -141,7 +141,7 @@ export const run = (
       architecture: traits.architecture,
       maxModelLen,
       model,
-      weightsGiB: traits.estimatedWeightBytes / GiB,
+      weightsGiB: traits.estimatedWeightBytes / GiB / tp,
       kvGiB: Math.max(0, available / GiB),
       kvTokens: Math.max(0, Math.floor(available / perToken)),
       port,
