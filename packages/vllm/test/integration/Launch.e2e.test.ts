@@ -43,42 +43,50 @@ const freePort = Effect.async<number>((resume) => {
   })
 })
 
-/** The live processes of a deployment's process group, read with `ps` (the test host is this machine). */
-const groupProcesses = (standin: Standin.VllmStandin, name: string): Array<string> => {
+/** What still runs in a deployment's process group (`pgrep -g`, zombies left out): the test host is this machine. */
+const groupProcesses = (standin: Standin.VllmStandin, name: string): ReadonlyArray<string> => {
   const pgidFile = path.join(standin.stateDir, "deployments", name, "pgid")
   if (!fs.existsSync(pgidFile)) return []
-  const pgid = fs.readFileSync(pgidFile, "utf8").trim()
-  return execFileSync("ps", ["-A", "-o", "pgid=", "-o", "stat=", "-o", "args="], { encoding: "utf8" })
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([group, stat]) => group === pgid && !stat?.startsWith("Z"))
-    .map((words) => words.slice(2).join(" "))
+  let pids: ReadonlyArray<string>
+  try {
+    pids = execFileSync("pgrep", ["-g", fs.readFileSync(pgidFile, "utf8").trim()], {
+      encoding: "utf8"
+    }).split(/\s+/)
+  } catch {
+    return [] // pgrep exits 1 when the group is empty
+  }
+  const live = (pid: string) => {
+    const stat = fs.existsSync(`/proc/${pid}/stat`) ? fs.readFileSync(`/proc/${pid}/stat`, "utf8") : ""
+    return stat !== "" && stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z"
+  }
+  return pids
+    .filter((pid) => pid !== "" && live(pid))
+    .map((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim())
 }
 
-/** A fresh name; stopped and removed afterwards even when an assertion failed. */
-const deploymentName = (label: string) =>
-  Effect.flatMap(E2E, ({ standin }) =>
-    Effect.acquireRelease(
-      Effect.sync(() => `vllm-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`),
-      (name) =>
-        Stop.stop(alias, name).pipe(
-          Effect.ignore,
-          Effect.zipRight(
-            Effect.sync(() =>
-              fs.rmSync(path.join(standin.stateDir, "deployments", name), { recursive: true, force: true })
-            )
-          )
-        )
+/** A fresh deployment name for this test; its deployment is stopped and its directory removed at the end. */
+const freshName = (label: string) =>
+  Effect.gen(function* () {
+    const { standin } = yield* E2E
+    const name = `vllm-${label}-${process.pid}-${Date.now().toString(36)}`
+    const dir = path.join(standin.stateDir, "deployments", name)
+    yield* Effect.addFinalizer(() =>
+      Effect.ignore(Stop.stop(alias, name)).pipe(
+        Effect.andThen(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
     )
-  )
+    return name
+  })
+
+/** The stand-in, a free port and a fresh deployment name, for one test. */
+const setup = (label: string) =>
+  Effect.all({ standin: Effect.map(E2E, (e) => e.standin), port: freePort, name: freshName(label) })
 
 describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.scoped("launches to ready (/health, /v1/models, one completion); stop leaves nothing running", () =>
       Effect.gen(function* () {
-        const { standin } = yield* E2E
-        const port = yield* freePort
-        const name = yield* deploymentName("ok")
+        const { standin, port, name } = yield* setup("ok")
         const started = Date.now()
         const events = [
           ...(yield* Launch.launch({
@@ -112,9 +120,7 @@ describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
 
     it.scoped("a KV cache that cannot hold max_model_len is classified with the length that fits", () =>
       Effect.gen(function* () {
-        const { standin } = yield* E2E
-        const port = yield* freePort
-        const name = yield* deploymentName("kv")
+        const { standin, port, name } = yield* setup("kv")
         const exit = yield* Launch.launchDeployment({
           host: alias,
           engine: VllmEngine,

@@ -25,6 +25,9 @@ const infoOf = (flag: Flag): FlagInfo => ({
   secret: secretDests.has(flag.dest) || (flag.conversion === "text" && Secrets.saysSecret(flag.flag))
 })
 
+const described = (flag: Flag | undefined): FlagInfo | undefined =>
+  flag === undefined ? undefined : infoOf(flag)
+
 /** The flag an argv word names: `--max_model_len=8`, `-tp`, a unique prefix of a long flag. */
 export const flagOfWord = (catalogue: Catalogue, word: string): Flag | undefined => {
   const key = word.startsWith("--") ? word.split("=", 1)[0]!.split(".", 1)[0]!.replaceAll("_", "-") : word
@@ -73,14 +76,8 @@ export const flagsOf = (
   version,
   source,
   warning,
-  spec: (word) => {
-    const flag = flagOfWord(catalogue, word)
-    return flag === undefined ? undefined : infoOf(flag)
-  },
-  field: (name) => {
-    const flag = catalogue.byDest.get(name)
-    return flag === undefined ? undefined : infoOf(flag)
-  },
+  spec: (word) => described(flagOfWord(catalogue, word)),
+  field: (name) => described(catalogue.byDest.get(name)),
   decode: (argv) =>
     Effect.mapBoth(decoder.decode(catalogue, argv), {
       onFailure: asArgvError,
