@@ -12,6 +12,9 @@ import { VllmEngine } from "@mlops/vllm/Engine"
 /** @category engines */
 export const registry: Engine.Registry = [SglangEngine.engine, VllmEngine]
 
+/** How the first registered engine's newest release spells flags (secrets, fixes) when no engine is named. @category engines */
+export const defaultFlags: Engine.Flags = registry[0]!.latestFlags
+
 /** What every engine adds to the log classifier (`diagnose` reads logs of any engine). @category engines */
 export const logs = registry.map((engine) => engine.logs)
 
