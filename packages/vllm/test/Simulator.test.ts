@@ -4,7 +4,8 @@
  * (read back by the vLLM classifier up to ready) and serves the OpenAI routes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, FakeHost, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
+import { ConnectionPool, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { classifyText } from "@mlops/serve/Classifier"
 import { Effect, Ref, TestClock } from "effect"
 import { VllmEngine } from "../src/Engine.js"

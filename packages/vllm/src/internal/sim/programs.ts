@@ -6,7 +6,7 @@
  * @internal
  */
 import { createHash } from "node:crypto"
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import * as ServerCommand from "@mlops/serve/ServerCommand"
 import { Effect, Option, Schema } from "effect"
 import { run } from "./server.js"

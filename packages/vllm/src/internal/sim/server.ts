@@ -9,7 +9,7 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as SimGpus from "@mlops/serve/SimGpus"
 import { resumeEnv } from "@mlops/serve/SimHost"
