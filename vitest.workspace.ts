@@ -4,6 +4,7 @@ export const projects = [
   "packages/core",
   "packages/serve",
   "packages/sglang",
+  "packages/vllm",
   "packages/cli",
   "examples",
   "corpus"

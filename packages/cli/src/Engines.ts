@@ -7,9 +7,10 @@
  */
 import type * as Engine from "@mlops/serve/Engine"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"
+import { VllmEngine } from "@mlops/vllm/Engine"
 
 /** @category engines */
-export const registry: Engine.Registry = [SglangEngine.engine]
+export const registry: Engine.Registry = [SglangEngine.engine, VllmEngine]
 
 /** How the first registered engine's newest release spells flags (secrets, fixes) when no engine is named. @category engines */
 export const defaultFlags: Engine.Flags = registry[0]!.latestFlags

@@ -1,0 +1,96 @@
+/**
+ * vLLM as an engine of the serving layer: found as the `vllm` distribution, started as `vllm
+ * serve <model> [flags]` (`python -m vllm.entrypoints.cli.main serve`), its flags from the
+ * shipped snapshots, its pre-load checks, its log lines and signatures, readiness by `/health`,
+ * `/v1/models` and one completion, and a simulated install on the `sim` host (`~/vllm-env`).
+ *
+ * @since 0.1.0
+ */
+import { type Engine, type Flags, type GpuPlan, UnsupportedEngineVersion } from "@mlops/serve/Engine"
+import { Effect } from "effect"
+import * as Catalogue from "./Catalogue.js"
+import { modelOf, portOf } from "./internal/engine/argvFacts.js"
+import { flagsOf, valuesOf } from "./internal/engine/flags.js"
+import { readiness } from "./internal/engine/readiness.js"
+import { resolve } from "./internal/engine/resolve.js"
+import * as Sim from "./internal/sim/programs.js"
+import { logs } from "./Logs.js"
+
+const shippedFlags = (version: string): Flags | undefined => {
+  const chosen = Catalogue.choose(version)
+  if (chosen === undefined) return undefined
+  return flagsOf(chosen.catalogue, version, chosen.warning === null ? "shipped" : "nearest", chosen.warning)
+}
+
+const num = (v: unknown, fallback: number): number => (typeof v === "number" && v > 0 ? v : fallback)
+
+/** tensor × pipeline × prefill-context parallel GPUs per replica, × data-parallel replicas, over `--nnodes`. */
+const gpusOf = (engineArgs: object): GpuPlan => {
+  const args = valuesOf(engineArgs)
+  const world =
+    num(args.tensor_parallel_size, 1) *
+    num(args.pipeline_parallel_size, 1) *
+    num(args.prefill_context_parallel_size, 1)
+  const total = world * num(args.data_parallel_size, 1)
+  const nodes = num(args.nnodes, 1)
+  return {
+    total,
+    nodes,
+    perNode: Math.max(1, Math.ceil(total / nodes)),
+    first: 0,
+    step: 1,
+    elsewhere: "CUDA_VISIBLE_DEVICES in --env",
+    fewer: (count) => `--tensor-parallel-size ${count}`
+  }
+}
+
+const latestFlags = flagsOf(Catalogue.latest, Catalogue.latest.snapshot.near, "shipped", null)
+
+/** @category engines */
+export const VllmEngine: Engine = {
+  name: "vllm",
+  displayName: "vLLM",
+  python: {
+    package: "vllm",
+    entryPoint: "vllm",
+    fingerprintFiles: ["engine/arg_utils.py", "entrypoints/openai/cli_args.py"],
+    install: "pip install vllm"
+  },
+  versionOf: (env) => (env.package === "vllm" ? env.packageVersion : undefined),
+  command: { module: "vllm.entrypoints.cli.main", leading: ["serve"], shown: ["vllm", "serve"] },
+  defaultPort: 8000,
+  modelOf,
+  portOf,
+  gpusOf,
+  latestFlags,
+  shippedFlags,
+  flags: (request) => {
+    const version = request.env.packageVersion ?? ""
+    const flags = shippedFlags(version)
+    return flags !== undefined
+      ? Effect.succeed(flags)
+      : Effect.fail(
+          new UnsupportedEngineVersion({
+            engine: "vLLM",
+            version,
+            known: Catalogue.snapshots.map((s) => `${s.near} (${s.name})`),
+            fix: "give a version such as 0.13.0 (the host's `pip show vllm` names it)"
+          })
+        )
+  },
+  resolve,
+  logs,
+  readiness,
+  apiKeyFlag: "--api-key",
+  secretEnv: ["VLLM_API_KEY"],
+  // the host's own parser is not run: vLLM's parser module moved between releases
+  remoteCheck: undefined,
+  sim: {
+    prefix: Sim.prefix,
+    files: Sim.files,
+    programs: [Sim.python, Sim.vllm],
+    readyLine: "INFO:     Application startup complete.",
+    versions: Sim.versions,
+    defaultVersion: Sim.defaultVersion
+  }
+}

@@ -1,0 +1,131 @@
+import { assert, describe, it } from "@effect/vitest"
+import { LaunchRulesViolated } from "@mlops/serve/Violations"
+import { Effect, Either } from "effect"
+import { VllmEngine } from "../src/Engine.js"
+import { lists } from "../src/internal/engine/readiness.js"
+import { h100, qwen25_7b, traits } from "./fixtures/models.js"
+
+const M = "Qwen/Qwen2.5-7B-Instruct"
+
+const either = <A, E>(effect: Effect.Effect<A, E>) => Effect.runSync(Effect.either(effect))
+const values = (args: object) => args as Record<string, unknown>
+
+describe("VllmEngine", () => {
+  it("starts `vllm serve` on port 8000 and reads the model and port from the argv", () => {
+    assert.deepStrictEqual(VllmEngine.command.shown, ["vllm", "serve"])
+    assert.strictEqual(VllmEngine.modelOf(["-tp", "2", M, "--port", "8001"]), M)
+    assert.strictEqual(VllmEngine.modelOf(["--enforce-eager", "--model", M]), M)
+    assert.strictEqual(VllmEngine.portOf([M, "--port=8001"]), 8001)
+    assert.strictEqual(VllmEngine.portOf([M]), 8000)
+  })
+
+  it("finds vLLM's version in a probed environment", () => {
+    assert.strictEqual(
+      VllmEngine.versionOf({ executable: "p", version: "3.12", package: "vllm", packageVersion: "0.13.0" }),
+      "0.13.0"
+    )
+    assert.isUndefined(VllmEngine.versionOf({ executable: "p", version: "3.12", package: "vllm" }))
+  })
+
+  it("ships flags near an installed version, names the stand-in otherwise, and knows secrets", () => {
+    const near = VllmEngine.shippedFlags("0.13.0")!
+    assert.strictEqual(near.source, "shipped")
+    const later = VllmEngine.shippedFlags("0.16.0")!
+    assert.strictEqual(later.source, "nearest")
+    assert.include(later.warning!, "main-2025-12-16")
+    assert.deepInclude(near.spec("--max_model_len=4096"), {
+      flag: "--max-model-len",
+      field: "max_model_len",
+      takesValue: true
+    })
+    assert.deepInclude(near.spec("--api-key"), { secret: true })
+    assert.deepInclude(near.spec("--enforce-eager"), { takesValue: false })
+    assert.isUndefined(near.spec("--no-such-flag"))
+  })
+
+  it("decodes and encodes through its flags; --config is an engine refusal", () => {
+    const flags = VllmEngine.shippedFlags("0.13.0")!
+    const decoded = Either.getOrThrow(either(flags.decode([M, "-tp", "2", "--enforce-eager"])))
+    assert.strictEqual(values(decoded.args).tensor_parallel_size, 2)
+    assert.isTrue(decoded.explicit.has("enforce_eager"))
+    const words = Either.getOrThrow(
+      either(flags.encode(decoded.args, ["tensor_parallel_size", "enforce_eager"]))
+    )
+    // catalogue order: ModelConfig flags before ParallelConfig ones
+    assert.deepStrictEqual(words, [M, "--enforce-eager", "--tensor-parallel-size", "2"])
+    const refused = either(flags.decode([M, "--config", "x.yaml"]))
+    assert.isTrue(Either.isLeft(refused))
+    if (Either.isLeft(refused)) {
+      assert.strictEqual(refused.left._tag, "InvalidValue")
+      assert.include(refused.left.message, "--config")
+      assert.include(refused.left.message, "does not read YAML")
+    }
+  })
+
+  it("resolve refuses with every violation, vLLM's words, the fix as flags and a fixed command", () => {
+    const decoded = Either.getOrThrow(
+      either(VllmEngine.shippedFlags("0.13.0")!.decode([M, "-tp", "8", "--max-model-len", "131072"]))
+    )
+    const result = either(
+      VllmEngine.resolve({
+        decoded,
+        traits: traits(qwen25_7b),
+        gpus: h100(8),
+        env: {},
+        version: "0.13.0"
+      })
+    )
+    assert.isTrue(Either.isLeft(result))
+    if (Either.isRight(result)) return
+    const refused = result.left
+    assert.instanceOf(refused, LaunchRulesViolated)
+    assert.deepStrictEqual(
+      refused.violations.map((v) => [v._tag, v.ruleId, v.shownFix]),
+      [
+        ["InvalidArgument", "model.max-model-len-within-derived", "--max-model-len 32768"],
+        ["InvalidArgument", "model.heads-divisible-by-tp", "--tensor-parallel-size 4"]
+      ]
+    )
+    assert.include(refused.violations[1]!.engineMessage, "Total number of attention heads (28)")
+    assert.isTrue(refused.resolvesAfterFix)
+    assert.deepStrictEqual(refused.fixedArgv, [M, "--max-model-len", "32768", "--tensor-parallel-size", "4"])
+    assert.deepStrictEqual(
+      refused.failures.map((f) => [f._tag, f.fix?.flags]),
+      [
+        ["InvalidArgument", { "--max-model-len": 32768 }],
+        ["InvalidArgument", { "--tensor-parallel-size": 4 }]
+      ]
+    )
+    assert.include(refused.message, "fixed command:")
+  })
+
+  it("resolve passes a good command with the KV estimate as a log line when it warns", () => {
+    const decoded = Either.getOrThrow(either(VllmEngine.shippedFlags("0.13.0")!.decode([M, "-tp", "4"])))
+    const result = either(
+      VllmEngine.resolve({
+        decoded,
+        traits: traits(qwen25_7b),
+        gpus: h100(8),
+        env: {},
+        version: "0.13.0"
+      })
+    )
+    assert.isTrue(Either.isRight(result))
+    if (Either.isRight(result)) assert.isTrue(result.right.verified)
+  })
+
+  it("is ready after /health 200, /v1/models listing the model, and one completion", () => {
+    const steps = VllmEngine.readiness({ model: M })
+    assert.deepStrictEqual(
+      steps.map((s) => `${s.method} ${s.path}`),
+      ["GET /health", "GET /v1/models", "POST /v1/completions"]
+    )
+    assert.isFalse(steps[0]!.passes(503, ""))
+    assert.isTrue(steps[0]!.passes(200, ""))
+    assert.isTrue(steps[1]!.passes(200, JSON.stringify({ data: [{ id: "qwen", root: M }] })))
+    assert.isFalse(steps[1]!.passes(200, JSON.stringify({ data: [{ id: "other", root: "other" }] })))
+    assert.isFalse(lists("not json", M))
+    assert.deepInclude(JSON.parse(steps[2]!.body!), { model: M, max_tokens: 1 })
+    assert.isTrue(steps[2]!.passes(200, '{"choices":[{"text":" hi"}]}'))
+  })
+})

@@ -1,0 +1,73 @@
+/**
+ * A throwaway venv holding the stand-in vLLM (the Python package next to this file, with its
+ * dist-info so `importlib.metadata` finds version 0.13.0), a `vllm` entry point, the stand-in
+ * `nvidia-smi` (one L4), a Qwen2.5-7B-like model directory, and an mlops home whose hosts.json
+ * gives the test host this venv and a state directory inside the temp dir.
+ */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, type Scope } from "effect"
+import { qwen25_7b } from "../../fixtures/models.js"
+
+export interface VllmStandin {
+  readonly venv: string
+  readonly bin: string
+  readonly modelPath: string
+  readonly mlopsHome: string
+  readonly stateDir: string
+  /** Puts the venv's bin (its nvidia-smi, its vllm) first on the remote PATH. */
+  readonly sshdConfig: ReadonlyArray<string>
+}
+
+const here = import.meta.dirname
+
+const layout = (root: string): VllmStandin => {
+  const venv = path.join(root, "venv")
+  const bin = path.join(venv, "bin")
+  const remotePath = [bin, "/usr/local/bin", "/usr/bin", "/bin"].join(":")
+  return {
+    venv,
+    bin,
+    modelPath: path.join(root, "models", "Qwen2.5-7B-Instruct"),
+    mlopsHome: path.join(root, "mlops-home"),
+    stateDir: path.join(root, "state"),
+    sshdConfig: [`SetEnv PATH=${remotePath} SHLVL=1`]
+  }
+}
+
+const populate = (s: VllmStandin, alias: string) => {
+  execFileSync("python3", ["-m", "venv", "--without-pip", s.venv], { timeout: 60_000 })
+  const lib = path.join(s.venv, "lib")
+  const site = path.join(lib, fs.readdirSync(lib).find((d) => d.startsWith("python"))!, "site-packages")
+  for (const entry of ["vllm", "vllm-0.13.0.dist-info"])
+    fs.cpSync(path.join(here, entry), path.join(site, entry), { recursive: true })
+  fs.copyFileSync(path.join(here, "nvidia-smi"), path.join(s.bin, "nvidia-smi"))
+  fs.writeFileSync(
+    path.join(s.bin, "vllm"),
+    `#!${path.join(s.bin, "python")}\nimport sys\nfrom vllm.entrypoints.cli.main import main\nsys.exit(main())\n`
+  )
+  for (const tool of ["nvidia-smi", "vllm"]) fs.chmodSync(path.join(s.bin, tool), 0o755)
+  fs.mkdirSync(s.modelPath, { recursive: true })
+  fs.writeFileSync(path.join(s.modelPath, "config.json"), JSON.stringify(qwen25_7b, null, 2))
+  fs.mkdirSync(s.mlopsHome, { recursive: true })
+  fs.writeFileSync(
+    path.join(s.mlopsHome, "hosts.json"),
+    JSON.stringify({ hosts: { [alias]: { python: s.venv, stateDir: s.stateDir } } })
+  )
+}
+
+/** Install for host `alias`; the temp dir goes when the scope closes. */
+export const install = (alias: string): Effect.Effect<VllmStandin, Error, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const s = layout(fs.mkdtempSync(path.join(os.tmpdir(), "mlops-vllm-standin-")))
+        populate(s, alias)
+        return s
+      },
+      catch: (e) => new Error(`installing the stand-in vLLM: ${String(e)}`)
+    }),
+    (s) => Effect.sync(() => fs.rmSync(path.dirname(s.venv), { recursive: true, force: true }))
+  )
