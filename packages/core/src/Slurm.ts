@@ -14,9 +14,9 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Either, Layer } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option, type Schedule, Stream } from "effect"
 import type { RunError } from "./Command.js"
-import { ConnectionPool } from "./ConnectionPool.js"
+import { ConnectionPool, defaultReconnect, isTransient } from "./ConnectionPool.js"
 import {
   parseNodes,
   parsePartitions,
@@ -42,7 +42,7 @@ import {
   SlurmPreflightFailed,
   SlurmSubmitRefused
 } from "./SlurmErrors.js"
-import { isActive, type SlurmJob } from "./SlurmJob.js"
+import { describeState, isActive, type SlurmJob } from "./SlurmJob.js"
 
 export type { SlurmNode, SlurmPartition } from "./internal/slurmClusterParsers.js"
 export type { PreflightRequest, PreflightResult } from "./internal/slurmPreflight.js"
@@ -68,6 +68,16 @@ export interface SlurmApi {
     host: string,
     request: preflightCheck.PreflightRequest
   ) => Effect.Effect<preflightCheck.PreflightResult, SlurmPreflightFailed | Failure>
+  /**
+   * The job's record each time its state changes (a new reason while pending, the node once
+   * running, how it ended), polled every `poll` (default 1 s); the stream ends after the first
+   * record that is not active. A dropped connection is re-acquired (`reconnect`).
+   */
+  readonly follow: (
+    host: string,
+    jobId: string,
+    options?: FollowOptions
+  ) => Stream.Stream<SlurmJob, SlurmJobNotFound | Failure>
   /** `scancel [--signal=S] ID`; a job that already ended is not an error. */
   readonly cancel: (
     host: string,
@@ -80,6 +90,12 @@ export interface SlurmApi {
     jobId: string,
     options?: { readonly within?: Duration.DurationInput; readonly pollInterval?: Duration.DurationInput }
   ) => Effect.Effect<SlurmJob, SlurmJobStillActive | SlurmJobNotFound | Failure>
+}
+
+/** @category models */
+export interface FollowOptions {
+  readonly poll?: Duration.DurationInput
+  readonly reconnect?: Schedule.Schedule<unknown, unknown>
 }
 
 /** @category services */
@@ -240,6 +256,23 @@ const preflight = Effect.fn("Slurm.preflight")(function* (
   })
 })
 
+const follow = (host: string, jobId: string, options: FollowOptions = {}) => {
+  const poll = job(host, jobId).pipe(
+    Effect.retry({ schedule: options.reconnect ?? defaultReconnect, while: isTransient })
+  )
+  return Stream.paginateEffect(undefined as string | undefined, (seen) =>
+    Effect.gen(function* () {
+      for (;;) {
+        if (seen !== undefined) yield* Effect.sleep(options.poll ?? "1 second")
+        const current = yield* poll
+        const key = `${describeState(current)} ${current.nodes ?? ""}`
+        const next = isActive(current.state) ? Option.some(key) : Option.none()
+        if (key !== seen) return [current, next] as const
+      }
+    })
+  ).pipe(Stream.withSpan("Slurm.follow", { attributes: { host, jobId } }))
+}
+
 const cancel = Effect.fn("Slurm.cancel")(function* (
   host: string,
   jobId: string,
@@ -289,6 +322,8 @@ export const make: Effect.Effect<SlurmApi, never, ConnectionPool> = Effect.map(C
     partitions: (host) => provide(partitions(host)),
     nodes: (host) => provide(nodes(host)),
     preflight: (host, request) => provide(preflight(host, request)),
+    follow: (host, jobId, options) =>
+      Stream.provideService(follow(host, jobId, options), ConnectionPool, pool),
     cancel: (host, jobId, options) => provide(cancel(host, jobId, options)),
     stop: (host, jobId, options) => provide(stop(host, jobId, options))
   }
