@@ -26,7 +26,7 @@ import { join } from "node:path"
 import { resourceUsage } from "node:process"
 import { StringDecoder } from "node:string_decoder"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import * as Classifier from "@mlops/sglang/Classifier"
+import * as Classifier from "@mlops/serve/Classifier"
 import * as L from "../packages/sglang/src/internal/lifecycleLines.js"
 
 export interface Options {

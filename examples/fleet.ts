@@ -8,7 +8,7 @@
 
 import { pathToFileURL } from "node:url"
 import { FakeHost } from "@mlops/core"
-import { renderFix } from "@mlops/sglang/Failures"
+import { renderFix } from "@mlops/serve/Failures"
 import * as Launch from "@mlops/sglang/Launch"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Console, Effect, Either } from "effect"

@@ -6,7 +6,7 @@
  * value of a repeated flag, so appending them is enough.
  *
  * The same handler works whether mlops' offline check finds a problem before anything starts
- * (`Resolve.asLaunchFailure` turns `LaunchRulesViolated` into its first typed failure, with
+ * (`Violations.asLaunchFailure` turns `LaunchRulesViolated` into its first typed failure, with
  * `ruleId` set) or SGLang meets it at runtime (`preflight: false`: classified from its log).
  *
  *   npx tsx examples/launch-qwen.ts            # found by preflight, before any GPU time
@@ -14,9 +14,9 @@
  */
 
 import { pathToFileURL } from "node:url"
-import type { Fix } from "@mlops/sglang/Failures"
+import type { Fix } from "@mlops/serve/Failures"
+import * as Violations from "@mlops/serve/Violations"
 import * as Launch from "@mlops/sglang/Launch"
-import * as Resolve from "@mlops/sglang/Resolve"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Console, Effect } from "effect"
 
@@ -60,7 +60,7 @@ export const main = (options: { readonly preflight: boolean } = { preflight: tru
         preflight: options.preflight,
         replace: true
       }).pipe(
-        Resolve.asLaunchFailure,
+        Violations.asLaunchFailure,
         Effect.map((deployment) => ({ _tag: "Ready" as const, deployment })),
         Effect.catchTags({
           MissingSchedulerStrategy: (failure) => Effect.succeed({ _tag: "Fixable" as const, failure }),

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { ValidationError } from "@effect/cli"
 import { assert, describe, it } from "@effect/vitest"
 import { HostKeyMismatch } from "@mlops/core/Errors"
-import { OOM } from "@mlops/sglang/Failures"
+import { OOM } from "@mlops/serve/Failures"
 import * as ExitCodes from "../src/ExitCodes.js"
 
 const readme = fs.readFileSync(

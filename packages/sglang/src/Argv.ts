@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import { RemoteCommand } from "@mlops/core"
+import type { ArgvError, UnencodableValue } from "@mlops/serve/ArgvErrors"
 import { Effect } from "effect"
-import type { ArgvError, UnencodableValue } from "./ArgvErrors.js"
 import * as Catalogue from "./Catalogue.js"
 import * as decoder from "./internal/argv/decode.js"
 import * as encoder from "./internal/argv/encode.js"

@@ -11,13 +11,13 @@
  */
 import { FileSystem } from "@effect/platform"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as ModelTraits from "@mlops/serve/ModelTraits"
 import { Effect } from "effect"
 import * as Argv from "./Argv.js"
 import * as Catalogue from "./Catalogue.js"
 import { modelPathOf, portOf } from "./internal/launch/argvFacts.js"
 import * as Preflight from "./internal/launch/preflight.js"
 import * as PythonEnv from "./internal/launch/pythonEnv.js"
-import * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
 import * as Rules from "./Rules.js"
 import * as Secrets from "./Secrets.js"
@@ -66,7 +66,7 @@ const toResult = (
 ): CheckResult => ({
   ...o,
   effective: Secrets.redactFields(resolved.effective),
-  adjustments: resolved.adjustments.map((a) => a.sglangMessage ?? a.message),
+  adjustments: resolved.adjustments.map((a) => a.engineMessage ?? a.message),
   commandLine: Argv.formatCommandLine(argv)
 })
 

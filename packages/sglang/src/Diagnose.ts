@@ -11,11 +11,12 @@ import { FileSystem, type Error as PlatformError } from "@effect/platform"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import type { ConnectError, HostNotFound, RemoteFileError } from "@mlops/core/Errors"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
+import * as Classifier from "@mlops/serve/Classifier"
+import type { LaunchFailure } from "@mlops/serve/Failures"
+import type { Phase } from "@mlops/serve/LaunchEvent"
 import { Effect, Option, Schema, Stream } from "effect"
-import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
-import type { LaunchFailure } from "./Failures.js"
-import type { Phase } from "./LaunchEvent.js"
+import { logs } from "./internal/logs/index.js"
 
 /** @category models */
 export interface Diagnosis {
@@ -79,7 +80,7 @@ const diagnosisOf = (
 
 /** Classify log text already in memory (with the exit status when known). @category programs */
 export const text = (source: string, log: string, exit?: Classifier.ExitStatus): Diagnosis => {
-  const classifier = Classifier.make()
+  const classifier = Classifier.make([logs])
   let start = 0
   for (;;) {
     const nl = log.indexOf("\n", start)
@@ -105,7 +106,7 @@ export const bytes = <E, R>(
   exit?: Classifier.ExitStatus
 ): Effect.Effect<Diagnosis, E | NotALog, R> =>
   Effect.suspend(() => {
-    const classifier = Classifier.make()
+    const classifier = Classifier.make([logs])
     const decoder = new TextDecoder("utf-8", { fatal: false })
     let pending = ""
     let total = 0

@@ -6,8 +6,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, Schema } from "effect"
-import type { LaunchFailure } from "./Failures.js"
+import { LaunchRulesViolated } from "@mlops/serve/Violations"
+import { Effect, Either } from "effect"
 import { argvFor, describePatch } from "./internal/resolve/flags.js"
 import { violationFailure } from "./internal/violationFailure.js"
 import * as Rule from "./Rule.js"
@@ -27,7 +27,7 @@ export interface Adjustment {
   readonly title: string
   readonly changes: ReadonlyArray<Change>
   readonly message: string
-  readonly sglangMessage: string | undefined
+  readonly engineMessage: string | undefined
 }
 
 /** A warning SGLang logs without changing anything. @category models */
@@ -35,7 +35,7 @@ export interface Notice {
   readonly ruleId: string
   readonly title: string
   readonly message: string
-  readonly sglangMessage: string
+  readonly engineMessage: string
 }
 
 /** @category models */
@@ -50,87 +50,17 @@ export interface Resolved {
   readonly rulesVersion: string
 }
 
-/** SGLang would refuse this launch. @category errors */
-export class LaunchRulesViolated extends Schema.TaggedError<LaunchRulesViolated>()("LaunchRulesViolated", {
-  version: Schema.String,
-  /** Every independent problem, in the order SGLang meets them. */
-  violations: Schema.Array(Rule.ViolationRecord),
-  /** All fixes combined (field -> value; null = drop the flag). */
-  fix: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  /** The user's explicit flags with the combined fix applied. */
-  fixedArgv: Schema.optional(Schema.Array(Schema.String)),
-  /** Whether the args with the combined fix pass every rule. */
-  resolvesAfterFix: Schema.Boolean,
-  /** The model's architecture, when known (named by `MissingSchedulerStrategy`). */
-  architecture: Schema.optional(Schema.String)
-}) {
-  /**
-   * Each violation as the typed failure SGLang would raise for it at runtime, in SGLang's order
-   * (each with `ruleId` set). The first is what one launch would fail with.
-   */
-  get failures(): ReadonlyArray<LaunchFailure> {
-    return this.violations.map((v) => violationFailure(v, { architecture: this.architecture }))
-  }
-
-  override get message() {
-    const n = this.violations.length
-    const lines = [
-      `SGLang ${this.version} would refuse this launch: ${n} problem${n === 1 ? "" : "s"}, in the order SGLang meets them:`
-    ]
-    this.violations.forEach((v, i) => {
-      const said =
-        v.sglangMessage === "" ? `bare ${v.errorType} (no message)` : `${v.errorType}: ${v.sglangMessage}`
-      lines.push(`  ${i + 1}. ${v._tag} [${v.ruleId}]: ${v.message}`)
-      lines.push(`     SGLang: ${said}`)
-      const alternatives = v.fix.alternatives.map((a) => describePatch(a))
-      const fix = Object.keys(v.fix.set).length > 0 ? describePatch(v.fix.set) : undefined
-      if (fix !== undefined || alternatives.length > 0) {
-        lines.push(`     fix: ${[fix ?? "(manual)", ...alternatives].join("  or  ")}`)
-      }
-    })
-    if (Object.keys(this.fix).length > 0) {
-      lines.push(
-        `combined fix: ${describePatch(this.fix)}${this.resolvesAfterFix ? "" : " (more changes needed)"}`
-      )
-    }
-    if (this.fixedArgv !== undefined) lines.push(`fixed command: ${this.fixedArgv.join(" ")}`)
-    return lines.join("\n")
-  }
+/** A violation's fixes as flags (`fix: ...` in the refusal). */
+const shownFixOf = (v: Rule.ViolationRecord): { readonly shownFix?: string } => {
+  const alternatives = v.fix.alternatives.map((a) => describePatch(a))
+  const fix = Object.keys(v.fix.set).length > 0 ? describePatch(v.fix.set) : undefined
+  return fix === undefined && alternatives.length === 0
+    ? {}
+    : { shownFix: [fix ?? "(manual)", ...alternatives].join("  or  ") }
 }
 
 /** @category models */
 export type ResolveContext = Rule.ResolveContext
-
-/**
- * The typed failure SGLang would meet first (the first violation), with `ruleId` set: what a
- * launch without preflight would fail with.
- * @category errors
- */
-export const firstFailure = (error: LaunchRulesViolated): LaunchFailure => error.failures[0]!
-
-/**
- * One vocabulary before and after the start: turns a `LaunchRulesViolated` in the error channel
- * into its first typed failure, so `Effect.catchTag("MissingSchedulerStrategy", ...)` handles the
- * problem whether preflight predicted it or SGLang's log showed it. The failure's `ruleId` tells
- * the two apart; the other violations stay on `LaunchRulesViolated.failures` for callers that
- * want them all.
- *
- * ```ts
- * Launch.launchDeployment(request).pipe(
- *   Resolve.asLaunchFailure,
- *   Effect.catchTag("MissingSchedulerStrategy", (failure) => relaunchWith(failure.fix))
- * )
- * ```
- * @category errors
- */
-export const asLaunchFailure = <A, E, R>(
-  self: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, Extract<E, LaunchRulesViolated>> | LaunchFailure, R> =>
-  Effect.catchIf(
-    self,
-    (error): error is Extract<E, LaunchRulesViolated> => error instanceof LaunchRulesViolated,
-    (error) => Effect.fail(firstFailure(error))
-  )
 
 // ---- one pass ------------------------------------------------------------------------------
 
@@ -177,17 +107,17 @@ const runPass = (
             title: rule.title,
             changes,
             message: outcome.message,
-            sglangMessage: outcome.sglangMessage
+            engineMessage: outcome.engineMessage
           })
-        } else if (outcome.sglangMessage !== undefined) {
+        } else if (outcome.engineMessage !== undefined) {
           warnings.push({
             ruleId: rule.id,
             title: rule.title,
             message: outcome.message,
-            sglangMessage: outcome.sglangMessage
+            engineMessage: outcome.engineMessage
           })
         }
-        if (outcome.sglangMessage !== undefined) logLines.push(outcome.sglangMessage)
+        if (outcome.engineMessage !== undefined) logLines.push(outcome.engineMessage)
         break
       }
       case "Warning":
@@ -195,9 +125,9 @@ const runPass = (
           ruleId: rule.id,
           title: rule.title,
           message: outcome.message,
-          sglangMessage: outcome.sglangMessage
+          engineMessage: outcome.engineMessage
         })
-        logLines.push(outcome.sglangMessage)
+        logLines.push(outcome.engineMessage)
         break
       case "Violation":
         violations.push(Rule.toRecord(rule, outcome))
@@ -250,7 +180,7 @@ export const resolveEither = (
     const pass = runPass(ordered, input, new Set([...explicit, ...Object.keys(fixes)]), ctx)
     last = pass
     for (const v of pass.violations) {
-      const key = `${v.ruleId}\u0000${v.sglangMessage}\u0000${v.message}`
+      const key = `${v.ruleId}\u0000${v.engineMessage}\u0000${v.message}`
       if (!seen.has(key)) {
         seen.add(key)
         found.push(v)
@@ -274,9 +204,17 @@ export const resolveEither = (
   const resolvesAfterFix = last !== undefined && last.violations.length === 0
   return Either.left(
     new LaunchRulesViolated({
+      engine: "SGLang",
       version: set.version,
-      violations: found,
+      violations: found.map((v) => ({ ...v, ...shownFixOf(v) })),
       fix: fixes,
+      ...(Object.keys(fixes).length > 0 ? { shownFix: describePatch(fixes) } : {}),
+      failures: found.map((v) =>
+        violationFailure(
+          v,
+          ctx.traits?.architecture === undefined ? {} : { architecture: ctx.traits.architecture }
+        )
+      ),
       fixedArgv: argvFor(args as unknown as Record<string, unknown>, explicit, fixes),
       resolvesAfterFix,
       ...(ctx.traits?.architecture === undefined ? {} : { architecture: ctx.traits.architecture })

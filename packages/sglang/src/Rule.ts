@@ -5,13 +5,9 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
-import {
-  type ArgumentFailureTag,
-  argumentFailureTag,
-  argumentFailureTags
-} from "./internal/argumentFailure.js"
-import type { ModelTraits } from "./ModelTraits.js"
+import { type ArgumentFailureTag, argumentFailureTag } from "@mlops/serve/ArgumentFailure"
+import type { ModelTraits } from "@mlops/serve/ModelTraits"
+import type { ViolationRecord } from "@mlops/serve/Violations"
 import type { Field, ServerArgs } from "./ServerArgs.js"
 import * as VersionRange from "./VersionRange.js"
 
@@ -80,7 +76,7 @@ export interface Violation {
   /** Our explanation. */
   readonly message: string
   /** SGLang's literal message ("" for a bare assert; a fragment where the source elides text). */
-  readonly sglangMessage: string
+  readonly engineMessage: string
   /** For bare asserts: the source line Python prints in the traceback. */
   readonly sourceLine: string | undefined
   readonly fields: ReadonlyArray<Field>
@@ -93,7 +89,7 @@ export interface Adjust {
   readonly set: Patch
   readonly message: string
   /** The warning SGLang logs, or undefined when the change is silent. */
-  readonly sglangMessage: string | undefined
+  readonly engineMessage: string | undefined
   readonly fields: ReadonlyArray<Field>
 }
 
@@ -101,7 +97,7 @@ export interface Adjust {
 export interface Warning {
   readonly _tag: "Warning"
   readonly message: string
-  readonly sglangMessage: string
+  readonly engineMessage: string
   readonly fields: ReadonlyArray<Field>
 }
 
@@ -114,7 +110,7 @@ export const violation = (v: {
   /** Only when the message's words do not say it (derived like the classifier does otherwise). */
   readonly failure?: FailureTag
   readonly message: string
-  readonly sglangMessage: string
+  readonly engineMessage: string
   readonly sourceLine?: string
   readonly fields: ReadonlyArray<Field>
   readonly fix: Patch
@@ -122,9 +118,9 @@ export const violation = (v: {
 }): Violation => ({
   _tag: "Violation",
   errorType: v.errorType,
-  failure: v.failure ?? argumentFailureTag(v.errorType, v.sglangMessage),
+  failure: v.failure ?? argumentFailureTag(v.errorType, v.engineMessage),
   message: v.message,
-  sglangMessage: v.sglangMessage,
+  engineMessage: v.engineMessage,
   sourceLine: v.sourceLine,
   fields: v.fields,
   fix: { set: v.fix, alternatives: v.alternatives ?? [] }
@@ -134,15 +130,15 @@ export const violation = (v: {
 export const adjust = (
   set: Patch,
   message: string,
-  sglangMessage: string | undefined,
+  engineMessage: string | undefined,
   fields: ReadonlyArray<Field> = Object.keys(set) as Array<Field>
-): Adjust => ({ _tag: "Adjust", set, message, sglangMessage, fields })
+): Adjust => ({ _tag: "Adjust", set, message, engineMessage, fields })
 
 /** @category constructors */
-export const warning = (message: string, sglangMessage: string, fields: ReadonlyArray<Field>): Warning => ({
+export const warning = (message: string, engineMessage: string, fields: ReadonlyArray<Field>): Warning => ({
   _tag: "Warning",
   message,
-  sglangMessage,
+  engineMessage,
   fields
 })
 
@@ -196,30 +192,7 @@ export const compare = (a: Rule, b: Rule): number => a.order.step - b.order.step
 
 // ---- serialisable records (for errors and JSON output) -----------------------------------
 
-/** A fix as data. @category schemas */
-export const FixRecord = Schema.Struct({
-  set: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  alternatives: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-})
-
-/**
- * A violation found by a rule, as data. `_tag` is the typed failure SGLang's exception would be
- * classified as at runtime, so one vocabulary serves the offline check and the log.
- * @category schemas
- */
-export const ViolationRecord = Schema.Struct({
-  _tag: Schema.Literal(...argumentFailureTags),
-  ruleId: Schema.String,
-  title: Schema.String,
-  stage: Schema.Literal("server-args", "check-server-args", "model-init"),
-  errorType: Schema.Literal("ValueError", "AssertionError", "TypeError", "RuntimeError"),
-  message: Schema.String,
-  sglangMessage: Schema.String,
-  sourceLine: Schema.optional(Schema.String),
-  fields: Schema.Array(Schema.String),
-  fix: FixRecord
-})
-export type ViolationRecord = typeof ViolationRecord.Type
+export { FixRecord, ViolationRecord } from "@mlops/serve/Violations"
 
 /** @category constructors */
 export const toRecord = (rule: Rule, v: Violation): ViolationRecord => ({
@@ -229,7 +202,7 @@ export const toRecord = (rule: Rule, v: Violation): ViolationRecord => ({
   stage: stageOf(rule.order),
   errorType: v.errorType,
   message: v.message,
-  sglangMessage: v.sglangMessage,
+  engineMessage: v.engineMessage,
   ...(v.sourceLine === undefined ? {} : { sourceLine: v.sourceLine }),
   fields: v.fields,
   fix: v.fix

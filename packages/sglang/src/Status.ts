@@ -12,12 +12,13 @@ import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
 import * as LogTail from "@mlops/core/LogTail"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import * as Classifier from "@mlops/serve/Classifier"
+import type { LaunchFailure } from "@mlops/serve/Failures"
+import type { Phase } from "@mlops/serve/LaunchEvent"
 import { Clock, Effect } from "effect"
-import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
-import type { LaunchFailure } from "./Failures.js"
 import { isHealthy } from "./internal/launch/readiness.js"
-import type { Phase } from "./LaunchEvent.js"
+import { logs } from "./internal/logs/index.js"
 import { gpuMemoryOf, groupPids } from "./Stop.js"
 
 /** @category models */
@@ -61,7 +62,7 @@ const one = (conn: Connection, state: Deployment.State) =>
     const lines = yield* LogTail.tail(host, state.logPath, { lines: TAIL_LINES }).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<LogTail.LogLine>)
     )
-    const classifier = Classifier.make()
+    const classifier = Classifier.make([logs])
     for (const line of lines) classifier.feed(line.text)
     const stopped = alive ? undefined : state.stopped
     const failure =

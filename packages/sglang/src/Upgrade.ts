@@ -7,11 +7,14 @@
  *
  * @since 0.1.0
  */
+
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
+import type { ArgvError } from "@mlops/serve/ArgvErrors"
+import type * as ModelTraits from "@mlops/serve/ModelTraits"
+import type * as Violations from "@mlops/serve/Violations"
 import { Effect, Either } from "effect"
 import * as Argv from "./Argv.js"
-import type { ArgvError } from "./ArgvErrors.js"
 import * as Catalogue from "./Catalogue.js"
 import { type GpuFacts, offlineContext, traitsOf } from "./Check.js"
 import * as Flags from "./Flags.js"
@@ -20,7 +23,6 @@ import { lookupOption } from "./internal/argv/decode.js"
 import { sameValue } from "./internal/argv/encode.js"
 import { modelPathOf } from "./internal/launch/argvFacts.js"
 import * as Preflight from "./internal/launch/preflight.js"
-import type * as ModelTraits from "./ModelTraits.js"
 import * as Resolve from "./Resolve.js"
 import * as Rules from "./Rules.js"
 import * as VersionRange from "./VersionRange.js"
@@ -66,7 +68,7 @@ export interface UpgradeReport {
   /** What `to` makes of the command: accepted (with its adjustments) or the first refusal. */
   readonly target:
     | { readonly _tag: "Accepted"; readonly adjustments: ReadonlyArray<string> }
-    | { readonly _tag: "Refused"; readonly error: ArgvError | Resolve.LaunchRulesViolated }
+    | { readonly _tag: "Refused"; readonly error: ArgvError | Violations.LaunchRulesViolated }
 }
 
 const show = (value: unknown) => (value === null ? "None" : JSON.stringify(value))
@@ -185,7 +187,9 @@ interface Fired {
   readonly message: string
 }
 
-const fired = (result: Either.Either<Resolve.Resolved, Resolve.LaunchRulesViolated>): ReadonlyArray<Fired> =>
+const fired = (
+  result: Either.Either<Resolve.Resolved, Violations.LaunchRulesViolated>
+): ReadonlyArray<Fired> =>
   Either.match(result, {
     onLeft: (error) =>
       error.violations.map((v) => ({
@@ -292,7 +296,7 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
     if (Either.isLeft(decodedTo)) return { _tag: "Refused", error: decodedTo.left }
     if (after === undefined || Either.isRight(after)) {
       const adjustments = after === undefined ? [] : after.right.adjustments
-      return { _tag: "Accepted", adjustments: adjustments.map((x) => x.sglangMessage ?? x.message) }
+      return { _tag: "Accepted", adjustments: adjustments.map((x) => x.engineMessage ?? x.message) }
     }
     return { _tag: "Refused", error: after.left }
   }

@@ -1,10 +1,10 @@
 import { readdirSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
+import type { Phase } from "@mlops/serve/LaunchEvent"
+import { LaunchEvent, phases } from "@mlops/serve/LaunchEvent"
 import { Schema } from "effect"
-import * as Classifier from "../src/Classifier.js"
-import type { Phase } from "../src/LaunchEvent.js"
-import { LaunchEvent, phases } from "../src/LaunchEvent.js"
 import { DIR, phasesOf, read, stalledOnly, successes, table } from "./classifierCases.js"
+import * as Classifier from "./support/classifier.js"
 
 describe("Classifier fixtures", () => {
   it("every fixture file is in the table", () => {

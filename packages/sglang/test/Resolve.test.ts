@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as ModelTraits from "@mlops/serve/ModelTraits"
+import { llama3_8b } from "@mlops/serve/SampleModels"
 import { Effect, Either } from "effect"
 import * as Argv from "../src/Argv.js"
-import { llama3_8b } from "../src/internal/fixtures/models.js"
-import * as ModelTraits from "../src/ModelTraits.js"
 import * as Resolve from "../src/Resolve.js"
 import * as Rule from "../src/Rule.js"
 import * as Rules from "../src/Rules.js"
@@ -49,14 +49,14 @@ describe("Resolve: the Qwen3.6-27B story on 2x A6000", () => {
       )
       const [mamba, assertion] = error.violations
       assert.strictEqual(
-        mamba!.sglangMessage,
+        mamba!.engineMessage,
         "Speculative decoding for Qwen3_5ForConditionalGeneration is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use --mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1."
       )
       assert.deepStrictEqual(mamba!.fix, {
         set: { mamba_scheduler_strategy: "extra_buffer" },
         alternatives: [{ disable_radix_cache: true }]
       })
-      assert.strictEqual(assertion!.sglangMessage, "")
+      assert.strictEqual(assertion!.engineMessage, "")
       assert.include(assertion!.sourceLine, "speculative_num_draft_tokens is None")
       assert.deepStrictEqual(assertion!.fix.set, { speculative_num_steps: 1, speculative_eagle_topk: 1 })
       assert.deepStrictEqual(error.fix, {
@@ -186,7 +186,7 @@ describe("Resolve: mechanics", () => {
             ["R37.gdn-heads", "model-init"]
           ]
         )
-        assert.strictEqual(result.left.violations[2]!.sglangMessage, "10240 is not divisible by 3")
+        assert.strictEqual(result.left.violations[2]!.engineMessage, "10240 is not divisible by 3")
         assert.strictEqual(result.left.fix.tp_size, 2)
         assert.isTrue(result.left.resolvesAfterFix)
       })
@@ -207,7 +207,7 @@ describe("Resolve: mechanics", () => {
       assert.isTrue(Either.isLeft(result))
       if (!Either.isLeft(result)) return
       assert.deepStrictEqual(
-        result.left.violations.map((v) => [v.ruleId, v.sglangMessage]),
+        result.left.violations.map((v) => [v.ruleId, v.engineMessage]),
         [
           ["R18.pp", "Pipeline parallelism is not compatible with overlap schedule, speculative decoding"],
           ["R18.lora", "Currently LoRA is only compatible with NGRAM speculative decoding."]
@@ -255,7 +255,7 @@ describe("Resolve: mechanics", () => {
       stage: "server-args",
       errorType: "ValueError",
       message: "",
-      sglangMessage: "",
+      engineMessage: "",
       fields: [],
       fix: { set, alternatives: [] }
     })
@@ -273,7 +273,7 @@ describe("Resolve: mechanics", () => {
       order: { step: 12, sub: 1 },
       kind: "fatal",
       check: () =>
-        Rule.violation({ errorType: "ValueError", message: "m", sglangMessage: "s", fields: [], fix: {} })
+        Rule.violation({ errorType: "ValueError", message: "m", engineMessage: "s", fields: [], fix: {} })
     })
     const later = Rule.make({
       id: "T2",
@@ -287,7 +287,7 @@ describe("Resolve: mechanics", () => {
           : Rule.violation({
               errorType: "AssertionError",
               message: "m",
-              sglangMessage: "t",
+              engineMessage: "t",
               fields: ["tp_size"],
               fix: { tp_size: 2 }
             })

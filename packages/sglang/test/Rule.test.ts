@@ -43,7 +43,7 @@ describe("Rule", () => {
     const v = Rule.violation({
       errorType: "AssertionError",
       message: "ours",
-      sglangMessage: "",
+      engineMessage: "",
       sourceLine: "assert x",
       fields: ["tp_size"],
       fix: { tp_size: 2 },
@@ -56,7 +56,7 @@ describe("Rule", () => {
       stage: "check-server-args",
       errorType: "AssertionError",
       message: "ours",
-      sglangMessage: "",
+      engineMessage: "",
       sourceLine: "assert x",
       fields: ["tp_size"],
       fix: { set: { tp_size: 2 }, alternatives: [{ tp_size: 1 }] }

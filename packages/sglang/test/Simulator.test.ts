@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, FakeHost, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
+import { llama3_8b } from "@mlops/serve/SampleModels"
 import { Effect, Either, Option } from "effect"
 import * as Argv from "../src/Argv.js"
-import * as Classifier from "../src/Classifier.js"
-import { llama3_8b } from "../src/internal/fixtures/models.js"
 import * as Resolve from "../src/Resolve.js"
 import * as Simulator from "../src/Simulator.js"
+import * as Classifier from "./support/classifier.js"
 import { advance, fixedArgv, storyArgv } from "./support/sim.js"
 import { mambaFix, storyContext } from "./support/story.js"
 

@@ -5,8 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, FakeHost, Probes } from "@mlops/core"
+import { llama3_8b } from "@mlops/serve/SampleModels"
 import { Effect } from "effect"
-import { llama3_8b } from "../src/internal/fixtures/models.js"
 import * as Launch from "../src/Launch.js"
 import * as Simulator from "../src/Simulator.js"
 import { drive, fixedArgv } from "./support/sim.js"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
+import { qwen36_27b } from "@mlops/serve/SampleModels"
 import { Effect } from "effect"
-import { qwen36_27b } from "../src/internal/fixtures/models.js"
 import * as Upgrade from "../src/Upgrade.js"
 import { storyArgv } from "./support/story.js"
 

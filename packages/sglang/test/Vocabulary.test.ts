@@ -3,21 +3,23 @@
  * `_tag` the log classifier gives SGLang's exception for it, and a library user catches either
  * with the same `catchTag`.
  */
+
 import { assert, describe, it } from "@effect/vitest"
+import * as Violations from "@mlops/serve/Violations"
 import { Effect, Either, FastCheck as fc } from "effect"
 import * as Argv from "../src/Argv.js"
-import * as Classifier from "../src/Classifier.js"
 import * as Tracebacks from "../src/internal/sim/tracebacks.js"
 import * as Launch from "../src/Launch.js"
 import * as Resolve from "../src/Resolve.js"
 import * as Simulator from "../src/Simulator.js"
 import { arbitraryServerArgs } from "./arbitraryServerArgs.js"
+import * as Classifier from "./support/classifier.js"
 import { drive, fixedArgv, storyArgv } from "./support/sim.js"
 import { storyContext, storyTraits } from "./support/story.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
 
-const storyViolations = (): Resolve.LaunchRulesViolated => {
+const storyViolations = (): Violations.LaunchRulesViolated => {
   const decoded = Effect.runSync(Argv.decodeArgv(storyArgv))
   const result = Resolve.resolveEither(decoded.args, decoded.explicit, storyContext)
   if (Either.isRight(result)) return assert.fail("the story's command resolved")
@@ -39,7 +41,7 @@ describe("one vocabulary", () => {
       failures.map((f) => f._tag),
       ["MissingSchedulerStrategy", "AssertionFailure"]
     )
-    const first = Resolve.firstFailure(error)
+    const first = Violations.firstFailure(error)
     assert.strictEqual(first._tag, "MissingSchedulerStrategy")
     assert.strictEqual(first.ruleId, "R24")
     if (first._tag === "MissingSchedulerStrategy")
@@ -57,7 +59,7 @@ describe("one vocabulary", () => {
     Effect.gen(function* () {
       const caught = yield* drive(
         Launch.launchDeployment({ host: "sim", argv: storyArgv, env }).pipe(
-          Resolve.asLaunchFailure,
+          Violations.asLaunchFailure,
           Effect.map(() => "launched"),
           Effect.catchTag("MissingSchedulerStrategy", (failure) => Effect.succeed(`caught ${failure.ruleId}`))
         )
@@ -70,7 +72,7 @@ describe("one vocabulary", () => {
     Effect.gen(function* () {
       const caught = yield* drive(
         Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false }).pipe(
-          Resolve.asLaunchFailure,
+          Violations.asLaunchFailure,
           Effect.map(() => "launched"),
           Effect.catchTag("MissingSchedulerStrategy", (failure) =>
             Effect.succeed(`caught ${failure.ruleId ?? "from the log"}`)
@@ -84,7 +86,7 @@ describe("one vocabulary", () => {
   it.effect("asLaunchFailure leaves a launch that succeeds alone", () =>
     Effect.gen(function* () {
       const deployment = yield* drive(
-        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env }).pipe(Resolve.asLaunchFailure)
+        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env }).pipe(Violations.asLaunchFailure)
       )
       assert.strictEqual(deployment.phases.at(-1)?.phase, "ready")
     }).pipe(Effect.provide(Simulator.layer))
@@ -103,7 +105,7 @@ describe("one vocabulary", () => {
         const { failure } = Classifier.classifyText(lines.join("\n"), { exitCode: 1 })
         checked++
         if (failure?._tag !== v._tag)
-          mismatches.push(`${v.ruleId} ${v._tag} -> ${failure?._tag}: ${v.sglangMessage}`)
+          mismatches.push(`${v.ruleId} ${v._tag} -> ${failure?._tag}: ${v.engineMessage}`)
       }
     }
     assert.deepStrictEqual([...new Set(mismatches)], [])

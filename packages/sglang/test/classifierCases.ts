@@ -2,7 +2,7 @@
  * The expected verdict for every fixture log in fixtures/logs/, and helpers to read them.
  */
 import { readFileSync } from "node:fs"
-import type { LaunchEvent } from "../src/LaunchEvent.js"
+import type { LaunchEvent } from "@mlops/serve/LaunchEvent"
 import { launcherAndMemoryCases } from "./classifierCases/launcherAndMemory.js"
 import { ranksAndExitsCases } from "./classifierCases/ranksAndExits.js"
 import type { Expected } from "./classifierCases/shared.js"

@@ -2,7 +2,7 @@
  * A failure for a person: what failed, the evidence lines, the fix, and the fixed command
  * ready to paste. The same facts go into `--json` (`_tag`, `fix`, `fixedCommand`).
  */
-import * as Failures from "@mlops/sglang/Failures"
+import * as Failures from "@mlops/serve/Failures"
 import * as Secrets from "@mlops/sglang/Secrets"
 import * as Json from "./json.js"
 import { bold, dim, red, type Style } from "./style.js"

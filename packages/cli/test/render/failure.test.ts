@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { OOM } from "@mlops/sglang/Failures"
+import { OOM } from "@mlops/serve/Failures"
 import * as RenderFailure from "../../src/render/failure.js"
 
 const plain = { live: false, color: false }

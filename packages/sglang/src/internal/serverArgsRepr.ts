@@ -4,7 +4,7 @@
  * their repr text.
  * @internal
  */
-import type { ArgValue } from "../LaunchEvent.js"
+import type { ArgValue } from "@mlops/serve/LaunchEvent"
 
 const OPEN = "([{<"
 const CLOSE = ")]}>"

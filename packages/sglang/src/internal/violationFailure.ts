@@ -4,16 +4,17 @@
  * saying that preflight found it (no log lines: nothing ran).
  * @internal
  */
+
+import * as F from "@mlops/serve/Failures"
 import type { Catalogue } from "../Catalogue.js"
-import * as F from "../Failures.js"
 import type { ViolationRecord } from "../Rule.js"
 import { violationFix } from "./launch/autofix.js"
 import { flagOf } from "./rules/helpers.js"
 
 const reasonOf = (v: ViolationRecord): string =>
-  v.sglangMessage === ""
+  v.engineMessage === ""
     ? `${v.errorType} (bare assert${v.sourceLine ? `: ${v.sourceLine}` : ""})`
-    : `${v.errorType}: ${v.sglangMessage}`
+    : `${v.errorType}: ${v.engineMessage}`
 
 const STAGE_FUNCTION: Record<ViolationRecord["stage"], string> = {
   "server-args": "__post_init__",

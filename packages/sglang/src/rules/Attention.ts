@@ -108,7 +108,7 @@ export const trtllmMla = Rule.make({
       return Rule.violation({
         errorType: "ValueError",
         message: "the trtllm_mla attention backend needs a Blackwell GPU (SM100/SM12x)",
-        sglangMessage:
+        engineMessage:
           "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
         fields: ["attention_backend"],
         fix: { attention_backend: isHopper(input) ? "fa3" : "triton" }
@@ -118,7 +118,7 @@ export const trtllmMla = Rule.make({
       return Rule.violation({
         errorType: "ValueError",
         message: `trtllm_mla cannot use --kv-cache-dtype ${args.kv_cache_dtype}`,
-        sglangMessage:
+        engineMessage:
           "TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, fp4_e2m1, bf16, or auto.",
         fields: ["kv_cache_dtype"],
         fix: { kv_cache_dtype: "auto" }
@@ -152,7 +152,7 @@ export const trtllmMha = Rule.make({
       return Rule.violation({
         errorType: "ValueError",
         message: "trtllm_mha prefill needs an SM100 (Blackwell) GPU",
-        sglangMessage:
+        engineMessage:
           "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). Please use a different prefill backend.",
         fields: ["attention_backend", "prefill_attention_backend"],
         fix:
@@ -165,7 +165,7 @@ export const trtllmMha = Rule.make({
       return Rule.violation({
         errorType: "ValueError",
         message: "trtllm_mha decode needs Hopper (SM90) or Blackwell (SM100/SM120)",
-        sglangMessage:
+        engineMessage:
           "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and (SM120) GPUs. Please use a different decode backend.",
         fields: ["attention_backend", "decode_attention_backend"],
         fix:

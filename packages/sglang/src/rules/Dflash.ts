@@ -35,7 +35,7 @@ export const dflashDpAttention = dflashFatal(
     Rule.violation({
       errorType: "ValueError",
       message: "DFLASH cannot run with --enable-dp-attention",
-      sglangMessage: "Currently DFLASH speculative decoding does not support dp attention.",
+      engineMessage: "Currently DFLASH speculative decoding does not support dp attention.",
       fields: ["enable_dp_attention"],
       fix: { enable_dp_attention: false }
     })
@@ -50,7 +50,7 @@ export const dflashPipeline = dflashFatal(
     Rule.violation({
       errorType: "ValueError",
       message: "DFLASH needs --pp-size 1",
-      sglangMessage: "Currently DFLASH speculative decoding only supports pp_size == 1.",
+      engineMessage: "Currently DFLASH speculative decoding only supports pp_size == 1.",
       fields: ["pp_size"],
       fix: { pp_size: 1 }
     })
@@ -65,7 +65,7 @@ export const dflashDraftPath = dflashFatal(
     Rule.violation({
       errorType: "ValueError",
       message: "DFLASH needs a draft model: pass --speculative-draft-model-path <dflash draft checkpoint>",
-      sglangMessage: "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
+      engineMessage: "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
       fields: ["speculative_draft_model_path"],
       fix: {},
       alternatives: [{ speculative_algorithm: null }]
@@ -104,7 +104,7 @@ export const dflashBlockPositive = dflashFatal(
     Rule.violation({
       errorType: "ValueError",
       message: "--speculative-dflash-block-size must be positive",
-      sglangMessage: `DFLASH requires --speculative-dflash-block-size to be positive, got ${args.speculative_dflash_block_size}.`,
+      engineMessage: `DFLASH requires --speculative-dflash-block-size to be positive, got ${args.speculative_dflash_block_size}.`,
       fields: ["speculative_dflash_block_size"],
       fix: { speculative_dflash_block_size: null }
     })
@@ -122,7 +122,7 @@ export const dflashBlockMatchesDraft = dflashFatal(
     Rule.violation({
       errorType: "ValueError",
       message: "for DFLASH --speculative-num-draft-tokens and --speculative-dflash-block-size must be equal",
-      sglangMessage: `Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they differ. For DFLASH they must match. speculative_num_draft_tokens=${args.speculative_num_draft_tokens}, speculative_dflash_block_size=${args.speculative_dflash_block_size}.`,
+      engineMessage: `Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they differ. For DFLASH they must match. speculative_num_draft_tokens=${args.speculative_num_draft_tokens}, speculative_dflash_block_size=${args.speculative_dflash_block_size}.`,
       fields: ["speculative_num_draft_tokens", "speculative_dflash_block_size"],
       fix: { speculative_num_draft_tokens: args.speculative_dflash_block_size }
     })
@@ -164,7 +164,7 @@ export const dflashWindowPositive = dflashFatal(
     Rule.violation({
       errorType: "ValueError",
       message: "--speculative-dflash-draft-window-size must be positive",
-      sglangMessage: `DFLASH requires --speculative-dflash-draft-window-size to be positive, got ${args.speculative_dflash_draft_window_size}.`,
+      engineMessage: `DFLASH requires --speculative-dflash-draft-window-size to be positive, got ${args.speculative_dflash_draft_window_size}.`,
       fields: ["speculative_dflash_draft_window_size"],
       fix: { speculative_dflash_draft_window_size: null }
     })
@@ -182,7 +182,7 @@ export const dflashWindowCoversBlock = dflashFatal(
     Rule.violation({
       errorType: "ValueError",
       message: "--speculative-dflash-draft-window-size must be at least the block size",
-      sglangMessage: `DFLASH --speculative-dflash-draft-window-size must be >= --speculative-num-draft-tokens (block_size). window_size=${args.speculative_dflash_draft_window_size}, block_size=${args.speculative_num_draft_tokens}.`,
+      engineMessage: `DFLASH --speculative-dflash-draft-window-size must be >= --speculative-num-draft-tokens (block_size). window_size=${args.speculative_dflash_draft_window_size}, block_size=${args.speculative_num_draft_tokens}.`,
       fields: ["speculative_dflash_draft_window_size", "speculative_num_draft_tokens"],
       fix: { speculative_dflash_draft_window_size: args.speculative_num_draft_tokens }
     })

@@ -53,7 +53,7 @@ export const contextLength = rule(
     return Rule.violation({
       errorType: "ValueError",
       message: `--context-length ${args.context_length} is longer than the model's ${traits.contextLength}`,
-      sglangMessage: `User-specified context_length (${args.context_length}) is greater than the derived context_length (${traits.contextLength}).`,
+      engineMessage: `User-specified context_length (${args.context_length}) is greater than the derived context_length (${traits.contextLength}).`,
       fields: ["context_length"],
       fix: { context_length: traits.contextLength },
       alternatives: [{ context_length: null }]
@@ -74,7 +74,7 @@ export const hicacheRadix = rule(
           errorType: "ValueError",
           message:
             "--enable-hierarchical-cache extends the radix cache, so it cannot be used with --disable-radix-cache",
-          sglangMessage:
+          engineMessage:
             "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot be used at the same time. Please use only one of them.",
           fields: ["enable_hierarchical_cache", "disable_radix_cache"],
           fix: { enable_hierarchical_cache: false },
@@ -98,7 +98,7 @@ export const chunkedPrefillPages = rule(
     return Rule.violation({
       errorType: "AssertionError",
       message: `--chunked-prefill-size ${chunked} is not a multiple of the page size ${page}`,
-      sglangMessage: "chunked_prefill_size must be divisible by page_size",
+      engineMessage: "chunked_prefill_size must be divisible by page_size",
       fields: ["chunked_prefill_size", "page_size"],
       fix: { chunked_prefill_size: Math.max(page, Math.floor(chunked / page) * page) }
     })
@@ -117,7 +117,7 @@ export const mixedChunkSpeculative = rule(
       ? Rule.violation({
           errorType: "AssertionError",
           message: "--enable-mixed-chunk cannot be used with speculative decoding",
-          sglangMessage: "enable_mixed_chunk is required for speculative decoding",
+          engineMessage: "enable_mixed_chunk is required for speculative decoding",
           fields: ["enable_mixed_chunk", "speculative_algorithm"],
           fix: { enable_mixed_chunk: false }
         })
@@ -137,7 +137,7 @@ export const servedModelNameColon = rule(
     return Rule.violation({
       errorType: "AssertionError",
       message: `the served model name "${name}" contains ':'${explicit.has("served_model_name") ? "" : " (it defaults to --model-path)"}`,
-      sglangMessage: "served_model_name cannot contain a colon (':') character.",
+      engineMessage: "served_model_name cannot contain a colon (':') character.",
       fields: ["served_model_name"],
       fix: { served_model_name: name.replaceAll(":", "-") }
     })
@@ -158,7 +158,7 @@ export const loraSpeculative = rule(
     return Rule.violation({
       errorType: "ValueError",
       message: `LoRA adapters cannot be served with ${algo} speculative decoding`,
-      sglangMessage: "Currently LoRA is only compatible with NGRAM speculative decoding.",
+      engineMessage: "Currently LoRA is only compatible with NGRAM speculative decoding.",
       fields: ["enable_lora", "lora_paths", "speculative_algorithm"],
       fix: { speculative_algorithm: null },
       alternatives: [{ enable_lora: null, lora_paths: null }]

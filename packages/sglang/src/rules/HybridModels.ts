@@ -70,7 +70,7 @@ export const tritonForbidden = Rule.make({
     return Rule.violation({
       errorType: "AssertionError",
       message: `${traits?.architecture} cannot use the triton attention backend (its first layer may not be attention)`,
-      sglangMessage: text,
+      engineMessage: text,
       fields: ["attention_backend"],
       fix: { attention_backend: "flashinfer" }
     })
@@ -116,7 +116,7 @@ export const linearAttnFlashinferDtype = Rule.make({
     return Rule.violation({
       errorType: "ValueError",
       message: "the flashinfer linear-attention decode kernel on SM100+ only handles a bfloat16 SSM state",
-      sglangMessage: `--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got ${dtype}`,
+      engineMessage: `--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got ${dtype}`,
       fields: ["linear_attn_decode_backend", "mamba_ssm_dtype"],
       fix: { mamba_ssm_dtype: "bfloat16" },
       alternatives: [{ linear_attn_decode_backend: "triton" }]

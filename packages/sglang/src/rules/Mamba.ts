@@ -85,7 +85,7 @@ export const extraBufferUnsupported = Rule.make({
     return Rule.violation({
       errorType: "AssertionError",
       message: `--mamba-scheduler-strategy extra_buffer is not available for ${traits?.architecture}`,
-      sglangMessage: `mamba extra_buffer is not supported for ${traits?.architecture} model`,
+      engineMessage: `mamba extra_buffer is not supported for ${traits?.architecture} model`,
       fields: ["mamba_scheduler_strategy"],
       fix: { mamba_scheduler_strategy: "no_buffer" }
     })
@@ -107,7 +107,7 @@ export const extraBufferNeedsRadix = Rule.make({
           errorType: "ValueError",
           message: "--mamba-scheduler-strategy extra_buffer only makes sense with the radix cache on",
           // 0.5.13 added the period after the flag
-          sglangMessage: `mamba extra_buffer is not compatible with --disable-radix-cache${VersionRange.atLeast(version, "0.5.13") ? "." : ""} Overlap scheduling is already supported with no_buffer + disable_radix_cache. Please use --mamba-scheduler-strategy no_buffer instead.`,
+          engineMessage: `mamba extra_buffer is not compatible with --disable-radix-cache${VersionRange.atLeast(version, "0.5.13") ? "." : ""} Overlap scheduling is already supported with no_buffer + disable_radix_cache. Please use --mamba-scheduler-strategy no_buffer instead.`,
           fields: ["mamba_scheduler_strategy", "disable_radix_cache"],
           fix: { mamba_scheduler_strategy: "no_buffer" },
           alternatives: [{ disable_radix_cache: false }]
@@ -130,7 +130,7 @@ export const extraBufferPlatform = Rule.make({
       ? Rule.violation({
           errorType: "AssertionError",
           message: "extra_buffer needs the FLA kernels, which run only on CUDA and MUSA",
-          sglangMessage: "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend",
+          engineMessage: "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend",
           fields: ["mamba_scheduler_strategy"],
           fix: { mamba_scheduler_strategy: "no_buffer" }
         })
@@ -150,7 +150,7 @@ export const trackIntervalVsDraft = Rule.make({
     return Rule.violation({
       errorType: "AssertionError",
       message: `--mamba-track-interval ${interval} is smaller than --speculative-num-draft-tokens ${draft}`,
-      sglangMessage: `mamba_track_interval ${interval} must be greater than or equal to speculative_num_draft_tokens ${draft}`,
+      engineMessage: `mamba_track_interval ${interval} must be greater than or equal to speculative_num_draft_tokens ${draft}`,
       fields: ["mamba_track_interval", "speculative_num_draft_tokens"],
       fix: { mamba_track_interval: Math.ceil(draft / FLA_CHUNK_SIZE) * FLA_CHUNK_SIZE }
     })
@@ -170,7 +170,7 @@ export const trackIntervalVsPage = Rule.make({
     return Rule.violation({
       errorType: "AssertionError",
       message: `--mamba-track-interval ${interval} is not a multiple of --page-size ${page}`,
-      sglangMessage: `mamba_track_interval ${interval} must be divisible by page_size ${page}`,
+      engineMessage: `mamba_track_interval ${interval} must be divisible by page_size ${page}`,
       fields: ["mamba_track_interval", "page_size"],
       // The largest page size that divides the interval and passes the FLA chunk rule below.
       fix: { page_size: gcd(interval, FLA_CHUNK_SIZE) },
@@ -193,7 +193,7 @@ export const pageVsFlaChunk = Rule.make({
     return Rule.violation({
       errorType: "AssertionError",
       message: `--page-size ${page} and the FLA chunk size 64 must divide one another (use a power of two)`,
-      sglangMessage: `For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible by the other, got FLA_CHUNK_SIZE=${FLA_CHUNK_SIZE}, self.page_size=${page}`,
+      engineMessage: `For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible by the other, got FLA_CHUNK_SIZE=${FLA_CHUNK_SIZE}, self.page_size=${page}`,
       fields: ["page_size"],
       fix: { page_size: 64 }
     })
@@ -281,7 +281,7 @@ export const noBufferSpeculative = Rule.make({
     return Rule.violation({
       errorType: "ValueError",
       message: `speculative decoding on the hybrid model ${arch} needs --mamba-scheduler-strategy extra_buffer to keep the radix cache (SGLang resolves the default "auto" to no_buffer), or --disable-radix-cache`,
-      sglangMessage: `Speculative decoding for ${arch} is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use --mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.`,
+      engineMessage: `Speculative decoding for ${arch} is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use --mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.`,
       fields: ["speculative_algorithm", "mamba_scheduler_strategy", "disable_radix_cache"],
       fix: { mamba_scheduler_strategy: "extra_buffer" },
       alternatives: [{ disable_radix_cache: true }]

@@ -142,7 +142,7 @@ export const priorityScheduling = Rule.make({
       ? Rule.violation({
           errorType: "AssertionError",
           message: `--enable-priority-scheduling does not work with --schedule-policy ${args.schedule_policy}`,
-          sglangMessage: `To use priority scheduling, schedule_policy must be 'fcfs' or 'lof'. '${args.schedule_policy}' is not supported.`,
+          engineMessage: `To use priority scheduling, schedule_policy must be 'fcfs' or 'lof'. '${args.schedule_policy}' is not supported.`,
           fields: ["enable_priority_scheduling", "schedule_policy"],
           fix: { schedule_policy: "fcfs" }
         })
@@ -161,7 +161,7 @@ export const swaRatio = Rule.make({
       ? Rule.violation({
           errorType: "ValueError",
           message: `--swa-full-tokens-ratio ${args.swa_full_tokens_ratio} is outside (0, 1]`,
-          sglangMessage: "--swa-full-tokens-ratio should be in range (0, 1.0].",
+          engineMessage: "--swa-full-tokens-ratio should be in range (0, 1.0].",
           fields: ["swa_full_tokens_ratio"],
           fix: { swa_full_tokens_ratio: 0.8 }
         })
@@ -180,7 +180,7 @@ export const tokenizerWorkers = Rule.make({
       ? Rule.violation({
           errorType: "AssertionError",
           message: "--tokenizer-worker-num must be at least 1",
-          sglangMessage: "Tokenizer worker num must >= 1",
+          engineMessage: "Tokenizer worker num must >= 1",
           fields: ["tokenizer_worker_num"],
           fix: { tokenizer_worker_num: 1 }
         })

@@ -25,7 +25,7 @@ const notDivisible = (
   Rule.violation({
     errorType: "AssertionError",
     message: `${what} (${count}) cannot be split over ${tp} attention-TP ranks; use a tp size that divides ${count}`,
-    sglangMessage: `${count} is not divisible by ${tp}`,
+    engineMessage: `${count} is not divisible by ${tp}`,
     fields,
     fix: { tp_size: largestDivisorAtMost(count, tp) }
   })
@@ -81,7 +81,7 @@ export const blackwellGdnBackend = Rule.make({
     return Rule.violation({
       errorType: "AssertionError",
       message: `--attention-backend ${backend} cannot run a hybrid GDN model on Blackwell`,
-      sglangMessage:
+      engineMessage:
         "triton, trtllm_mha, fa4, or flashinfer backend are the only supported backends on Blackwell GPUs for hybrid GDN models, use --attention-backend to specify the backend.",
       fields: ["attention_backend"],
       fix: { attention_backend: "triton" }

@@ -20,7 +20,7 @@ export const ngramDevice = Rule.make({
       ? Rule.violation({
           errorType: "ValueError",
           message: "NGRAM speculative decoding runs only on CUDA devices",
-          sglangMessage: "Ngram speculative decoding only supports CUDA device.",
+          engineMessage: "Ngram speculative decoding only supports CUDA device.",
           fields: ["device", "speculative_algorithm"],
           fix: { speculative_algorithm: null }
         })
@@ -76,7 +76,7 @@ export const ngramCorpus = Rule.make({
       return Rule.violation({
         errorType: "ValueError",
         message: "an external NGRAM corpus needs a positive --speculative-ngram-external-sam-budget",
-        sglangMessage:
+        engineMessage:
           "--speculative-ngram-external-sam-budget must be positive when --speculative-ngram-external-corpus-path is set.",
         fields: ["speculative_ngram_external_sam_budget"],
         fix: { speculative_ngram_external_sam_budget: Math.max(1, draft - 1) }
@@ -86,7 +86,7 @@ export const ngramCorpus = Rule.make({
       return Rule.violation({
         errorType: "ValueError",
         message: "an external NGRAM corpus needs a positive --speculative-ngram-external-corpus-max-tokens",
-        sglangMessage:
+        engineMessage:
           "--speculative-ngram-external-corpus-max-tokens must be positive when --speculative-ngram-external-corpus-path is set.",
         fields: ["speculative_ngram_external_corpus_max_tokens"],
         fix: { speculative_ngram_external_corpus_max_tokens: 10000000 }
@@ -96,7 +96,7 @@ export const ngramCorpus = Rule.make({
       return Rule.violation({
         errorType: "ValueError",
         message: `the SAM budget ${budget} exceeds draft tokens - 1 = ${draft - 1}`,
-        sglangMessage: `speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1 (${draft - 1}).`,
+        engineMessage: `speculative_ngram_external_sam_budget must be less than or equal to speculative_num_draft_tokens - 1 (${draft - 1}).`,
         fields: ["speculative_ngram_external_sam_budget", "speculative_num_draft_tokens"],
         fix: { speculative_ngram_external_sam_budget: draft - 1 }
       })
@@ -135,7 +135,7 @@ export const ngramPages = Rule.make({
     return Rule.violation({
       errorType: "ValueError",
       message: `NGRAM with topk ${topk} and page size ${page} needs the flashinfer attention backend`,
-      sglangMessage: `speculative_eagle_topk(${topk}) > 1 with page_size(${page}) > 1 is unstable and produces incorrect results for paged attention backends. This combination is only supported for the 'flashinfer' backend.`,
+      engineMessage: `speculative_eagle_topk(${topk}) > 1 with page_size(${page}) > 1 is unstable and produces incorrect results for paged attention backends. This combination is only supported for the 'flashinfer' backend.`,
       fields: ["speculative_ngram_max_bfs_breadth", "page_size", "attention_backend"],
       fix: { attention_backend: "flashinfer" },
       alternatives: [{ page_size: 1 }]
@@ -154,7 +154,7 @@ export const ngramDpAttention = Rule.make({
       ? Rule.violation({
           errorType: "ValueError",
           message: "NGRAM speculative decoding cannot run with --enable-dp-attention",
-          sglangMessage: "Currently ngram speculative decoding does not support dp attention.",
+          engineMessage: "Currently ngram speculative decoding does not support dp attention.",
           fields: ["enable_dp_attention"],
           fix: { enable_dp_attention: false }
         })

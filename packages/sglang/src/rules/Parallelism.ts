@@ -36,7 +36,7 @@ export const dpDividesTp = rule(
       ? Rule.violation({
           errorType: "AssertionError",
           message: `--tp ${args.tp_size} is not a multiple of --dp ${args.dp_size} (dp attention splits the tp group)`,
-          sglangMessage: "",
+          engineMessage: "",
           sourceLine: "assert self.tp_size % self.dp_size == 0",
           fields: ["tp_size", "dp_size"],
           fix: { dp_size: largestDivisorAtMost(args.tp_size, args.dp_size) }
@@ -69,7 +69,7 @@ export const dpLmHead = rule("R37.lm-head", "dp lm head needs dp attention", 14,
     ? Rule.violation({
         errorType: "AssertionError",
         message: "--enable-dp-lm-head needs --enable-dp-attention",
-        sglangMessage: "Please enable dp attention when setting enable_dp_lm_head. ",
+        engineMessage: "Please enable dp attention when setting enable_dp_lm_head. ",
         fields: ["enable_dp_lm_head", "enable_dp_attention"],
         fix: { enable_dp_lm_head: false }
       })
@@ -90,7 +90,7 @@ export const contextParallel = rule(
       return Rule.violation({
         errorType: "AssertionError",
         message: `--tp ${args.tp_size} is not a multiple of --attn-cp-size ${cp}`,
-        sglangMessage: "tp_size must be divisible by attn_cp_size",
+        engineMessage: "tp_size must be divisible by attn_cp_size",
         fields: ["tp_size", "attn_cp_size"],
         fix: { attn_cp_size: largestDivisorAtMost(args.tp_size, cp) }
       })
@@ -99,7 +99,7 @@ export const contextParallel = rule(
       return Rule.violation({
         errorType: "AssertionError",
         message: `--tp ${args.tp_size} is not a multiple of dp size x attn cp size (${args.dp_size * cp})`,
-        sglangMessage: "tp_size must be divisible by dp_size * attn_cp_size",
+        engineMessage: "tp_size must be divisible by dp_size * attn_cp_size",
         fields: ["tp_size", "dp_size", "attn_cp_size"],
         fix: { dp_size: 1 }
       })
@@ -141,7 +141,7 @@ export const flashinferMoeEp = rule(
       ? Rule.violation({
           errorType: "AssertionError",
           message: `--moe-runner-backend ${args.moe_runner_backend} needs --ep-size 1 or ${args.tp_size} (= tp)`,
-          sglangMessage: "The expert parallel size must be 1 or the same as the tensor parallel size",
+          engineMessage: "The expert parallel size must be 1 or the same as the tensor parallel size",
           fields: ["ep_size", "moe_runner_backend"],
           fix: { ep_size: args.tp_size },
           alternatives: [{ ep_size: 1 }]
@@ -155,7 +155,7 @@ export const eplbNeedsEp = rule("R39.eplb", "EPLB needs ep size > 1", 15, 3, "fa
     ? Rule.violation({
         errorType: "AssertionError",
         message: "--enable-eplb balances experts across ranks, so it needs --ep-size > 1",
-        sglangMessage: "",
+        engineMessage: "",
         fields: ["enable_eplb", "ep_size"],
         fix: { ep_size: args.tp_size > 1 ? args.tp_size : 2 },
         alternatives: [{ enable_eplb: false }]
@@ -192,7 +192,7 @@ export const nodesDivideTpPp = rule(
       ? Rule.violation({
           errorType: "AssertionError",
           message: `tp x pp = ${args.tp_size * args.pp_size} GPUs cannot be split evenly over --nnodes ${args.nnodes}`,
-          sglangMessage: "tp_size must be divisible by number of nodes",
+          engineMessage: "tp_size must be divisible by number of nodes",
           fields: ["tp_size", "pp_size", "nnodes"],
           fix: { nnodes: largestDivisorAtMost(args.tp_size * args.pp_size, args.nnodes) }
         })
@@ -211,7 +211,7 @@ export const multiNodeDp = rule(
       ? Rule.violation({
           errorType: "AssertionError",
           message: "--dp > 1 across several nodes works only with --enable-dp-attention",
-          sglangMessage: "multi-node data parallel is not supported unless dp attention!",
+          engineMessage: "multi-node data parallel is not supported unless dp attention!",
           fields: ["dp_size", "nnodes", "enable_dp_attention"],
           fix: { enable_dp_attention: true }
         })
@@ -224,7 +224,7 @@ export const gpuIds = rule("R36.gpu-ids", "base GPU id and GPU id step", 19, 3, 
     return Rule.violation({
       errorType: "AssertionError",
       message: "--base-gpu-id must be >= 0",
-      sglangMessage: "base_gpu_id must be non-negative",
+      engineMessage: "base_gpu_id must be non-negative",
       fields: ["base_gpu_id"],
       fix: { base_gpu_id: 0 }
     })
@@ -233,7 +233,7 @@ export const gpuIds = rule("R36.gpu-ids", "base GPU id and GPU id step", 19, 3, 
     return Rule.violation({
       errorType: "AssertionError",
       message: "--gpu-id-step must be >= 1",
-      sglangMessage: "gpu_id_step must be positive",
+      engineMessage: "gpu_id_step must be positive",
       fields: ["gpu_id_step"],
       fix: { gpu_id_step: 1 }
     })
@@ -253,7 +253,7 @@ export const pipelineSpeculative = rule(
       ? Rule.violation({
           errorType: "AssertionError",
           message: "--pp-size > 1 cannot be combined with speculative decoding",
-          sglangMessage: "Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
+          engineMessage: "Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
           fields: ["pp_size", "speculative_algorithm", "disable_overlap_schedule"],
           fix: { pp_size: 1 },
           alternatives: [{ speculative_algorithm: null, disable_overlap_schedule: true }]

@@ -41,7 +41,7 @@ export const skipDpMlpSync = Rule.make({
       ? Rule.violation({
           errorType: "AssertionError",
           message: "--speculative-skip-dp-mlp-sync works only with EAGLE (or NEXTN)",
-          sglangMessage: `--speculative-skip-dp-mlp-sync is only supported with speculative_algorithm == EAGLE, got ${args.speculative_algorithm}.`,
+          engineMessage: `--speculative-skip-dp-mlp-sync is only supported with speculative_algorithm == EAGLE, got ${args.speculative_algorithm}.`,
           fields: ["speculative_skip_dp_mlp_sync", "speculative_algorithm"],
           fix: { speculative_skip_dp_mlp_sync: false }
         })
@@ -60,7 +60,7 @@ export const standaloneDpAttention = Rule.make({
       ? Rule.violation({
           errorType: "ValueError",
           message: "STANDALONE speculative decoding cannot run with --enable-dp-attention",
-          sglangMessage: "Currently standalone speculative decoding does not support dp attention.",
+          engineMessage: "Currently standalone speculative decoding does not support dp attention.",
           fields: ["speculative_algorithm", "enable_dp_attention"],
           fix: { enable_dp_attention: false }
         })
@@ -171,7 +171,7 @@ export const flexAttention = Rule.make({
       ? Rule.violation({
           errorType: "AssertionError",
           message: "the flex_attention backend cannot run speculative decoding",
-          sglangMessage: "Speculative decoding is currently not supported with Flex Attention backend",
+          engineMessage: "Speculative decoding is currently not supported with Flex Attention backend",
           fields: ["attention_backend", "speculative_algorithm"],
           fix: { attention_backend: "triton" }
         })
@@ -192,7 +192,7 @@ export const pdDecodeRadix = Rule.make({
       ? Rule.violation({
           errorType: "ValueError",
           message: "--disaggregation-decode-enable-radix-cache cannot be combined with speculative decoding",
-          sglangMessage: `--disaggregation-decode-enable-radix-cache is incompatible with speculative decoding (--speculative-algorithm ${args.speculative_algorithm})`,
+          engineMessage: `--disaggregation-decode-enable-radix-cache is incompatible with speculative decoding (--speculative-algorithm ${args.speculative_algorithm})`,
           fields: ["disaggregation_decode_enable_radix_cache", "speculative_algorithm"],
           fix: { disaggregation_decode_enable_radix_cache: false }
         })

@@ -40,7 +40,7 @@ export const draftMoeRunnerTrtllm = Rule.make({
       ? Rule.violation({
           errorType: "AssertionError",
           message: "the draft model's MoE layers cannot run on flashinfer_trtllm",
-          sglangMessage:
+          engineMessage:
             "Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please use triton or auto backend for speculative moe runner instead.",
           fields: ["speculative_moe_runner_backend"],
           fix: { speculative_moe_runner_backend: "triton" },

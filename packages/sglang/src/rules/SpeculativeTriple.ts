@@ -43,7 +43,7 @@ export const speculativeTriple = Rule.make({
     return Rule.violation({
       errorType: "AssertionError",
       message: `${given} given without --speculative-num-steps: SGLang needs none of the three speculative numbers (it picks them) or at least steps and topk; it fails with a bare AssertionError (no message)`,
-      sglangMessage: "",
+      engineMessage: "",
       sourceLine: `assert (${owner(version)}.speculative_eagle_topk is None and ${owner(version)}.speculative_num_draft_tokens is None)`,
       fields: ["speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"],
       fix: completeTriple(topk, draft),
@@ -90,7 +90,7 @@ export const stepsWithoutTopk = Rule.make({
           errorType: "TypeError",
           message:
             "--speculative-num-steps needs --speculative-eagle-topk too (SGLang compares the missing topk with 1)",
-          sglangMessage: "'>' not supported between instances of 'NoneType' and 'int'",
+          engineMessage: "'>' not supported between instances of 'NoneType' and 'int'",
           fields: ["speculative_num_steps", "speculative_eagle_topk"],
           fix: { speculative_eagle_topk: 1 }
         })
@@ -111,7 +111,7 @@ export const trtllmTopk = Rule.make({
     return Rule.violation({
       errorType: "ValueError",
       message: `the trtllm_mha attention backend supports only --speculative-eagle-topk 1, got ${topk}`,
-      sglangMessage: "trtllm_mha backend only supports topk = 1 for speculative decoding.",
+      engineMessage: "trtllm_mha backend only supports topk = 1 for speculative decoding.",
       fields: ["speculative_eagle_topk", "attention_backend"],
       fix: { speculative_eagle_topk: 1 },
       alternatives: [{ attention_backend: "triton" }]
@@ -156,7 +156,7 @@ export const topkWithPages = Rule.make({
     return Rule.violation({
       errorType: "ValueError",
       message: `topk ${topk} with page size ${page} gives wrong results on the ${args.attention_backend} backend`,
-      sglangMessage:
+      engineMessage:
         "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
       fields: ["speculative_eagle_topk", "page_size", "attention_backend"],
       fix: { attention_backend: "flashinfer" },

@@ -1,5 +1,5 @@
 /** Expected verdicts: argparse, ServerArgs assertions and ValueErrors, memory, ports, model access. */
-import type { Fix } from "../../src/Failures.js"
+import type { Fix } from "@mlops/serve/Failures"
 import { type Expected, exit1, exit2, killed } from "./shared.js"
 
 const specFix: Fix = {

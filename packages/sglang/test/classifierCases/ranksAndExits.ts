@@ -1,5 +1,5 @@
 /** Expected verdicts: unsupported configs, distributed, CUDA, dependencies, stalls, exits. */
-import type { Fix } from "../../src/Failures.js"
+import type { Fix } from "@mlops/serve/Failures"
 import { type Expected, exit1, killed } from "./shared.js"
 
 const depFix: Fix = {

@@ -1,7 +1,7 @@
 /** Types and exits shared by the fixture expectation tables. */
-import type { ExitStatus } from "../../src/Classifier.js"
-import type { Fix, LaunchFailure } from "../../src/Failures.js"
-import type { Phase } from "../../src/LaunchEvent.js"
+import type { ExitStatus } from "@mlops/serve/Classifier"
+import type { Fix, LaunchFailure } from "@mlops/serve/Failures"
+import type { Phase } from "@mlops/serve/LaunchEvent"
 
 export interface Expected {
   readonly tag: LaunchFailure["_tag"]

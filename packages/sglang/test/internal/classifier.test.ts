@@ -1,10 +1,10 @@
 import { readdirSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
+import type { LaunchEvent } from "@mlops/serve/LaunchEvent"
 import { Chunk, Effect, FastCheck, Option, Stream } from "effect"
-import * as Classifier from "../../src/Classifier.js"
 import * as L from "../../src/internal/lifecycleLines.js"
-import type { LaunchEvent } from "../../src/LaunchEvent.js"
 import { DIR, exit1, killed, phasesOf, read } from "../classifierCases.js"
+import * as Classifier from "../support/classifier.js"
 
 describe("incremental use", () => {
   const files = readdirSync(DIR).filter((f) => f.endsWith(".log"))

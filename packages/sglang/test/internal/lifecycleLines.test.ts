@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { phaseIndex } from "@mlops/serve/LaunchEvent"
 import { FastCheck } from "effect"
 import * as L from "../../src/internal/lifecycleLines.js"
-import { phaseIndex } from "../../src/internal/phase.js"
 import { parseServerArgs } from "../../src/internal/serverArgsRepr.js"
 
 const PREFIX = "server_args=ServerArgs("

@@ -20,7 +20,7 @@ describe("rules/Attention", () => {
     const out = adjust(Attention.defaultBackend.check(input({}, { traits: llama })))
     assert.strictEqual(out.set.attention_backend, "flashinfer")
     assert.strictEqual(
-      out.sglangMessage,
+      out.engineMessage,
       "Attention backend not specified. Use flashinfer backend by default."
     )
     assert.isUndefined(Attention.defaultBackend.check(input({}, { traits: llama, gpus: undefined })))
@@ -29,7 +29,7 @@ describe("rules/Attention", () => {
 
   it("R30: FlashMLA and Cutlass MLA force their page sizes", () => {
     assert.strictEqual(
-      adjust(Attention.flashmlaPage.check(input({ attention_backend: "flashmla" }))).sglangMessage,
+      adjust(Attention.flashmlaPage.check(input({ attention_backend: "flashmla" }))).engineMessage,
       "FlashMLA only supports a page_size of 64, change page_size to 64."
     )
     assert.deepStrictEqual(
@@ -42,19 +42,19 @@ describe("rules/Attention", () => {
 
   it("R30: trtllm_mla needs Blackwell; on Blackwell page size goes to 64", () => {
     assert.include(
-      violation(Attention.trtllmMla.check(input({ attention_backend: "trtllm_mla" }))).sglangMessage,
+      violation(Attention.trtllmMla.check(input({ attention_backend: "trtllm_mla" }))).engineMessage,
       "only supported on Blackwell GPUs"
     )
     assert.strictEqual(
       adjust(Attention.trtllmMla.check(input({ attention_backend: "trtllm_mla" }, { gpus: b200x8 })))
-        .sglangMessage,
+        .engineMessage,
       "TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from None to 64."
     )
   })
 
   it("R30: trtllm_mha prefill needs SM100, decode SM90+, and page sizes 16/32/64", () => {
     assert.include(
-      violation(Attention.trtllmMha.check(input({ attention_backend: "trtllm_mha" }))).sglangMessage,
+      violation(Attention.trtllmMha.check(input({ attention_backend: "trtllm_mha" }))).engineMessage,
       "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100)"
     )
     assert.include(
@@ -62,14 +62,14 @@ describe("rules/Attention", () => {
         Attention.trtllmMha.check(
           input({ decode_attention_backend: "trtllm_mha", attention_backend: "flashinfer" })
         )
-      ).sglangMessage,
+      ).engineMessage,
       "TRTLLM MHA backend for decode"
     )
     const paged = adjust(
       Attention.trtllmMha.check(input({ attention_backend: "trtllm_mha", page_size: 1 }, { gpus: b200x8 }))
     )
     assert.strictEqual(
-      paged.sglangMessage,
+      paged.engineMessage,
       "TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size from 1 to 64."
     )
     assert.isUndefined(

@@ -8,12 +8,12 @@ describe("rules/Dflash", () => {
   it("R5: DFLASH needs a draft path, pp 1 and no dp attention", () => {
     const noDraft = violation(D.dflashDraftPath.check(input({ speculative_algorithm: "DFLASH" })))
     assert.strictEqual(
-      noDraft.sglangMessage,
+      noDraft.engineMessage,
       "DFLASH speculative decoding requires setting --speculative-draft-model-path."
     )
     assert.deepStrictEqual(noDraft.fix.set, {})
     assert.strictEqual(
-      violation(D.dflashPipeline.check(input({ ...dflash, pp_size: 2 }))).sglangMessage,
+      violation(D.dflashPipeline.check(input({ ...dflash, pp_size: 2 }))).engineMessage,
       "Currently DFLASH speculative decoding only supports pp_size == 1."
     )
     assert.isUndefined(D.dflashDpAttention.check(input(dflash)))
@@ -22,12 +22,12 @@ describe("rules/Dflash", () => {
   it("R6: DFLASH forces steps and topk to 1, warning only when the user gave another value", () => {
     const given = adjust(D.dflashSteps.check(input({ ...dflash, speculative_num_steps: 3 })))
     assert.strictEqual(
-      given.sglangMessage,
+      given.engineMessage,
       "DFLASH only supports speculative_num_steps == 1; overriding speculative_num_steps=3 to 1."
     )
     const unset = adjust(D.dflashTopk.check(input(dflash)))
     assert.deepStrictEqual(unset.set, { speculative_eagle_topk: 1 })
-    assert.strictEqual(unset.sglangMessage, undefined)
+    assert.strictEqual(unset.engineMessage, undefined)
   })
 
   it("R7: block size and draft tokens must agree; block size sets draft tokens; window covers the block", () => {
@@ -36,7 +36,7 @@ describe("rules/Dflash", () => {
         input({ ...dflash, speculative_dflash_block_size: 8, speculative_num_draft_tokens: 4 })
       )
     )
-    assert.include(differ.sglangMessage, "speculative_num_draft_tokens=4, speculative_dflash_block_size=8.")
+    assert.include(differ.engineMessage, "speculative_num_draft_tokens=4, speculative_dflash_block_size=8.")
     assert.deepStrictEqual(
       adjust(D.dflashDraftFromBlock.check(input({ ...dflash, speculative_dflash_block_size: 8 }))).set,
       {
@@ -51,15 +51,15 @@ describe("rules/Dflash", () => {
         input({ ...dflash, speculative_dflash_draft_window_size: 4, speculative_num_draft_tokens: 16 })
       )
     )
-    assert.include(window.sglangMessage, "window_size=4, block_size=16.")
+    assert.include(window.engineMessage, "window_size=4, block_size=16.")
     assert.include(
       violation(D.dflashBlockPositive.check(input({ ...dflash, speculative_dflash_block_size: 0 })))
-        .sglangMessage,
+        .engineMessage,
       "got 0."
     )
     assert.strictEqual(
       violation(D.dflashWindowPositive.check(input({ ...dflash, speculative_dflash_draft_window_size: 0 })))
-        .sglangMessage,
+        .engineMessage,
       "DFLASH requires --speculative-dflash-draft-window-size to be positive, got 0."
     )
     assert.isUndefined(

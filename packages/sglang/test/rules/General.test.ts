@@ -17,7 +17,7 @@ describe("rules/General", () => {
   it("R35.context-length: longer than the model is a ValueError unless the env var allows it", () => {
     const v = violation(General.contextLength.check(input({ context_length: 16384 }, { traits: llama })))
     assert.strictEqual(
-      v.sglangMessage,
+      v.engineMessage,
       "User-specified context_length (16384) is greater than the derived context_length (8192)."
     )
     assert.deepStrictEqual(v.fix.set, { context_length: 8192 })
@@ -35,7 +35,7 @@ describe("rules/General", () => {
     assert.include(
       violation(
         General.hicacheRadix.check(input({ enable_hierarchical_cache: true, disable_radix_cache: true }))
-      ).sglangMessage,
+      ).engineMessage,
       "mutually exclusive"
     )
   })
@@ -44,13 +44,13 @@ describe("rules/General", () => {
     const v = violation(
       General.chunkedPrefillPages.check(input({ chunked_prefill_size: 1000, page_size: 64 }))
     )
-    assert.strictEqual(v.sglangMessage, "chunked_prefill_size must be divisible by page_size")
+    assert.strictEqual(v.engineMessage, "chunked_prefill_size must be divisible by page_size")
     assert.deepStrictEqual(v.fix.set, { chunked_prefill_size: 960 })
   })
 
   it("served model name with ':' (defaulting to the model path) is an AssertionError", () => {
     const v = violation(General.servedModelNameColon.check(input({ served_model_name: "org:model" })))
-    assert.include(v.sglangMessage, "served_model_name cannot contain a colon")
+    assert.include(v.engineMessage, "served_model_name cannot contain a colon")
     assert.deepStrictEqual(v.fix.set, { served_model_name: "org-model" })
     const fromPath = violation(
       General.servedModelNameColon.check({ ...input(), args: { ...input().args, model_path: "/m/a:b" } })
@@ -61,7 +61,7 @@ describe("rules/General", () => {
   it("R18.lora: LoRA only with NGRAM speculation", () => {
     assert.strictEqual(
       violation(General.loraSpeculative.check(input({ lora_paths: ["/a"], speculative_algorithm: "EAGLE" })))
-        .sglangMessage,
+        .engineMessage,
       "Currently LoRA is only compatible with NGRAM speculative decoding."
     )
     assert.isUndefined(
@@ -74,7 +74,7 @@ describe("rules/General", () => {
       General.mixedChunkSpeculative.check(input({ enable_mixed_chunk: true, speculative_algorithm: "EAGLE" }))
     )
     assert.strictEqual(v.errorType, "AssertionError")
-    assert.strictEqual(v.sglangMessage, "enable_mixed_chunk is required for speculative decoding")
+    assert.strictEqual(v.engineMessage, "enable_mixed_chunk is required for speculative decoding")
     assert.deepStrictEqual(v.fix.set, { enable_mixed_chunk: false })
     assert.isUndefined(General.mixedChunkSpeculative.check(input({ enable_mixed_chunk: true })))
   })

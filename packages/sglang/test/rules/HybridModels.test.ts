@@ -25,7 +25,7 @@ describe("rules/HybridModels", () => {
       )
     )
     assert.strictEqual(
-      out.sglangMessage,
+      out.engineMessage,
       "Disabling Radix Cache for KimiLinearForCausalLM as it is not yet supported."
     )
   })
@@ -35,7 +35,7 @@ describe("rules/HybridModels", () => {
     const v = violation(
       HybridModels.tritonForbidden.check(input({ attention_backend: "triton" }, { traits: nemotronH }))
     )
-    assert.include(v.sglangMessage, "does not support triton attention backend,as the first layer")
+    assert.include(v.engineMessage, "does not support triton attention backend,as the first layer")
   })
 
   it("R27: flashinfer linear-attention decode on SM100 needs bf16 SSM state; bf16 without spec defaults to it", () => {
@@ -45,7 +45,7 @@ describe("rules/HybridModels", () => {
       )
     )
     assert.strictEqual(
-      v.sglangMessage,
+      v.engineMessage,
       "--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got None"
     )
     assert.isUndefined(

@@ -6,7 +6,7 @@ describe("rules/Mamba", () => {
   it("R19: auto resolves to no_buffer silently; explicit strategies stay", () => {
     const out = adjust(Mamba.autoStrategy.check(input()))
     assert.deepStrictEqual(out.set, { mamba_scheduler_strategy: "no_buffer" })
-    assert.strictEqual(out.sglangMessage, undefined)
+    assert.strictEqual(out.engineMessage, undefined)
     assert.isUndefined(Mamba.autoStrategy.check(input({ mamba_scheduler_strategy: "extra_buffer" })))
   })
 
@@ -18,9 +18,9 @@ describe("rules/Mamba", () => {
     )
     assert.strictEqual(v.errorType, "ValueError")
     assert.isTrue(
-      v.sglangMessage.startsWith("Speculative decoding for Qwen3NextForCausalLM is not compatible")
+      v.engineMessage.startsWith("Speculative decoding for Qwen3NextForCausalLM is not compatible")
     )
-    assert.include(v.sglangMessage, "no_buffer.To use radix cache")
+    assert.include(v.engineMessage, "no_buffer.To use radix cache")
     assert.deepStrictEqual(v.fix.set, { mamba_scheduler_strategy: "extra_buffer" })
     assert.deepStrictEqual(v.fix.alternatives, [{ disable_radix_cache: true }])
   })
@@ -48,7 +48,7 @@ describe("rules/Mamba", () => {
       )
     )
     assert.deepStrictEqual(out.set, { disable_radix_cache: true })
-    assert.include(out.sglangMessage, "on ROCm devices")
+    assert.include(out.engineMessage, "on ROCm devices")
   })
 
   it("R24.page-size: no_buffer with radix cache forces page size 1 with SGLang's warning", () => {
@@ -59,7 +59,7 @@ describe("rules/Mamba", () => {
     )
     assert.deepStrictEqual(out.set, { page_size: 1 })
     assert.strictEqual(
-      out.sglangMessage,
+      out.engineMessage,
       "Qwen3_5ForConditionalGeneration with radix cache requires page_size=1 in the current Mamba scheduling mode (no_buffer), but got 16. Automatically setting page_size=1."
     )
   })
@@ -87,7 +87,7 @@ describe("rules/Mamba", () => {
       )
     )
     assert.isTrue(
-      v.sglangMessage.startsWith("mamba extra_buffer is not compatible with --disable-radix-cache Overlap")
+      v.engineMessage.startsWith("mamba extra_buffer is not compatible with --disable-radix-cache Overlap")
     )
   })
 
@@ -98,7 +98,7 @@ describe("rules/Mamba", () => {
         input({ mamba_scheduler_strategy: "extra_buffer" }, { traits: nemotronH })
       )
     )
-    assert.strictEqual(v.sglangMessage, "mamba extra_buffer is not supported for NemotronHForCausalLM model")
+    assert.strictEqual(v.engineMessage, "mamba extra_buffer is not supported for NemotronHForCausalLM model")
     assert.isUndefined(
       Mamba.extraBufferUnsupported.check(
         input({ mamba_scheduler_strategy: "extra_buffer" }, { traits: qwen36 })
@@ -114,15 +114,15 @@ describe("rules/Mamba", () => {
       )
     )
     assert.strictEqual(
-      draft.sglangMessage,
+      draft.engineMessage,
       "mamba_track_interval 4 must be greater than or equal to speculative_num_draft_tokens 8"
     )
     const page = violation(
       Mamba.trackIntervalVsPage.check(input({ ...eb, page_size: 96 }, { traits: qwen36 }))
     )
-    assert.strictEqual(page.sglangMessage, "mamba_track_interval 256 must be divisible by page_size 96")
+    assert.strictEqual(page.engineMessage, "mamba_track_interval 256 must be divisible by page_size 96")
     const fla = violation(Mamba.pageVsFlaChunk.check(input({ ...eb, page_size: 48 }, { traits: qwen36 })))
-    assert.include(fla.sglangMessage, "got FLA_CHUNK_SIZE=64, self.page_size=48")
+    assert.include(fla.engineMessage, "got FLA_CHUNK_SIZE=64, self.page_size=48")
     assert.isUndefined(Mamba.pageVsFlaChunk.check(input({ ...eb, page_size: 128 }, { traits: qwen36 })))
     assert.isUndefined(Mamba.trackIntervalVsPage.check(input({ ...eb, page_size: 64 }, { traits: qwen36 })))
   })
@@ -152,7 +152,7 @@ describe("rules/Mamba", () => {
       )
     )
     assert.strictEqual(
-      v.sglangMessage,
+      v.engineMessage,
       "Mamba extra_buffer is only supported on CUDA and MUSA devices with FLA backend"
     )
   })
@@ -160,7 +160,7 @@ describe("rules/Mamba", () => {
   it("R26: a PD decode server forces chunk cache and falls back to no_buffer", () => {
     const decode = { disaggregation_mode: "decode", mamba_scheduler_strategy: "extra_buffer" } as const
     assert.strictEqual(
-      adjust(Mamba.pdDecodeChunkCache.check(input(decode))).sglangMessage,
+      adjust(Mamba.pdDecodeChunkCache.check(input(decode))).engineMessage,
       "KV cache is forced as chunk cache for decode server"
     )
     assert.deepStrictEqual(adjust(Mamba.pdDecodeNoExtraBuffer.check(input(decode))).set, {

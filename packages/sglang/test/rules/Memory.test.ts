@@ -79,15 +79,15 @@ describe("rules/Memory", () => {
     assert.strictEqual(
       violation(
         Memory.priorityScheduling.check(input({ enable_priority_scheduling: true, schedule_policy: "lpm" }))
-      ).sglangMessage,
+      ).engineMessage,
       "To use priority scheduling, schedule_policy must be 'fcfs' or 'lof'. 'lpm' is not supported."
     )
     assert.strictEqual(
-      violation(Memory.swaRatio.check(input({ swa_full_tokens_ratio: 1.5 }))).sglangMessage,
+      violation(Memory.swaRatio.check(input({ swa_full_tokens_ratio: 1.5 }))).engineMessage,
       "--swa-full-tokens-ratio should be in range (0, 1.0]."
     )
     assert.strictEqual(
-      violation(Memory.tokenizerWorkers.check(input({ tokenizer_worker_num: 0 }))).sglangMessage,
+      violation(Memory.tokenizerWorkers.check(input({ tokenizer_worker_num: 0 }))).engineMessage,
       "Tokenizer worker num must >= 1"
     )
     assert.isUndefined(Memory.swaRatio.check(input()))

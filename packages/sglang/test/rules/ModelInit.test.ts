@@ -5,14 +5,14 @@ import { b200x8, input, llama, qwen36, violation } from "./input.js"
 describe("rules/ModelInit", () => {
   it("attention heads must split over tp: 24 heads on tp 5 fails, tp 2 is fine", () => {
     const v = violation(ModelInit.attentionHeads.check(input({ tp_size: 5 }, { traits: qwen36 })))
-    assert.strictEqual(v.sglangMessage, "24 is not divisible by 5")
+    assert.strictEqual(v.engineMessage, "24 is not divisible by 5")
     assert.deepStrictEqual(v.fix.set, { tp_size: 4 })
     assert.isUndefined(ModelInit.attentionHeads.check(input({ tp_size: 2 }, { traits: qwen36 })))
   })
 
   it("GDN value heads must split over the attention TP group", () => {
     const v = violation(ModelInit.gdnHeads.check(input({ tp_size: 32 }, { traits: qwen36 })))
-    assert.strictEqual(v.sglangMessage, "48 is not divisible by 32")
+    assert.strictEqual(v.engineMessage, "48 is not divisible by 32")
     assert.isUndefined(ModelInit.gdnHeads.check(input({ tp_size: 4 }, { traits: qwen36 })))
     assert.isUndefined(ModelInit.gdnHeads.check(input({ tp_size: 3 }, { traits: llama })))
   })
@@ -20,7 +20,7 @@ describe("rules/ModelInit", () => {
   it("GDN conv dim (2 x 16 x 128 + 48 x 128 = 10240) must split too: tp 3 divides the heads, not the conv dim", () => {
     assert.isUndefined(ModelInit.attentionHeads.check(input({ tp_size: 3 }, { traits: qwen36 })))
     const v = violation(ModelInit.gdnHeads.check(input({ tp_size: 3 }, { traits: qwen36 })))
-    assert.strictEqual(v.sglangMessage, "10240 is not divisible by 3")
+    assert.strictEqual(v.engineMessage, "10240 is not divisible by 3")
     assert.deepStrictEqual(v.fix.set, { tp_size: 2 })
   })
 
@@ -30,7 +30,7 @@ describe("rules/ModelInit", () => {
     assert.isUndefined(ModelInit.attentionHeads.check(input(dpAttention, { traits: qwen36 })))
     assert.isUndefined(ModelInit.gdnHeads.check(input(dpAttention, { traits: qwen36 })))
     assert.strictEqual(
-      violation(ModelInit.gdnHeads.check(input({ tp_size: 32 }, { traits: qwen36 }))).sglangMessage,
+      violation(ModelInit.gdnHeads.check(input({ tp_size: 32 }, { traits: qwen36 }))).engineMessage,
       "48 is not divisible by 32"
     )
   })
@@ -41,7 +41,7 @@ describe("rules/ModelInit", () => {
         ModelInit.blackwellGdnBackend.check(
           input({ attention_backend: "fa3" }, { traits: qwen36, gpus: b200x8 })
         )
-      ).sglangMessage,
+      ).engineMessage,
       "are the only supported backends on Blackwell GPUs for hybrid GDN models"
     )
     assert.isUndefined(

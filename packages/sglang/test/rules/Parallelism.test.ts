@@ -5,22 +5,22 @@ import { adjust, input, violation } from "./input.js"
 describe("rules/Parallelism", () => {
   it("R36: tp x pp must divide over the nodes", () => {
     const v = violation(P.nodesDivideTpPp.check(input({ tp_size: 3, nnodes: 2 })))
-    assert.strictEqual(v.sglangMessage, "tp_size must be divisible by number of nodes")
+    assert.strictEqual(v.engineMessage, "tp_size must be divisible by number of nodes")
     assert.deepStrictEqual(v.fix.set, { nnodes: 1 })
     assert.isUndefined(P.nodesDivideTpPp.check(input({ tp_size: 8, nnodes: 2 })))
   })
 
   it("R36: multi-node dp needs dp attention; GPU ids are non-negative / positive", () => {
     assert.strictEqual(
-      violation(P.multiNodeDp.check(input({ dp_size: 2, nnodes: 2 }))).sglangMessage,
+      violation(P.multiNodeDp.check(input({ dp_size: 2, nnodes: 2 }))).engineMessage,
       "multi-node data parallel is not supported unless dp attention!"
     )
     assert.strictEqual(
-      violation(P.gpuIds.check(input({ base_gpu_id: -1 }))).sglangMessage,
+      violation(P.gpuIds.check(input({ base_gpu_id: -1 }))).engineMessage,
       "base_gpu_id must be non-negative"
     )
     assert.strictEqual(
-      violation(P.gpuIds.check(input({ gpu_id_step: 0 }))).sglangMessage,
+      violation(P.gpuIds.check(input({ gpu_id_step: 0 }))).engineMessage,
       "gpu_id_step must be positive"
     )
   })
@@ -31,7 +31,7 @@ describe("rules/Parallelism", () => {
       enable_dp_lm_head: false
     })
     const bare = violation(P.dpDividesTp.check(input({ enable_dp_attention: true, tp_size: 4, dp_size: 3 })))
-    assert.strictEqual(bare.sglangMessage, "")
+    assert.strictEqual(bare.engineMessage, "")
     assert.deepStrictEqual(bare.fix.set, { dp_size: 2 })
     const chunk = adjust(
       P.dpChunkedPrefill.check(
@@ -40,7 +40,7 @@ describe("rules/Parallelism", () => {
     )
     assert.strictEqual(chunk.set.chunked_prefill_size, 2048)
     assert.strictEqual(
-      chunk.sglangMessage,
+      chunk.engineMessage,
       "DP attention is enabled. The chunked prefill size is adjusted to 2048 to avoid MoE kernel issues. "
     )
     assert.strictEqual(chunk.set.schedule_conservativeness, 0.3)
@@ -52,14 +52,14 @@ describe("rules/Parallelism", () => {
     )
     assert.deepStrictEqual(off.set, { chunked_prefill_size: -1, schedule_conservativeness: 0.3 })
     assert.include(
-      violation(P.dpLmHead.check(input({ enable_dp_lm_head: true }))).sglangMessage,
+      violation(P.dpLmHead.check(input({ enable_dp_lm_head: true }))).engineMessage,
       "enable_dp_lm_head"
     )
   })
 
   it("R38: tp divisible by attn cp size", () => {
     assert.strictEqual(
-      violation(P.contextParallel.check(input({ tp_size: 4, attn_cp_size: 3 }))).sglangMessage,
+      violation(P.contextParallel.check(input({ tp_size: 4, attn_cp_size: 3 }))).engineMessage,
       "tp_size must be divisible by attn_cp_size"
     )
     assert.isUndefined(P.contextParallel.check(input({ tp_size: 4, attn_cp_size: 2 })))
@@ -75,7 +75,7 @@ describe("rules/Parallelism", () => {
     assert.strictEqual(
       violation(
         P.flashinferMoeEp.check(input({ tp_size: 8, ep_size: 2, moe_runner_backend: "flashinfer_cutlass" }))
-      ).sglangMessage,
+      ).engineMessage,
       "The expert parallel size must be 1 or the same as the tensor parallel size"
     )
     assert.deepStrictEqual(violation(P.eplbNeedsEp.check(input({ enable_eplb: true }))).fix, {
@@ -87,7 +87,7 @@ describe("rules/Parallelism", () => {
 
   it("R40 and R18.pp: pipeline parallelism turns overlap off and forbids speculative decoding", () => {
     assert.strictEqual(
-      adjust(P.pipelineOverlap.check(input({ pp_size: 2 }))).sglangMessage,
+      adjust(P.pipelineOverlap.check(input({ pp_size: 2 }))).engineMessage,
       "Pipeline parallelism is incompatible with overlap schedule."
     )
     assert.strictEqual(
@@ -95,7 +95,7 @@ describe("rules/Parallelism", () => {
         P.pipelineSpeculative.check(
           input({ pp_size: 2, disable_overlap_schedule: true, speculative_algorithm: "EAGLE" })
         )
-      ).sglangMessage,
+      ).engineMessage,
       "Pipeline parallelism is not compatible with overlap schedule, speculative decoding"
     )
     assert.isUndefined(P.pipelineSpeculative.check(input({ pp_size: 2, disable_overlap_schedule: true })))

@@ -6,10 +6,10 @@
  * fields that release has.
  */
 import { assert, describe, it } from "@effect/vitest"
+import type * as ModelTraits from "@mlops/serve/ModelTraits"
 import { Schema } from "effect"
 import * as Catalogue from "../../src/Catalogue.js"
 import { rangedIds } from "../../src/internal/rules/ranges.js"
-import type * as ModelTraits from "../../src/ModelTraits.js"
 import type * as Rule from "../../src/Rule.js"
 import * as Rules from "../../src/Rules.js"
 import * as ServerArgs from "../../src/ServerArgs.js"

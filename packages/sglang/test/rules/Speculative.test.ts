@@ -6,7 +6,7 @@ describe("rules/Speculative", () => {
   it("R1: NEXTN becomes EAGLE silently", () => {
     const out = adjust(Speculative.nextnIsEagle.check(input({ speculative_algorithm: "NEXTN" })))
     assert.deepStrictEqual(out.set, { speculative_algorithm: "EAGLE" })
-    assert.strictEqual(out.sglangMessage, undefined)
+    assert.strictEqual(out.engineMessage, undefined)
     assert.isUndefined(Speculative.nextnIsEagle.check(input({ speculative_algorithm: "EAGLE" })))
   })
 
@@ -17,7 +17,7 @@ describe("rules/Speculative", () => {
       )
     )
     assert.strictEqual(
-      v.sglangMessage,
+      v.engineMessage,
       "--speculative-skip-dp-mlp-sync is only supported with speculative_algorithm == EAGLE, got EAGLE3."
     )
     assert.isUndefined(
@@ -34,7 +34,7 @@ describe("rules/Speculative", () => {
       )
     )
     assert.strictEqual(
-      v.sglangMessage,
+      v.engineMessage,
       "Currently standalone speculative decoding does not support dp attention."
     )
   })
@@ -42,7 +42,7 @@ describe("rules/Speculative", () => {
   it("R15: max running requests 48 unless given", () => {
     const out = adjust(Speculative.maxRunningRequests.check(input({ speculative_algorithm: "EAGLE" })))
     assert.deepStrictEqual(out.set, { max_running_requests: 48 })
-    assert.isTrue(out.sglangMessage?.startsWith("Max running requests is reset to 48"))
+    assert.isTrue(out.engineMessage?.startsWith("Max running requests is reset to 48"))
     assert.isUndefined(
       Speculative.maxRunningRequests.check(input({ speculative_algorithm: "EAGLE", max_running_requests: 8 }))
     )
@@ -55,18 +55,18 @@ describe("rules/Speculative", () => {
     )
     assert.deepStrictEqual(v1.set, { disable_overlap_schedule: true })
     assert.strictEqual(
-      v1.sglangMessage,
+      v1.engineMessage,
       "Spec v1 is used for eagle/eagle3/standalone speculative decoding because spec v2 currently only supports topk = 1."
     )
     const v2 = warning(Speculative.specVersion.check(input({ speculative_algorithm: "EAGLE" })))
     assert.strictEqual(
-      v2.sglangMessage,
+      v2.engineMessage,
       "Spec v2 is enabled by default for eagle/eagle3/standalone speculative decoding."
     )
     const off = warning(
       Speculative.specVersion.check(input({ speculative_algorithm: "EAGLE", disable_overlap_schedule: true }))
     )
-    assert.include(off.sglangMessage, "because overlap schedule is disabled.")
+    assert.include(off.engineMessage, "because overlap schedule is disabled.")
   })
 
   it("R10.mixed-chunk: mixed chunked prefill is turned off", () => {
@@ -74,7 +74,7 @@ describe("rules/Speculative", () => {
       Speculative.eagleMixedChunk.check(input({ speculative_algorithm: "EAGLE", enable_mixed_chunk: true }))
     )
     assert.strictEqual(
-      out.sglangMessage,
+      out.engineMessage,
       "Mixed chunked prefill is disabled because of using eagle speculative decoding."
     )
   })
@@ -94,7 +94,7 @@ describe("rules/Speculative", () => {
         Speculative.flexAttention.check(
           input({ speculative_algorithm: "EAGLE", attention_backend: "flex_attention" })
         )
-      ).sglangMessage,
+      ).engineMessage,
       "Flex Attention"
     )
     assert.strictEqual(
@@ -106,7 +106,7 @@ describe("rules/Speculative", () => {
             disaggregation_decode_enable_radix_cache: true
           })
         )
-      ).sglangMessage,
+      ).engineMessage,
       "--disaggregation-decode-enable-radix-cache is incompatible with speculative decoding (--speculative-algorithm EAGLE)"
     )
   })

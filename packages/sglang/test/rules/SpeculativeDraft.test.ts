@@ -14,7 +14,7 @@ describe("rules/SpeculativeDraft", () => {
         input({ speculative_algorithm: "EAGLE", speculative_moe_runner_backend: "flashinfer_trtllm" })
       )
     )
-    assert.include(v.sglangMessage, "doesn't support flashinfer_trtllm")
+    assert.include(v.engineMessage, "doesn't support flashinfer_trtllm")
     const copy = adjust(
       SpeculativeDraft.draftMoeRunnerDefault.check(
         input({ speculative_algorithm: "EAGLE", moe_runner_backend: "flashinfer_trtllm" })
@@ -33,7 +33,7 @@ describe("rules/SpeculativeDraft", () => {
         input({ speculative_algorithm: "EAGLE", speculative_draft_model_path: "/d" }, { traits: deepseek })
       )
     )
-    assert.strictEqual(w.sglangMessage, "DeepSeek MTP does not require setting speculative_draft_model_path.")
+    assert.strictEqual(w.engineMessage, "DeepSeek MTP does not require setting speculative_draft_model_path.")
     assert.isUndefined(
       SpeculativeDraft.mtpDraftPath.check(input({ speculative_algorithm: "EAGLE" }, { traits: qwen36 }))
     )

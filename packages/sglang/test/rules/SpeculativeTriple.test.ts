@@ -10,7 +10,7 @@ describe("rules/SpeculativeTriple", () => {
       )
     )
     assert.strictEqual(v.errorType, "AssertionError")
-    assert.strictEqual(v.sglangMessage, "")
+    assert.strictEqual(v.engineMessage, "")
     assert.deepStrictEqual(v.fix.set, { speculative_num_steps: 1, speculative_eagle_topk: 1 })
     const four = violation(
       SpeculativeTriple.speculativeTriple.check(
@@ -73,7 +73,7 @@ describe("rules/SpeculativeTriple", () => {
       )
     )
     assert.strictEqual(v.errorType, "TypeError")
-    assert.strictEqual(v.sglangMessage, "'>' not supported between instances of 'NoneType' and 'int'")
+    assert.strictEqual(v.engineMessage, "'>' not supported between instances of 'NoneType' and 'int'")
   })
 
   it("R13: topk 1 forces draft tokens = steps + 1 with SGLang's warning", () => {
@@ -89,7 +89,7 @@ describe("rules/SpeculativeTriple", () => {
     )
     assert.deepStrictEqual(out.set, { speculative_num_draft_tokens: 2 })
     assert.strictEqual(
-      out.sglangMessage,
+      out.engineMessage,
       "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1"
     )
     assert.isUndefined(
@@ -114,13 +114,13 @@ describe("rules/SpeculativeTriple", () => {
       SpeculativeTriple.trtllmTopk.check(input({ ...spec, attention_backend: "trtllm_mha" }))
     )
     assert.strictEqual(
-      trt.sglangMessage,
+      trt.engineMessage,
       "trtllm_mha backend only supports topk = 1 for speculative decoding."
     )
     const paged = violation(
       SpeculativeTriple.topkWithPages.check(input({ ...spec, attention_backend: "triton", page_size: 16 }))
     )
-    assert.include(paged.sglangMessage, "speculative_eagle_topk > 1 with page_size > 1 is unstable")
+    assert.include(paged.engineMessage, "speculative_eagle_topk > 1 with page_size > 1 is unstable")
     assert.isUndefined(
       SpeculativeTriple.topkWithPages.check(
         input({ ...spec, attention_backend: "flashinfer", page_size: 16 })

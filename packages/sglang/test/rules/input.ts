@@ -2,9 +2,9 @@
  * Literal rule inputs for the per-rule tests: defaults + the given fields, 2x A6000 unless said.
  */
 import { assert } from "@effect/vitest"
+import * as ModelTraits from "@mlops/serve/ModelTraits"
+import { deepseekV3, llama3_8b, qwen3Next80bA3b } from "@mlops/serve/SampleModels"
 import { Either } from "effect"
-import { deepseekV3, llama3_8b, qwen3Next80bA3b } from "../../src/internal/fixtures/models.js"
-import * as ModelTraits from "../../src/ModelTraits.js"
 import type * as Rule from "../../src/Rule.js"
 import * as ServerArgs from "../../src/ServerArgs.js"
 import { a6000x2, storyTraits } from "../support/story.js"

@@ -4,9 +4,10 @@
  * `--speculative-algorithm NEXTN --speculative-num-draft-tokens 1 --tp 2`. SGLang 0.5.11 fails
  * it twice (the mamba/radix-cache ValueError, then the bare assertion); both fixes resolve it.
  */
+
+import * as ModelTraits from "@mlops/serve/ModelTraits"
+import { qwen36_27b } from "@mlops/serve/SampleModels"
 import { Either } from "effect"
-import { qwen36_27b } from "../../src/internal/fixtures/models.js"
-import * as ModelTraits from "../../src/ModelTraits.js"
 import type * as Rule from "../../src/Rule.js"
 
 export const storyModelPath = "/root/models/Qwen3.6-27B"

@@ -1,5 +1,5 @@
 /** @internal argparse's reading of a `launch_server` argv, against a catalogue. */
-import { Either } from "effect"
+
 import {
   AmbiguousFlag,
   type ArgvError,
@@ -8,10 +8,11 @@ import {
   UnexpectedArgument,
   UnexpectedValue,
   UnknownFlag
-} from "../../ArgvErrors.js"
+} from "@mlops/serve/ArgvErrors"
+import { suggest } from "@mlops/serve/Suggest"
+import { Either } from "effect"
 import { type Catalogue, type FlagSpec, negation } from "../../Catalogue.js"
 import * as ServerArgs from "../../ServerArgs.js"
-import { suggest } from "./suggest.js"
 import { convert, expected } from "./values.js"
 
 /** A deprecated flag that was used; SGLang prints a warning for it. */

@@ -1,6 +1,7 @@
 /** @internal ServerArgs back to a canonical argv that `decode` (and argparse) reads to the same values. */
+
+import { UnencodableValue } from "@mlops/serve/ArgvErrors"
 import { Either } from "effect"
-import { UnencodableValue } from "../../ArgvErrors.js"
 import { type Catalogue, type FlagSpec, negation } from "../../Catalogue.js"
 import { render } from "./values.js"
 

@@ -1,6 +1,7 @@
 /** @internal Conversion of one flag value from text, as SGLang's argparse `type=` callables do. */
+
+import { InvalidChoice, InvalidValue } from "@mlops/serve/ArgvErrors"
 import { Either } from "effect"
-import { InvalidChoice, InvalidValue } from "../../ArgvErrors.js"
 import type { FlagSpec } from "../../Catalogue.js"
 
 type ValueError = InvalidValue | InvalidChoice

@@ -5,9 +5,10 @@
  *
  * @internal
  */
+
+import type { Fix } from "@mlops/serve/Failures"
+import type { LaunchRulesViolated } from "@mlops/serve/Violations"
 import * as Catalogue from "../../Catalogue.js"
-import type { Fix } from "../../Failures.js"
-import type { LaunchRulesViolated } from "../../Resolve.js"
 import type { ViolationRecord } from "../../Rule.js"
 
 /** The canonical spec of an argv word (`--tp`, `--tp-size=2`), by exact spelling or unique prefix. */

@@ -5,10 +5,10 @@
  * @internal
  */
 import * as Errors from "@mlops/core/Errors"
+import { ModelNotFound } from "@mlops/serve/Failures"
+import { InvalidModelConfig } from "@mlops/serve/ModelTraits"
 import { Schema } from "effect"
 import { UnsupportedSglangVersion } from "../../Catalogue.js"
-import { ModelNotFound } from "../../Failures.js"
-import { InvalidModelConfig } from "../../ModelTraits.js"
 
 /** Fewer GPUs than `tp × pp` needs. */
 export class NotEnoughGpus extends Schema.TaggedError<NotEnoughGpus>()("NotEnoughGpus", {

@@ -17,11 +17,12 @@
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as LogTail from "@mlops/core/LogTail"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import * as Classifier from "@mlops/serve/Classifier"
+import type { LaunchFailure } from "@mlops/serve/Failures"
+import type { LaunchEvent } from "@mlops/serve/LaunchEvent"
 import { Clock, Duration, Effect, Option, Stream } from "effect"
-import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
-import type { LaunchFailure } from "../../Failures.js"
-import type { LaunchEvent } from "../../LaunchEvent.js"
+import { logs } from "../logs/index.js"
 import type { ReadinessError } from "./readiness.js"
 import type { Session } from "./session.js"
 import { LaunchTimedOut } from "./types.js"
@@ -53,7 +54,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
     readonly readiness: Effect.Effect<void, ReadinessError, ConnectionPool>
   }
 ) {
-  const classifier = Classifier.make()
+  const classifier = Classifier.make([logs])
   const phases: Array<PhaseTiming> = []
   let nextOffset = o.fromOffset
   let lastProgressAt = yield* Clock.currentTimeMillis

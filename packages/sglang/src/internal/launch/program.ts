@@ -12,11 +12,11 @@
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Tunnel from "@mlops/core/Tunnel"
+import type { LaunchFailure } from "@mlops/serve/Failures"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
 import * as Deployment from "../../Deployment.js"
-import type { LaunchFailure } from "../../Failures.js"
 import * as Secrets from "../../Secrets.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 import { boundedCleanup } from "../cleanup.js"

@@ -6,9 +6,10 @@
  * @internal
  */
 import type { Connection } from "@mlops/core/Connection"
+import * as Classifier from "@mlops/serve/Classifier"
 import { Effect } from "effect"
-import * as Classifier from "../../Classifier.js"
 import type * as Secrets from "../../Secrets.js"
+import { logs } from "../logs/index.js"
 import * as ServerCommand from "./serverCommand.js"
 
 const REMOTE_CHECK = [
@@ -31,9 +32,10 @@ export const run = Effect.fn("Launch.remoteCheck")(function* (
   const result = yield* conn.exec(command, { timeout: "60 seconds" })
   if (result.exitCode === 0) return
   const text = `${result.stdout}\n${result.stderr}`
-  const failure = Classifier.classifyText(text, {
-    exitCode: result.exitCode ?? undefined,
-    signal: result.signal ?? undefined
-  }).failure
+  const failure = Classifier.classifyText(
+    text,
+    { exitCode: result.exitCode ?? undefined, signal: result.signal ?? undefined },
+    [logs]
+  ).failure
   if (failure !== undefined) return yield* failure
 })

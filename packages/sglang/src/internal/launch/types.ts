@@ -5,14 +5,14 @@
  * @internal
  */
 import type { Errors, LogTail, Probes, Tunnel } from "@mlops/core"
+import type { ArgvError } from "@mlops/serve/ArgvErrors"
+import type { LaunchFailure } from "@mlops/serve/Failures"
+import type { LaunchEvent } from "@mlops/serve/LaunchEvent"
+import type { InvalidModelConfig } from "@mlops/serve/ModelTraits"
+import type { LaunchRulesViolated } from "@mlops/serve/Violations"
 import type { Duration } from "effect"
-import type { ArgvError } from "../../ArgvErrors.js"
 import type { UnsupportedSglangVersion } from "../../Catalogue.js"
 import type { Deployment } from "../../Deployment.js"
-import type { LaunchFailure } from "../../Failures.js"
-import type { LaunchEvent } from "../../LaunchEvent.js"
-import type { InvalidModelConfig } from "../../ModelTraits.js"
-import type { LaunchRulesViolated } from "../../Resolve.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 import type {
   DeploymentExists,

@@ -2,7 +2,7 @@
  * Whole launches as timed lines, for fixtures, the simulator and the real-ssh stand-in.
  * @internal
  */
-import type { Phase } from "../phase.js"
+import type { Phase } from "@mlops/serve/LaunchEvent"
 import {
   type ArgValue,
   accessLine,

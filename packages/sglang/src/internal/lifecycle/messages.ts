@@ -3,7 +3,7 @@
  * Message functions return the text after the `[time prefix] ` part; `line` adds the prefix.
  * @internal
  */
-import type { ArgValue } from "../../LaunchEvent.js"
+import type { ArgValue } from "@mlops/serve/LaunchEvent"
 
 export type { ArgValue }
 

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { ModelTraits } from "../../ModelTraits.js"
+import type { ModelTraits } from "@mlops/serve/ModelTraits"
 
 export interface MambaArchitecture {
   readonly extraBufferAllowed: boolean

@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import type { ModelTraits } from "../../ModelTraits.js"
+import type { ModelTraits } from "@mlops/serve/ModelTraits"
 
 const GiB = 1024 ** 3
 

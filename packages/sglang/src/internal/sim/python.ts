@@ -6,9 +6,9 @@
  * @internal
  */
 import type { FakeHost } from "@mlops/core"
+import * as ModelTraits from "@mlops/serve/ModelTraits"
 import { Effect, Either, Option, Schema } from "effect"
 import * as Argv from "../../Argv.js"
-import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
 import { MARKER } from "../hostFlags/script.js"
 import * as ServerCommand from "../launch/serverCommand.js"

@@ -7,10 +7,10 @@
  * @internal
  */
 import type { FakeHost } from "@mlops/core"
+import * as ModelTraits from "@mlops/serve/ModelTraits"
 import { Effect, Either, Ref } from "effect"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
-import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
 import * as Rule from "../../Rule.js"
 import * as Rules from "../../Rules.js"

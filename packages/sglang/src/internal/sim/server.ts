@@ -13,15 +13,15 @@
  * @internal
  */
 import type { FakeHost } from "@mlops/core"
+import type { Phase } from "@mlops/serve/LaunchEvent"
+import * as ModelTraits from "@mlops/serve/ModelTraits"
 import { Clock, Duration, Effect, Either, Ref } from "effect"
 import * as Argv from "../../Argv.js"
-import * as ModelTraits from "../../ModelTraits.js"
 import * as Resolve from "../../Resolve.js"
 import * as Rule from "../../Rule.js"
 import * as Rules from "../../Rules.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 import * as L from "../lifecycleLines.js"
-import type { Phase } from "../phase.js"
 import * as Gpus from "./gpus.js"
 import { handler } from "./http.js"
 import * as Installed from "./installed.js"

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { ArgvError } from "../../ArgvErrors.js"
+import type { ArgvError } from "@mlops/serve/ArgvErrors"
 import type { ViolationRecord } from "../../Rule.js"
 import * as L from "../lifecycleLines.js"
 import { sglangDir as PKG } from "./paths.js"
@@ -70,7 +70,7 @@ export const violation = (v: ViolationRecord, architecture: string | undefined):
   if (v.ruleId.startsWith("R24")) return here(L.mambaValueError(architecture))
   if (
     v.errorType === "AssertionError" &&
-    v.sglangMessage === "" &&
+    v.engineMessage === "" &&
     v.sourceLine?.includes("speculative_eagle_topk")
   )
     return here(L.bareAssertion(true))
@@ -84,7 +84,7 @@ export const violation = (v: ViolationRecord, architecture: string | undefined):
       v.stage === "check-server-args" ? "check_server_args" : "__post_init__",
       source
     ),
-    v.sglangMessage === "" ? v.errorType : `${v.errorType}: ${v.sglangMessage}`
+    v.engineMessage === "" ? v.errorType : `${v.errorType}: ${v.engineMessage}`
   ]
 }
 
@@ -116,5 +116,5 @@ export const modelInit = (epochMs: number, process: string, v: ViolationRecord):
   ...frame("srt/managers/scheduler.py", 3210, "run_scheduler_process", "scheduler = Scheduler("),
   ...frame("srt/model_executor/model_runner.py", 512, "initialize", "self.init_attention_backend()"),
   ...(v.sourceLine === undefined ? [] : [`    ${v.sourceLine}`]),
-  v.sglangMessage === "" ? v.errorType : `${v.errorType}: ${v.sglangMessage}`
+  v.engineMessage === "" ? v.errorType : `${v.errorType}: ${v.engineMessage}`
 ]

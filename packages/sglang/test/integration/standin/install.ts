@@ -12,8 +12,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { qwen36_27b } from "@mlops/serve/SampleModels"
 import { Data, Effect, type Scope } from "effect"
-import { qwen36_27b } from "../../../src/internal/fixtures/models.js"
 
 export class StandinError extends Data.TaggedError("StandinError")<{ readonly reason: string }> {
   override get message() {

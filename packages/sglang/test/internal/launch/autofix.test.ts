@@ -33,7 +33,7 @@ describe("autofix", () => {
       stage: "server-args",
       errorType: "ValueError",
       message: "m",
-      sglangMessage: "s",
+      engineMessage: "s",
       fields: ["mamba_scheduler_strategy"],
       fix: { set: { mamba_scheduler_strategy: "extra_buffer", disable_radix_cache: false }, alternatives: [] }
     }

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
-import { base, engineName, reasonOf, type Signature, says, Tier } from "../signature.js"
+import { base, engineName, reasonOf, type Signature, says, Tier } from "../../../LogSignature.js"
 
 const IN_USE =
   /Address already in use|address in use|EADDRINUSE|\[Errno (?:98|48)\]|error while attempting to bind on address|is not available in \d+ seconds|port \d+ is (?:already )?in use|Port is already in use/i

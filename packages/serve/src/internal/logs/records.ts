@@ -7,7 +7,7 @@
  * @internal
  */
 import type { EvidenceLine } from "../../Failures.js"
-import type { Phase } from "../phase.js"
+import type { Phase } from "../../LaunchEvent.js"
 
 const HEAD = 40
 const TAIL = 160

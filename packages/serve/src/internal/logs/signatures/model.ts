@@ -6,7 +6,7 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
-import { base, firstLine, reasonOf, type Signature, says, Tier } from "../signature.js"
+import { base, firstLine, reasonOf, type Signature, says, Tier } from "../../../LogSignature.js"
 
 const NOT_FOUND =
   /is not a local folder and is not a valid model identifier|HFValidationError|Repo id must be in the form|RepositoryNotFoundError|Repository Not Found for url|gated repo|Access to model \S+ is restricted|(?:401|403|404|429) Client Error|GatedRepoError|couldn't connect to 'https:\/\/huggingface\.co'|OfflineModeIsEnabled|offline mode is enabled|does not appear to have a file named|No supported config format found in|HfHubHTTPError|Client Error.*(?:huggingface\.co|hf\.co|cdn-lfs)|Can't load (?:the )?(?:config|tokenizer|configuration) for|LocalEntryNotFoundError|EntryNotFoundError|No such file or directory: '[^']*(?:config\.json|\.safetensors|tokenizer[^']*)'|huggingface\.co\b.*(?:Max retries exceeded|timed out|ConnectionError|NameResolutionError)|(?:ConnectionError|MaxRetryError|ConnectTimeout).*huggingface\.co|Invalid repository ID/i

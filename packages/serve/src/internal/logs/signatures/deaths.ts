@@ -6,7 +6,7 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
-import { base, reasonOf, type Signature, type Subject, Tier } from "../signature.js"
+import { base, reasonOf, type Signature, type Subject, Tier } from "../../../LogSignature.js"
 
 const SIGNALS: Record<number, string> = {
   1: "SIGHUP",

@@ -4,7 +4,7 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
-import { base, reasonOf, type Signature, type Subject, says, Tier } from "../signature.js"
+import { base, reasonOf, type Signature, type Subject, says, Tier } from "../../../LogSignature.js"
 
 const DISTRIBUTED =
   /NCCL error|nccl(?:Internal|System|UnhandledCuda|InvalidUsage|RemoteError)Error|NCCL WARN .*(?:[Ee]rror|failed|failure)|\[c10d\].*(?:failed|[Tt]imed out|[Tt]imeout)|TCPStore.*(?:failed|[Tt]imed out)|waiting for clients\. \d+\/\d+ clients joined|Timed out after \d+ seconds waiting for clients|DistBackendError|DistStoreError|ProcessGroupNCCL.*(?:[Tt]imeout|error|[Ee]xception)|Gloo connectFullMesh failed|collective operation timeout|Watchdog caught collective|dump signal due to a collective timeout|RendezvousTimeoutError|placement group|Current node has no \w+ available|Failed to initialize (?:the )?(?:distributed|process group)/i

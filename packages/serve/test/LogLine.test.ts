@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { cleanLine, headerProcess, headerTime, messageStart } from "../../src/internal/logLine.js"
+import { cleanLine, headerProcess, headerTime, messageStart } from "../src/LogLine.js"
 
 describe("logLine", () => {
   it("strips ANSI colour codes", () => {

@@ -8,20 +8,19 @@
  * @internal
  */
 
-import type { ExitStatus } from "../Classifier.js"
+import type { EngineLogs, ExitStatus, LifecycleReader, LifecycleSink } from "../Classifier.js"
 import type { EvidenceLine, LaunchFailure } from "../Failures.js"
 import * as F from "../Failures.js"
-import type { ArgValue, LaunchEvent } from "../LaunchEvent.js"
-import { capacityEvent, recordOwner, shardProgress, withExit } from "./lineSignatures.js"
-import { headerProcess, headerTime, messageStart } from "./logLine.js"
+import type { LaunchEvent } from "../LaunchEvent.js"
+import { type Phase, phaseIndex } from "../LaunchEvent.js"
+import { headerTime, messageStart } from "../LogLine.js"
+import { type Context, type Level, type Signature, type Subject, Tier } from "../LogSignature.js"
+import { recordOwner, shardProgress, withExit } from "./lineSignatures.js"
 import { type EngineGuess, EngineSniffer } from "./logs/engine.js"
 import { normalize } from "./logs/normalize.js"
 import { type ExceptionRecord, embedded, RecordBuilder, startsRecord } from "./logs/records.js"
-import { type Context, type Level, type Subject, Tier } from "./logs/signature.js"
-import { signatures } from "./logs/signatures/index.js"
+import { signaturesFor } from "./logs/signatures/index.js"
 import { asImportFailure, linkedImportError } from "./logs/signatures/linkedImport.js"
-import { type Phase, phaseIndex } from "./phase.js"
-import { parseServerArgs } from "./serverArgsRepr.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
 const NO_EVENTS: Array<LaunchEvent> = []
@@ -62,6 +61,19 @@ interface Candidate {
 const startsAt = (line: string, at: number, prefix: string) => line.startsWith(prefix, at)
 
 export class Classifier {
+  private readonly signatures: ReadonlyArray<Signature>
+  private readonly readers: ReadonlyArray<LifecycleReader>
+  private readonly sink: LifecycleSink = {
+    phase: () => this.phase,
+    reach: (phase, process, line, no) => this.reach(phase, process, line, no),
+    emit: (event) => this.emit(event)
+  }
+
+  constructor(engines: ReadonlyArray<EngineLogs> = []) {
+    this.signatures = signaturesFor(engines)
+    this.readers = engines.flatMap((e) => (e.lifecycle === undefined ? [] : [e.lifecycle()]))
+  }
+
   lineNo = 0
   phase: Phase = "starting"
   ready = false
@@ -108,8 +120,10 @@ export class Classifier {
       }
       this.closeRecord()
     }
-    if (n.sglangAt >= 0) this.lifecycle(n.line, n.sglangAt, no)
-    else this.bareLifecycle(n.text, no)
+    if (n.sglangAt >= 0 && this.firstTime === undefined) this.at(n.line)
+    let read = false
+    for (const reader of this.readers) if (reader.line(n, no, this.sink)) read = true
+    if (!read && n.sglangAt < 0) this.bareLifecycle(n.text, no)
     // vLLM binds its socket early and serves once the application has started; SGLang's own
     // uvicorn lines come before its warmup, so there only its ready line counts
     if (this.upAt === undefined && UP.test(n.text) && this.sniffer.guess().engine !== "sglang") this.upAt = no
@@ -227,7 +241,7 @@ export class Classifier {
   }
 
   private offer(subject: Subject) {
-    for (const signature of signatures) {
+    for (const signature of this.signatures) {
       if (!signature.match(subject)) continue
       if (this.loses(signature.tier, signature.tag, subject)) return
       let failure = signature.build(subject, this.context())
@@ -306,13 +320,15 @@ export class Classifier {
       this.offer({ ...this.recordSubject(embedded(process, this.phase, entry, inner[1]!, inner[2]!)), level })
   }
 
-  // ---- lifecycle (SGLang) ----------------------------------------------------------------------
+  // ---- lifecycle (the engines' readers report through the sink) ----------------------------------------------------------------------
 
   private flush(): ReadonlyArray<LaunchEvent> {
     return this.events.length === 0 ? NONE : this.events
   }
 
   private emit(event: LaunchEvent): void {
+    if (event._tag === "ServerArgsLine" && typeof event.values.mem_fraction_static === "number")
+      this.memFractionStatic = event.values.mem_fraction_static
     if (this.events === NO_EVENTS) this.events = []
     this.events.push(event)
   }
@@ -341,65 +357,6 @@ export class Classifier {
     }
   }
 
-  /** A line with SGLang's `[date time( PREFIX)]` header: phases, resolved args, capacity, warnings. */
-  private lifecycle(line: string, at: number, no: number) {
-    if (this.firstTime === undefined) this.at(line)
-    const process = headerProcess(line, at)
-    const c = line.charCodeAt(at)
-    // dispatch on the first letter to keep this cheap
-    if (c === 73 /* I */) {
-      if (startsAt(line, at, "Init torch distributed begin"))
-        return this.reach("distributed-init", process, line, no)
-      if (startsAt(line, at, "Ignore import error when loading"))
-        return this.emit({ _tag: "Warning", text: line.slice(at), process, line: no })
-      if (startsAt(line, at, "INFO:")) return this.uvicorn(line, at, no)
-    } else if (c === 76 /* L */) {
-      if (startsAt(line, at, "Load weight begin"))
-        return this.reach(
-          phaseIndex(this.phase) >= phaseIndex("kv-cache") ? "draft-weights" : "weights-loading",
-          process,
-          line,
-          no
-        )
-      if (startsAt(line, at, "Load weight end")) return this.reach("weights-loaded", process, line, no)
-    } else if (c === 67 /* C */) {
-      if (startsAt(line, at, "Capture draft")) return this.reach("draft-cuda-graph", process, line, no)
-      if (
-        startsAt(line, at, "Capture cuda graph begin") ||
-        startsAt(line, at, "Capture piecewise CUDA graph begin")
-      )
-        return this.reach(
-          this.phase === "draft-weights" ? "draft-cuda-graph" : "cuda-graph",
-          process,
-          line,
-          no
-        )
-    } else if (c === 75 /* K */ && startsAt(line, at, "KV Cache is allocated")) {
-      return this.reach(this.phase === "draft-weights" ? "draft-weights" : "kv-cache", process, line, no)
-    } else if (c === 77 /* M */ && startsAt(line, at, "Mamba Cache is allocated")) {
-      return this.reach(this.phase === "draft-weights" ? "draft-weights" : "mamba-cache", process, line, no)
-    } else if (c === 80 /* P */) {
-      if (startsAt(line, at, "Prefill batch")) return this.reach("warmup", process, line, no)
-    } else if (c === 115 /* s */ && startsAt(line, at, "server_args=ServerArgs(")) {
-      return this.serverArgs(line, at, no)
-    } else if (c === 109 /* m */ && startsAt(line, at, "max_total_num_tokens=")) {
-      return this.emit(capacityEvent(line, at, no))
-    } else if (c === 84 /* T */ && startsAt(line, at, "The server is fired up and ready to roll")) {
-      return this.reach("ready", process, line, no)
-    }
-    if (
-      line.includes("memory capacity is unbalanced") ||
-      line.includes("Health check failed") ||
-      line.includes("Port is already in use")
-    ) {
-      return this.emit({ _tag: "Warning", text: line.slice(at), process, line: no })
-    }
-    // ServerArgs prints its auto-adjustments before the resolved args line
-    if (this.phase === "starting" && process === "launcher" && !line.includes("hit an exception")) {
-      this.emit({ _tag: "Adjustment", text: line.slice(at), line: no })
-    }
-  }
-
   /** Lines without SGLang's header that still mark progress: weight shards, warnings. */
   private bareLifecycle(text: string, no: number) {
     if (text.startsWith("Loading safetensors checkpoint shards:")) return this.shardProgress(text)
@@ -407,29 +364,11 @@ export class Classifier {
       this.emit({ _tag: "Warning", text, process: "launcher", line: no })
   }
 
-  private uvicorn(line: string, at: number, no: number) {
-    const running = line.indexOf("Uvicorn running on ", at)
-    if (running !== -1) {
-      const url = line.slice(running + 19).split(" ")[0]!
-      this.reach("http-up", "launcher", line, no)
-      return this.emit({ _tag: "Listening", url, line: no })
-    }
-    if (this.phase === "http-up" && /"POST \/(generate|v1\/chat\/completions|encode)/.test(line))
-      this.reach("warmup", "launcher", line, no)
-  }
-
   private shardProgress(line: string) {
     const p = shardProgress(line)
     if (p === undefined || p.done === this.progress) return
     this.progress = p.done
     this.emit({ _tag: "PhaseProgress", phase: this.phase, ...p, at: this.lastAt })
-  }
-
-  private serverArgs(line: string, at: number, no: number) {
-    const values: Record<string, ArgValue> = parseServerArgs(line, at + "server_args=ServerArgs(".length)
-    if (typeof values.mem_fraction_static === "number") this.memFractionStatic = values.mem_fraction_static
-    this.reach("args-resolved", "launcher", line, no)
-    this.emit({ _tag: "ServerArgsLine", values, line: no })
   }
 }
 

@@ -5,13 +5,13 @@
  * stalls, crashes, consequences, and last the exception no signature knows.
  * @internal
  */
-import type { Signature } from "../signature.js"
+import type { EngineLogs } from "../../../Classifier.js"
+import type { Signature } from "../../../LogSignature.js"
 import {
   argparse,
   assertion,
   invalidArgument,
   knownInvalidArgument,
-  mambaStrategy,
   pydanticConfig,
   unsupported
 } from "./arguments.js"
@@ -24,12 +24,12 @@ import { modelNotFound, trustRemoteCode } from "./model.js"
 import { portInUse } from "./ports.js"
 import { interrupted, stalled } from "./stalls.js"
 
+/** The engine-neutral signatures, in order. */
 export const signatures: ReadonlyArray<Signature> = [
   ...memory,
   portInUse,
   modelNotFound,
   trustRemoteCode,
-  mambaStrategy,
   architecture,
   hardware,
   backend,
@@ -50,3 +50,21 @@ export const signatures: ReadonlyArray<Signature> = [
   errorLine,
   unclassified
 ]
+
+const merged = new WeakMap<ReadonlyArray<EngineLogs>, ReadonlyArray<Signature>>()
+
+/** The neutral signatures with each engine's own placed before the one it names. */
+export const signaturesFor = (engines: ReadonlyArray<EngineLogs>): ReadonlyArray<Signature> => {
+  if (engines.length === 0) return signatures
+  const known = merged.get(engines)
+  if (known !== undefined) return known
+  const extra = engines.flatMap((e) => e.signatures)
+  const out: Array<Signature> = []
+  for (const signature of signatures) {
+    for (const e of extra) if (e.before === signature.id) out.push(e.signature)
+    out.push(signature)
+  }
+  for (const e of extra) if (!signatures.some((s) => s.id === e.before)) out.push(e.signature)
+  merged.set(engines, out)
+  return out
+}

@@ -6,7 +6,7 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
-import { base, engineName, reasonOf, type Signature, says, Tier } from "../signature.js"
+import { base, engineName, reasonOf, type Signature, says, Tier } from "../../../LogSignature.js"
 
 const ARCHITECTURE =
   /Model architectures? \[[^\]]*\] (?:is|are) not supported|are not supported for now\. Supported architectures|Model architecture \S+ is not supported|Unsupported (?:model )?architecture|does not support (?:the )?(?:model )?architecture/i

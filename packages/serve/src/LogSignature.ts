@@ -7,9 +7,9 @@
  * rank), a stall, a crash, an unrecognised exception, and the launcher's consequences.
  * @internal
  */
-import type { EvidenceLine, Fix, LaunchFailure } from "../../Failures.js"
-import type { Phase } from "../phase.js"
-import type { ExceptionRecord, PyException } from "./records.js"
+import type { EvidenceLine, Fix, LaunchFailure } from "./Failures.js"
+import type { ExceptionRecord, PyException } from "./internal/logs/records.js"
+import type { Phase } from "./LaunchEvent.js"
 
 export const Tier = {
   Root: 6,

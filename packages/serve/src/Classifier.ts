@@ -8,8 +8,44 @@
 import { Effect, Option, Stream } from "effect"
 import type { LaunchFailure, StartupStalled } from "./Failures.js"
 import { Classifier as State } from "./internal/classifier.js"
-import type { Phase } from "./internal/phase.js"
-import type { LaunchEvent } from "./LaunchEvent.js"
+import type { Normalized } from "./internal/logs/normalize.js"
+import type { LaunchEvent, Phase } from "./LaunchEvent.js"
+import type { Signature } from "./LogSignature.js"
+
+/** What an engine's lifecycle reader can do: read the phase, move to a later one, emit an event. @category extension */
+export interface LifecycleSink {
+  readonly phase: () => Phase
+  /** Moves to `phase` (never back), timed by `line`'s header; `ready` also marks the launch ready. */
+  readonly reach: (phase: Phase, process: string, line: string, no: number) => void
+  /** A `ServerArgsLine` with `mem_fraction_static` also tells the memory signatures the fraction. */
+  readonly emit: (event: LaunchEvent) => void
+}
+
+/**
+ * An engine's reading of its own lines: phases, resolved args, capacity, adjustments. One per
+ * log (it may keep state). Returns whether the line was the engine's (then the neutral reading
+ * of bare lines, shard progress and `Warning:` lines, is skipped for it).
+ * @category extension
+ */
+export interface LifecycleReader {
+  readonly line: (line: NormalizedLine, no: number, sink: LifecycleSink) => boolean
+}
+
+/** A log line after normalization (see `Classifier` internals): what a reader looks at. @category extension */
+export type NormalizedLine = Normalized
+
+/** An engine signature, tried just before the neutral signature `before` (an id). @category extension */
+export interface PlacedSignature {
+  readonly before: string
+  readonly signature: Signature
+}
+
+/** What one engine adds to the neutral classifier. @category extension */
+export interface EngineLogs {
+  readonly engine: string
+  readonly signatures: ReadonlyArray<PlacedSignature>
+  readonly lifecycle?: () => LifecycleReader
+}
 
 /** How the process ended, when known (`exitCode` 137 and `signal` "SIGKILL" both mean killed). */
 export interface ExitStatus {
@@ -38,9 +74,9 @@ export interface Classifier {
   }
 }
 
-/** A fresh classifier. @category constructors */
-export const make = (): Classifier => {
-  const state = new State()
+/** A fresh classifier, reading the given engines' lines and signatures too. @category constructors */
+export const make = (engines: ReadonlyArray<EngineLogs> = []): Classifier => {
+  const state = new State(engines)
   return {
     feed: (line) => state.feed(line),
     finish: (exit) => state.finish(exit),
@@ -59,10 +95,11 @@ export const make = (): Classifier => {
  */
 export const classify = <E, R>(
   lines: Stream.Stream<string, E, R>,
-  exit?: ExitStatus
+  exit?: ExitStatus,
+  engines: ReadonlyArray<EngineLogs> = []
 ): Stream.Stream<LaunchEvent, E, R> =>
   Stream.suspend(() => {
-    const classifier = make()
+    const classifier = make(engines)
     let last: LaunchFailure | undefined
     const tail = Stream.fromIterableEffect(
       Effect.sync(() => {
@@ -97,9 +134,10 @@ const eachLine = (text: string, f: (line: string) => void) => {
 /** Classifies a whole log: every event and the final failure. @category constructors */
 export const classifyText = (
   text: string,
-  exit?: ExitStatus
+  exit?: ExitStatus,
+  engines: ReadonlyArray<EngineLogs> = []
 ): { readonly events: ReadonlyArray<LaunchEvent>; readonly failure: LaunchFailure | undefined } => {
-  const classifier = make()
+  const classifier = make(engines)
   const events: Array<LaunchEvent> = []
   eachLine(text, (line) => {
     for (const e of classifier.feed(line)) events.push(e)
@@ -116,8 +154,12 @@ export interface Diagnosis {
 }
 
 /** Diagnoses a finished log (for `mlops diagnose`): how far it got and why it stopped. @category constructors */
-export const diagnose = (text: string, exit?: ExitStatus): Diagnosis => {
-  const classifier = make()
+export const diagnose = (
+  text: string,
+  exit?: ExitStatus,
+  engines: ReadonlyArray<EngineLogs> = []
+): Diagnosis => {
+  const classifier = make(engines)
   eachLine(text, (line) => {
     classifier.feed(line)
   })

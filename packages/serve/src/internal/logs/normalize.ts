@@ -9,8 +9,8 @@
  * `[address=..., pid=...]`, and SGLang's own `[2026-05-10 12:00:05 TP1]`. Engine-neutral.
  * @internal
  */
-import { cleanLine, headerProcess, messageStart } from "../logLine.js"
-import type { Level } from "./signature.js"
+import { cleanLine, headerProcess, messageStart } from "../../LogLine.js"
+import type { Level } from "../../LogSignature.js"
 
 export interface Normalized {
   /** The line as a terminal shows it (colours and `\r` bars resolved): what evidence cites. */

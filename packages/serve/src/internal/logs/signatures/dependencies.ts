@@ -7,8 +7,16 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
+import {
+  base,
+  type Context,
+  reasonOf,
+  type Signature,
+  type Subject,
+  says,
+  Tier
+} from "../../../LogSignature.js"
 import type { Frame } from "../records.js"
-import { base, type Context, reasonOf, type Signature, type Subject, says, Tier } from "../signature.js"
 
 // a JIT or extension build that failed (nvcc's own errors mention the GPU architecture)
 const BUILD =

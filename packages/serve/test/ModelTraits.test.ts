@@ -1,14 +1,8 @@
 import { readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import {
-  deepseekV3,
-  llama3_8b,
-  modelConfigs,
-  qwen3Next80bA3b,
-  qwen36_27b
-} from "../src/internal/fixtures/models.js"
 import * as ModelTraits from "../src/ModelTraits.js"
+import { deepseekV3, llama3_8b, modelConfigs, qwen3Next80bA3b, qwen36_27b } from "../src/SampleModels.js"
 
 const fixtureDir = new URL("./fixtures/models/", import.meta.url)
 const traitsOf = (config: unknown) => Either.getOrThrow(ModelTraits.fromConfigEither(config))

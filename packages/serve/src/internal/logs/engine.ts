@@ -5,7 +5,7 @@
  * (`sglang==0.4.3.post2`) and image tags (`lmsysorg/sglang:v0.5.6`).
  * @internal
  */
-import type { Engine } from "./signature.js"
+import type { Engine } from "../../LogSignature.js"
 
 const SGLANG = /sglang|sgl_kernel|sgl-workspace|server_args=ServerArgs\(|Scheduler hit an exception/i
 const VLLM = /vllm|EngineCore|Engine core initialization/i

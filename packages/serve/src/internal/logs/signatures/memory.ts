@@ -6,8 +6,16 @@
  */
 import type { Fix } from "../../../Failures.js"
 import * as F from "../../../Failures.js"
-import type { Phase } from "../../phase.js"
-import { base, type Context, reasonOf, type Signature, type Subject, says, Tier } from "../signature.js"
+import type { Phase } from "../../../LaunchEvent.js"
+import {
+  base,
+  type Context,
+  reasonOf,
+  type Signature,
+  type Subject,
+  says,
+  Tier
+} from "../../../LogSignature.js"
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 const toGiB = (value: string, unit: string) =>

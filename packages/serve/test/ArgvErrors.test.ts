@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Argv from "@mlops/sglang/Argv"
+import * as ServerArgs from "@mlops/sglang/ServerArgs"
 import { Effect } from "effect"
-import * as Argv from "../src/Argv.js"
-import * as ServerArgs from "../src/ServerArgs.js"
 
 const M = ["--model-path", "/m"]
 const fail = (...argv: Array<string>) => Effect.flip(Argv.decodeArgv(argv))

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
-import { base, reasonOf, type Signature, says, Tier } from "../signature.js"
+import { base, reasonOf, type Signature, says, Tier } from "../../../LogSignature.js"
 
 const STALL =
   /[Ww]atchdog timeout|did not become ready|never became ready|not (?:become )?ready after|failed to become (?:healthy|ready)|[Tt]imed out waiting for (?:the )?(?:server|engine|model)|(?:Startup|Readiness|Liveness) probe failed|Pyspy dump for PID|Pyspy failed to dump|Health check failed\. Server couldn't get a response|Timeout while waiting for|Timed out waiting for|TimeoutError|timed out|ReadTimeout|Read timed out|deadline exceeded/

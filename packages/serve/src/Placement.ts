@@ -1,0 +1,106 @@
+/**
+ * Where a server runs. A placement starts the engine's command in a deployment's run
+ * directory, tells whether it still runs, follows it to its end and stops it; the launch
+ * program, `status`, `logs` and `stop` only talk to it through this interface, so another
+ * placement (a Slurm job started from a cluster's login node) is one more value of this type,
+ * and no engine changes.
+ *
+ * Today's placement is `detachedGroup`: a detached process group on the SSH host itself
+ * (core's `RemoteProcess`: a lock per run directory, pid/pgid/start-time files, a fresh log
+ * per start, an `exit` file written by the supervisor).
+ *
+ * @since 0.1.0
+ */
+
+import type { Connection, ExitStatus } from "@mlops/core/Connection"
+import type { ConnectionPool, GetError } from "@mlops/core/ConnectionPool"
+import type { ConnectError, ProcessError, RemoteFileError, SpawnError } from "@mlops/core/Errors"
+import type { RemoteCommand } from "@mlops/core/RemoteCommand"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import type { Duration, Effect, Schedule, Stream } from "effect"
+
+/** A started server as its placement knows it. @category models */
+export interface Placed {
+  /** The host alias the placement was reached through (the SSH host, or a cluster's login node). */
+  readonly host: string
+  readonly runDir: string
+  readonly logPath: string
+  /** The process (group leader) id where the server runs; for a batch job, its step's. */
+  readonly pid: number
+  readonly pgid: number
+  /** The group leader's start time (`/proc/<pgid>/stat` field 22), when known. */
+  readonly startTime?: string
+  /** A batch scheduler's job id, for placements that have one. */
+  readonly job?: string
+}
+
+/** What `watch` reports: the connection coming and going, then how the server ended. @category models */
+export type WatchEvent = RemoteProcess.WatchEvent
+
+/** @category models */
+export type StopOutcome = RemoteProcess.StopOutcome
+
+/** @category models */
+export type PlacementError = SpawnError | RemoteProcess.ProcessStepError
+
+/** @category models */
+export interface SpawnRequest {
+  readonly runDir: string
+  readonly logPath: string
+  /** Names this start, so a start whose answer was lost is recognised as ours. */
+  readonly token: string
+  readonly reconnect?: Schedule.Schedule<unknown, unknown>
+}
+
+/** @category models */
+export interface Placement {
+  /** `detached-group`, `slurm`, ... (stored with each deployment). */
+  readonly name: string
+  /** Start `command` in `runDir` with its output in `logPath`, across dropped connections. */
+  readonly spawn: (
+    alias: string,
+    command: RemoteCommand,
+    request: SpawnRequest
+  ) => Effect.Effect<Placed, PlacementError | GetError, ConnectionPool>
+  /** The server a run directory describes (after a lost answer, or from a deployment record). */
+  readonly attach: (
+    conn: Connection,
+    runDir: string,
+    logPath: string
+  ) => Effect.Effect<Placed, ProcessError | RemoteFileError | ConnectError>
+  readonly isAlive: (conn: Connection, placed: Placed) => Effect.Effect<boolean, PlacementError>
+  /** Follow the server until it ends (the last element is `Exited`). */
+  readonly watch: (
+    alias: string,
+    placed: Placed,
+    options?: RemoteProcess.WatchOptions
+  ) => Stream.Stream<WatchEvent, PlacementError | GetError, ConnectionPool>
+  /** How it ended, when it has and said so. */
+  readonly exitStatus: (
+    conn: Connection,
+    placed: Placed
+  ) => Effect.Effect<ExitStatus | undefined, RemoteFileError | ConnectError>
+  /** TERM, then KILL after `grace`, only while what runs is still ours. */
+  readonly stop: (
+    conn: Connection,
+    placed: Placed,
+    grace?: Duration.DurationInput
+  ) => Effect.Effect<StopOutcome, PlacementError>
+}
+
+/** A detached process group on the SSH host (core's `RemoteProcess`). @category placements */
+export const detachedGroup: Placement = {
+  name: "detached-group",
+  spawn: (alias, command, request) =>
+    RemoteProcess.spawn(alias, command, {
+      runDir: request.runDir,
+      logPath: request.logPath,
+      token: request.token,
+      ...(request.reconnect === undefined ? {} : { reconnect: request.reconnect })
+    }),
+  attach: (conn, runDir, logPath) => RemoteProcess.attach(conn, runDir, { logPath }),
+  isAlive: (conn, placed) => RemoteProcess.isAlive(conn, placed),
+  watch: (alias, placed, options) => RemoteProcess.watch(alias, placed, options),
+  exitStatus: (conn, placed) => RemoteProcess.exitStatus(conn, placed),
+  stop: (conn, placed, grace) => RemoteProcess.stop(conn, { ...placed }, grace === undefined ? {} : { grace })
+}
