@@ -1,14 +1,13 @@
 /**
- * Running one Slurm client command on the login node (a `RemoteCommand` over the host's pooled
- * connection, with a timeout), and turning the ways it fails that are not about the job
+ * Running one Slurm client command on the login node (a `RemoteCommand` over its connection,
+ * with a timeout), and turning the ways it fails that are not about the job
  * (no Slurm here, controller down, munge broken) into `SlurmUnavailable`.
  *
  * @internal
  */
 import { type Duration, Effect, Either } from "effect"
-import * as Command from "../Command.js"
-import type { ExecResult } from "../Connection.js"
-import type { ConnectionPool } from "../ConnectionPool.js"
+import type { Connection, ExecResult } from "../Connection.js"
+import type { CommandError } from "../Errors.js"
 import * as RemoteCommand from "../RemoteCommand.js"
 import { SlurmCommandFailed, SlurmOutputUnreadable, SlurmUnavailable } from "../SlurmErrors.js"
 
@@ -21,15 +20,18 @@ export type Argv = readonly [string, ...Array<string>]
 const CONTROLLER_DOWN =
   /Unable to contact slurm controller|Socket timed out on send\/recv|slurm_load_\w+ error: (?:Unable to contact|Connection refused)|Communication connection failure/i
 const MUNGE =
-  /munge|Invalid authentication credential|Zero Bytes were transmitted or received|Protocol authentication error/i
+  /Munge (?:encode|decode) failed|Invalid authentication credential|Zero Bytes were transmitted or received|Protocol authentication error/i
 const NO_CONFIG =
-  /Could not establish a configuration source|Unable to process configuration file|cannot read slurm\.conf|s_p_parse_file: unable to (?:status|read)/i
+  /Could not establish a configuration source|Unable to process configuration file|s_p_parse_file: cannot stat file/i
 
-const firstLine = (text: string) =>
-  text
-    .split("\n")
-    .map((line) => line.trim())
-    .find((line) => line !== "") ?? "no output"
+/** The line that says it, without the command's `sbatch: error: ` prefix. */
+const lineOf = (text: string, pattern: RegExp) =>
+  (
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      .find((line) => pattern.test(line)) ?? "no output"
+  ).replace(/^\w+: (?:error|fatal): /, "")
 
 /** The failure when `result` says Slurm itself is unusable on `host`; undefined otherwise. */
 export const unavailable = (host: string, argv: Argv, result: ExecResult): SlurmUnavailable | undefined => {
@@ -42,28 +44,31 @@ export const unavailable = (host: string, argv: Argv, result: ExecResult): Slurm
     )
   const stderr = result.stderr
   if (CONTROLLER_DOWN.test(stderr))
-    return make(firstLine(stderr), `the Slurm controller does not answer: check \`scontrol ping\` on ${host}`)
+    return make(
+      lineOf(stderr, CONTROLLER_DOWN),
+      `the Slurm controller does not answer: check \`scontrol ping\` on ${host}`
+    )
   if (MUNGE.test(stderr))
     return make(
-      firstLine(stderr),
+      lineOf(stderr, MUNGE),
       `munge authentication failed: check that munged runs on ${host} (\`munge -n | unmunge\`)`
     )
   if (NO_CONFIG.test(stderr))
     return make(
-      firstLine(stderr),
+      lineOf(stderr, NO_CONFIG),
       `Slurm's client finds no slurm.conf on ${host}: set SLURM_CONF or run mlops against a login node`
     )
   return undefined
 }
 
-/** Run `argv` on `host`; the result whatever its exit code, except when Slurm is unusable. */
+/** Run `argv` on the connection's host; the result whatever its exit code, except when Slurm is unusable. */
 export const run = (
-  host: string,
+  conn: Connection,
   argv: Argv,
   timeout: Duration.DurationInput = QUERY_TIMEOUT
-): Effect.Effect<ExecResult, SlurmUnavailable | Command.RunError, ConnectionPool> =>
-  Effect.flatMap(Command.run(host, RemoteCommand.make(argv), { timeout }), (result) => {
-    const down = unavailable(host, argv, result)
+): Effect.Effect<ExecResult, SlurmUnavailable | CommandError> =>
+  Effect.flatMap(conn.exec(RemoteCommand.make(argv), { timeout }), (result) => {
+    const down = unavailable(conn.host.alias, argv, result)
     return down === undefined ? Effect.succeed(result) : Effect.fail(down)
   })
 
@@ -73,16 +78,13 @@ export const failed = (host: string, argv: Argv, result: ExecResult): SlurmComma
 
 /** Run, require exit 0, and parse stdout. */
 export const query = <A>(
-  host: string,
+  conn: Connection,
   argv: Argv,
   parse: (stdout: string) => Either.Either<A, string>
-): Effect.Effect<
-  A,
-  SlurmUnavailable | SlurmCommandFailed | SlurmOutputUnreadable | Command.RunError,
-  ConnectionPool
-> =>
+): Effect.Effect<A, SlurmUnavailable | SlurmCommandFailed | SlurmOutputUnreadable | CommandError> =>
   Effect.gen(function* () {
-    const result = yield* run(host, argv)
+    const host = conn.host.alias
+    const result = yield* run(conn, argv)
     if (result.exitCode !== 0) return yield* failed(host, argv, result)
     const parsed = parse(result.stdout)
     if (Either.isLeft(parsed))
