@@ -48,6 +48,8 @@ export interface SlurmCluster {
   readonly shortPartition: string
   /** GPUs of GRES `gpu` on the node. */
   readonly gpus: number
+  /** What a client of this cluster needs in its environment. */
+  readonly env: { readonly SLURM_CONF: string }
   /** sshd_config lines making the harness sshd a login node of this cluster. */
   readonly sshdConfig: ReadonlyArray<string>
   /** Run a Slurm client command locally against this cluster (test setup and assertions). */
@@ -276,10 +278,21 @@ export const start = (
       shortPartition: SHORT_PARTITION,
       gpus: GPU_FILES.length,
       sshdConfig: [`SetEnv SLURM_CONF=${confPath}`],
+      env: { SLURM_CONF: confPath },
       client,
       log: () => output
     } satisfies SlurmCluster
   })
+
+/**
+ * sshd takes only its first `SetEnv` line: `lines` with `vars` (`NAME=value`) added to that
+ * line (or as a new one).
+ */
+export const withSetEnv = (lines: ReadonlyArray<string>, vars: ReadonlyArray<string>): Array<string> => {
+  const at = lines.findIndex((line) => line.startsWith("SetEnv "))
+  if (at === -1) return [...lines, `SetEnv ${vars.join(" ")}`]
+  return lines.map((line, i) => (i === at ? `${line} ${vars.join(" ")}` : line))
+}
 
 /** A fresh cluster per layer build. */
 export const layer = (options: SlurmClusterOptions = {}): Layer.Layer<TestSlurm, SlurmClusterError> =>
