@@ -87,31 +87,30 @@ export const submit = Effect.fn("Slurm.submit")(function* (
 
 const only = (jobs: ReadonlyArray<SlurmJob>, jobId: string) => jobs.find((job) => job.id === jobId)
 
-/** squeue lists queued and running jobs; one that ended is not listed (or, once purged, "Invalid job id"). */
-const fromSqueue = (conn: Connection, jobId: string) =>
+/** The job in `argv`'s output; undefined when the controller says the id is unknown. */
+const lookup = (
+  conn: Connection,
+  jobId: string,
+  argv: Argv,
+  parse: (stdout: string) => Either.Either<ReadonlyArray<SlurmJob>, string>
+) =>
   Effect.gen(function* () {
     const host = conn.host.alias
-    const argv: Argv = ["squeue", "-h", "-j", jobId, "-o", SQUEUE_FORMAT]
     const result = yield* run(conn, argv)
     if (result.exitCode !== 0) {
       if (INVALID_JOB.test(result.stderr)) return undefined
       return yield* failed(host, argv, result)
     }
-    return only(yield* parsed(host, argv, parseSqueue(result.stdout)), jobId)
+    return only(yield* parsed(host, argv, parse(result.stdout)), jobId)
   })
+
+/** squeue lists queued and running jobs; one that ended is not listed (or, once purged, "Invalid job id"). */
+const fromSqueue = (conn: Connection, jobId: string) =>
+  lookup(conn, jobId, ["squeue", "-h", "-j", jobId, "-o", SQUEUE_FORMAT], parseSqueue)
 
 /** Any job the controller still remembers (MinJobAge after it ended). */
 const fromScontrol = (conn: Connection, jobId: string) =>
-  Effect.gen(function* () {
-    const host = conn.host.alias
-    const argv: Argv = ["scontrol", "show", "job", "-o", jobId]
-    const result = yield* run(conn, argv)
-    if (result.exitCode !== 0) {
-      if (INVALID_JOB.test(result.stderr)) return undefined
-      return yield* failed(host, argv, result)
-    }
-    return only(yield* parsed(host, argv, parseScontrolJobs(result.stdout)), jobId)
-  })
+  lookup(conn, jobId, ["scontrol", "show", "job", "-o", jobId], parseScontrolJobs)
 
 /** sacct from the database; without one (`accounting storage is disabled`), from the jobcomp file (`-c`). */
 const fromSacct = (conn: Connection, jobId: string) =>

@@ -136,7 +136,7 @@ layer(services, { excludeTestServices: true, timeout: Duration.minutes(2) })(
         const states = Chunk.toReadonlyArray(yield* Fiber.join(followed))
         assert.include(states, "PENDING (Resources)")
         assert.include(states, `RUNNING on ${c.node}`, states.join(" → "))
-      assert.match(states[states.length - 1]!, /^CANCELLED ExitCode=0:(?:15|9)$/, states.join(" → "))
+        assert.match(states[states.length - 1]!, /^CANCELLED ExitCode=0:(?:15|9)$/, states.join(" → "))
         assert.strictEqual(new Set(states).size, states.length)
       })
     )

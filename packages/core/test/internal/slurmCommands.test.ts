@@ -1,19 +1,9 @@
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { unavailable } from "../../src/internal/slurmCommands.js"
-
-/** Real Slurm 22.05.8 client output (fixtures/slurm-22.05/capture.ts). */
-const captured: Record<string, { exitCode: number; stdout: string; stderr: string }> = JSON.parse(
-  fs.readFileSync(
-    path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/slurm-22.05/captured.json"),
-    "utf8"
-  )
-).captures
+import { captured } from "../support/slurmCaptured.js"
 
 const result = (name: string) => {
-  const entry = captured[name]!
+  const entry = captured(name)
   return { exitCode: entry.exitCode, signal: null, stdout: entry.stdout, stderr: entry.stderr }
 }
 

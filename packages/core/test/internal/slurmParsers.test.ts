@@ -1,6 +1,3 @@
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import { parseNodes, parsePartitions } from "../../src/internal/slurmClusterParsers.js"
@@ -15,19 +12,9 @@ import {
   parseTime
 } from "../../src/internal/slurmParsers.js"
 import { describeState, type SlurmJob } from "../../src/SlurmJob.js"
+import { captured } from "../support/slurmCaptured.js"
 
-/** Real Slurm 22.05.8 output from the test cluster (fixtures/slurm-22.05/capture.ts). */
-const captured: Record<string, { exitCode: number; stdout: string; stderr: string }> = JSON.parse(
-  fs.readFileSync(
-    path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/slurm-22.05/captured.json"),
-    "utf8"
-  )
-).captures
-const out = (name: string) => {
-  const entry = captured[name]
-  if (entry === undefined) throw new Error(`no capture "${name}"`)
-  return entry
-}
+const out = captured
 
 const right = <A>(either: Either.Either<A, string>): A => {
   if (Either.isLeft(either)) throw new Error(either.left)
