@@ -17,12 +17,13 @@
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Launch from "@mlops/serve/Launch"
 import { qwen36_27b } from "@mlops/serve/SampleModels"
+import * as Stop from "@mlops/serve/Stop"
+import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import { Effect, Exit, Stream } from "effect"
 import * as Sshd from "../packages/core/test/support/Sshd.js"
 import * as Check from "../packages/sglang/src/Check.js"
-import * as Launch from "../packages/sglang/src/Launch.js"
-import * as Stop from "../packages/sglang/src/Stop.js"
 import type * as Standin from "../packages/sglang/test/integration/standin/install.js"
 import {
   alias,
@@ -61,6 +62,7 @@ const detectOnce = (standin: Standin.Standin) =>
     const started = Date.now()
     let firstTyped: number | undefined
     const exit = yield* Launch.launch({
+      engine: SglangEngine.engine,
       host: alias,
       name: newName("oom"),
       argv: [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.99"],
@@ -123,6 +125,7 @@ const overheadOnce = (standin: Standin.Standin) =>
     const name = newName("ok")
     const started = Date.now()
     yield* Launch.launchDeployment({
+      engine: SglangEngine.engine,
       host: alias,
       name,
       argv: fixedStory(standin.modelPath, port),
@@ -144,6 +147,7 @@ const runtimeDiscoveryOnce = (standin: Standin.Standin) =>
     const env = { STANDIN_PHASE_SECONDS: "0.02" }
     const argv = [...story(standin.modelPath), "--port", String(port)]
     const first = yield* Launch.launchDeployment({
+      engine: SglangEngine.engine,
       host: alias,
       name: newName("story1"),
       argv,
@@ -151,6 +155,7 @@ const runtimeDiscoveryOnce = (standin: Standin.Standin) =>
       preflight: false
     }).pipe(Effect.flip)
     const second = yield* Launch.launchDeployment({
+      engine: SglangEngine.engine,
       host: alias,
       name: newName("story2"),
       argv: [...argv, "--mamba-scheduler-strategy", "extra_buffer"],

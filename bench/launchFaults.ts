@@ -18,10 +18,11 @@
 import { execFileSync } from "node:child_process"
 import type { Connection } from "@mlops/core/Connection"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Launch from "@mlops/serve/Launch"
+import * as Stop from "@mlops/serve/Stop"
+import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import { Cause, Effect, Exit, Fiber, Layer, Random, Stream } from "effect"
 import type * as Sshd from "../packages/core/test/support/Sshd.js"
-import * as Launch from "../packages/sglang/src/Launch.js"
-import * as Stop from "../packages/sglang/src/Stop.js"
 import type * as Standin from "../packages/sglang/test/integration/standin/install.js"
 import {
   alias,
@@ -142,6 +143,7 @@ const once = (
     )
     const timeline: Array<string> = []
     const launch = Launch.launch({
+      engine: SglangEngine.engine,
       host: alias,
       name,
       argv,

@@ -9,7 +9,8 @@
 import { pathToFileURL } from "node:url"
 import { FakeHost } from "@mlops/core"
 import { renderFix } from "@mlops/serve/Failures"
-import * as Launch from "@mlops/sglang/Launch"
+import * as Launch from "@mlops/serve/Launch"
+import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Console, Effect, Either } from "effect"
 
@@ -40,7 +41,7 @@ export interface Row {
 export const main = Effect.forEach(
   fleet,
   (host) =>
-    Launch.launchDeployment({ host, name: "qwen36", argv: argvFor(host) }).pipe(
+    Launch.launchDeployment({ engine: SglangEngine.engine, host, name: "qwen36", argv: argvFor(host) }).pipe(
       Effect.either,
       Effect.map(
         (result): Row =>

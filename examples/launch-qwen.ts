@@ -15,8 +15,9 @@
 
 import { pathToFileURL } from "node:url"
 import type { Fix } from "@mlops/serve/Failures"
+import * as Launch from "@mlops/serve/Launch"
 import * as Violations from "@mlops/serve/Violations"
-import * as Launch from "@mlops/sglang/Launch"
+import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import * as Simulator from "@mlops/sglang/Simulator"
 import { Console, Effect } from "effect"
 
@@ -54,6 +55,7 @@ export const main = (options: { readonly preflight: boolean } = { preflight: tru
     const foundBy: Array<"preflight" | "log"> = []
     for (let attempt = 0; attempt < 3; attempt++) {
       const outcome = yield* Launch.launchDeployment({
+        engine: SglangEngine.engine,
         host: Simulator.alias,
         name: "qwen36",
         argv,

@@ -1,5 +1,5 @@
 /**
- * Which hosts the CLI talks to: the built-in simulated host `sim` (Simulator.layerPersistent,
+ * Which hosts the CLI talks to: the built-in simulated host `sim` (SimHost.layerPersistent,
  * kept in `$MLOPS_HOME/sim/`) and every real host (the live ssh2 `ConnectionPool` over `Hosts`
  * from ssh_config + `$MLOPS_HOME/hosts.json`).
  * One `ConnectionPool` and one `Hosts` route by alias, so `--host sim` and `--host ct129` use the
@@ -19,9 +19,10 @@ import { join } from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConfigFileError } from "@mlops/core/Errors"
 import * as Hosts from "@mlops/core/Hosts"
+import * as SimHost from "@mlops/serve/SimHost"
 import * as HostFlags from "@mlops/sglang/HostFlags"
-import * as Simulator from "@mlops/sglang/Simulator"
 import { Config, Context, Effect, Layer, Option } from "effect"
+import * as Engines from "./Engines.js"
 
 /** The alias of the built-in simulated host. @category constants */
 export const simAlias = "sim"
@@ -46,26 +47,32 @@ export const simStateFile = (mlopsHome: string): string => join(mlopsHome, "sim"
 
 /**
  * The simulated side: only `sim`, persisted in `$MLOPS_HOME/sim/state.json` (MLOPS_HOME
- * default `~/.mlops`), so a launch on `sim` is still there for the next `mlops` command.
- * `MLOPS_SIM_SGLANG_VERSION` installs another shipped SGLang release on it for this command.
+ * default `~/.mlops`), so a launch on `sim` is still there for the next `mlops` command. Every
+ * registered engine is installed on it; `MLOPS_SIM_<ENGINE>_VERSION` (`MLOPS_SIM_SGLANG_VERSION`)
+ * installs another shipped release of that engine for this command.
  *
  * @category layers
  */
 export const sim: Layer.Layer<Services, ConfigFileError> = Layer.unwrapEffect(
   Effect.gen(function* () {
     const options = yield* Hosts.config.pipe(Effect.orElseSucceed((): Hosts.HostsOptions => ({})))
-    const wanted = yield* Config.option(Config.string("MLOPS_SIM_SGLANG_VERSION")).pipe(
-      Effect.orElseSucceed(() => Option.none<string>())
-    )
     const stateFile = simStateFile(options.mlopsHome ?? join(homedir(), ".mlops"))
-    if (Option.isNone(wanted)) return Simulator.layerPersistent({ stateFile })
-    const version = yield* Simulator.simVersion(wanted.value).pipe(
-      Effect.mapError(
-        (error) =>
-          new ConfigFileError({ path: "MLOPS_SIM_SGLANG_VERSION", reason: error.message, fix: error.fix })
-      )
+    const engines = yield* Effect.forEach(Engines.registry, (engine) =>
+      Effect.gen(function* () {
+        const variable = `MLOPS_SIM_${engine.name.toUpperCase()}_VERSION`
+        const wanted = yield* Config.option(Config.string(variable)).pipe(
+          Effect.orElseSucceed(() => Option.none<string>())
+        )
+        if (Option.isNone(wanted)) return { engine }
+        const version = yield* SimHost.simVersion(engine, wanted.value).pipe(
+          Effect.mapError(
+            (error) => new ConfigFileError({ path: variable, reason: error.message, fix: error.fix })
+          )
+        )
+        return { engine, version }
+      })
     )
-    return Simulator.layerPersistent({ stateFile, sglangVersion: version })
+    return SimHost.layerPersistent({ stateFile, engines })
   })
 )
 

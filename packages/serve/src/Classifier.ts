@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type * as Connection from "@mlops/core/Connection"
 import { Effect, Option, Stream } from "effect"
 import type { LaunchFailure, StartupStalled } from "./Failures.js"
 import { Classifier as State } from "./internal/classifier.js"
@@ -47,11 +48,11 @@ export interface EngineLogs {
   readonly lifecycle?: () => LifecycleReader
 }
 
-/** How the process ended, when known (`exitCode` 137 and `signal` "SIGKILL" both mean killed). */
-export interface ExitStatus {
-  readonly exitCode?: number | undefined
-  readonly signal?: string | undefined
-}
+/**
+ * How the process ended, when known: core's exit status, either field possibly unknown
+ * (`exitCode` 137 and `signal` `KILL` both mean killed).
+ */
+export type ExitStatus = Partial<Connection.ExitStatus>
 
 /** An incremental classifier for one log. @category models */
 export interface Classifier {

@@ -15,14 +15,18 @@ import type { Connection } from "@mlops/core/Connection"
 import type * as Errors from "@mlops/core/Errors"
 import type { Program } from "@mlops/core/FakeProgram"
 import type { PythonEnv } from "@mlops/core/Probes"
-import type { Effect, Either } from "effect"
-import type { ArgvError } from "./ArgvErrors.js"
+import { type Effect, Schema } from "effect"
+import type { ArgvError, UnencodableValue } from "./ArgvErrors.js"
 import type { EngineLogs } from "./Classifier.js"
 import type { ModelTraits } from "./ModelTraits.js"
 import type { LaunchRulesViolated } from "./Violations.js"
 
-/** An engine's parsed arguments, by field (`tp_size`, `tensor_parallel_size`). @category models */
-export type EngineArgs = Readonly<Record<string, unknown>>
+/**
+ * An engine's parsed arguments, by field (`tp_size`, `tensor_parallel_size`): each engine has
+ * its own record type, so the serving layer only passes them around (and shows them).
+ * @category models
+ */
+export type EngineArgs = object
 
 /** The GPUs a server will run on (one host). @category models */
 export interface Gpus {
@@ -31,6 +35,21 @@ export interface Gpus {
   readonly computeCapability: string
   /** Memory of one device in MiB. */
   readonly memoryMiB: number
+}
+
+/** Which GPUs a launch uses on one node, and how to ask for fewer. @category models */
+export interface GpuPlan {
+  /** GPUs the whole launch needs (all nodes). */
+  readonly total: number
+  readonly nodes: number
+  readonly perNode: number
+  /** Index (among the visible GPUs) of rank 0, and the stride between ranks. */
+  readonly first: number
+  readonly step: number
+  /** How to put the launch on other GPUs (`--base-gpu-id, or CUDA_VISIBLE_DEVICES in --env`). */
+  readonly elsewhere: string
+  /** The flags that give a launch `count` GPUs (`--tp-size 2`). */
+  readonly fewer: (count: number) => string
 }
 
 /** One flag as argv spells it. @category models */
@@ -69,12 +88,14 @@ export interface Flags {
   readonly warning: string | null
   /** The flag an argv word names (`--tp`, `--tp-size=2`): exact spelling or unique prefix. */
   readonly spec: (word: string) => FlagInfo | undefined
-  readonly decode: (argv: ReadonlyArray<string>) => Either.Either<Decoded, ArgvError>
+  /** The flag that sets a field. */
+  readonly field: (name: string) => FlagInfo | undefined
+  readonly decode: (argv: ReadonlyArray<string>) => Effect.Effect<Decoded, ArgvError>
   /** The argv that sets `fields` of `args` (default: every non-default field). */
   readonly encode: (
     args: EngineArgs,
     fields?: ReadonlyArray<string>
-  ) => Either.Either<ReadonlyArray<string>, ArgvError>
+  ) => Effect.Effect<ReadonlyArray<string>, ArgvError | UnencodableValue>
 }
 
 /** What the rules look at besides the flags. @category models */
@@ -93,8 +114,10 @@ export interface ResolveInput {
 export interface Resolution {
   /** The effective args (what the engine's own resolved-args line would print). */
   readonly effective: EngineArgs
-  /** The engine's own lines about values it changed, and warnings, in order. */
+  /** The engine's own lines about values it changed, and warnings, in order (as its log shows them). */
   readonly logLines: ReadonlyArray<string>
+  /** Each value it changed, in the engine's words (or ours where it is silent), in order. */
+  readonly adjustments: ReadonlyArray<string>
   /** The version whose rules were used. */
   readonly rulesVersion: string
   /** Whether mlops verified its rules for this version (else only the argv was checked). */
@@ -135,11 +158,28 @@ export interface FlagsRequest {
   readonly fromHost: boolean
 }
 
-/** Why no flags could be had for a version (no shipped catalogue, and the host's parser unreadable). @category models */
+/** Not a version the engine's catalogues can stand in for (`latest`, ``). @category errors */
+export class UnsupportedEngineVersion extends Schema.TaggedError<UnsupportedEngineVersion>()(
+  "UnsupportedEngineVersion",
+  {
+    /** The engine's display name. */
+    engine: Schema.String,
+    version: Schema.String,
+    known: Schema.Array(Schema.String),
+    fix: Schema.String
+  }
+) {
+  override get message() {
+    return `${JSON.stringify(this.version)} is not a ${this.engine} version mlops can check; it ships catalogues for ${this.known[0]} to ${this.known.at(-1)}. ${this.fix}`
+  }
+}
+
+/** Why no flags could be had for an install. @category models */
 export type FlagsError =
+  | UnsupportedEngineVersion
   | Errors.CommandError
+  | Errors.ConnectError
   | Errors.RemoteFileError
-  | { readonly _tag: string; readonly message: string }
 
 /** The engine on the simulated host. @category models */
 export interface SimulatedEngine {
@@ -149,6 +189,8 @@ export interface SimulatedEngine {
   readonly files: (version?: string) => Readonly<Record<string, string>>
   /** Its programs (the environment's `python`, entry points). */
   readonly programs: ReadonlyArray<Program>
+  /** The line its simulated server prints once ready (a restored sim server that printed it comes back ready). */
+  readonly readyLine: string
   /** The versions the sim can install, oldest first. */
   readonly versions: ReadonlyArray<string>
   readonly defaultVersion: string
@@ -161,7 +203,14 @@ export interface Engine {
   /** `SGLang`, `vLLM`: messages. */
   readonly displayName: string
   /** The Python distribution to look for (`sglang`, `vllm`) and files whose hashes tell installs apart. */
-  readonly python: { readonly package: string; readonly fingerprintFiles: ReadonlyArray<string> }
+  readonly python: {
+    readonly package: string
+    /** The console script whose interpreter discovery also tries (`sglang`, `vllm`). */
+    readonly entryPoint: string
+    readonly fingerprintFiles: ReadonlyArray<string>
+    /** How to install it into an environment (`pip install "sglang[all]"`). */
+    readonly install: string
+  }
   /** The engine's version in a probed environment, when it is installed there. */
   readonly versionOf: (env: PythonEnv) => string | undefined
   readonly command: LaunchCommand
@@ -170,12 +219,16 @@ export interface Engine {
   readonly modelOf: (argv: ReadonlyArray<string>) => string | undefined
   /** The port an argv listens on (`defaultPort` unless set). */
   readonly portOf: (argv: ReadonlyArray<string>) => number
+  /** The GPUs a decoded launch needs on this node: `perNode` ranks at `first + rank × step` of the visible ones. */
+  readonly gpusOf: (args: EngineArgs) => GpuPlan
+  /** The newest shipped flags: how secrets are told apart before the host's version is known. */
+  readonly latestFlags: Flags
   /** The shipped flags of a version (the nearest release standing in for an unknown one), offline. */
   readonly shippedFlags: (version: string) => Flags | undefined
   /** The flags of the install on a host (shipped, cached, or read from its parser). */
   readonly flags: (request: FlagsRequest) => Effect.Effect<Flags, FlagsError>
   /** The engine's launch rules: the effective args, or every violation with fixes and the fixed command. */
-  readonly resolve: (input: ResolveInput) => Either.Either<Resolution, LaunchRulesViolated>
+  readonly resolve: (input: ResolveInput) => Effect.Effect<Resolution, LaunchRulesViolated>
   /** What its logs add to the neutral classifier. */
   readonly logs: EngineLogs
   /** Readiness after its ready line, for `model` (the argv's model). */

@@ -107,7 +107,12 @@ export interface Placement {
     conn: Connection,
     placed: Placed
   ) => Effect.Effect<ExitStatus | undefined, RemoteFileError | ConnectError>
-  /** TERM, then KILL after `grace`, only while what runs is still ours. */
+  /** KILL what is left of a server whose launcher died (not a deliberate stop: nothing is recorded). */
+  readonly kill: (
+    conn: Connection,
+    placed: Placed
+  ) => Effect.Effect<RemoteProcess.KillOutcome, PlacementError>
+  /** TERM, then KILL after `grace`, only while what runs is still ours (recorded as a deliberate stop). */
   readonly stop: (
     conn: Connection,
     placed: Placed,
@@ -129,5 +134,13 @@ export const detachedGroup: Placement = {
   isAlive: (conn, placed) => RemoteProcess.isAlive(conn, placed),
   watch: (alias, placed, options) => RemoteProcess.watch(alias, placed, options),
   exitStatus: (conn, placed) => RemoteProcess.exitStatus(conn, placed),
+  kill: (conn, placed) => RemoteProcess.kill(conn, placed),
   stop: (conn, placed, grace) => RemoteProcess.stop(conn, { ...placed }, grace === undefined ? {} : { grace })
 }
+
+/** The placements mlops knows, by `name`. @category placements */
+export const known: ReadonlyArray<Placement> = [detachedGroup]
+
+/** The placement a deployment record names (records before placements were named: `detachedGroup`). @category placements */
+export const of = (record: { readonly meta?: { readonly placement: string } | undefined }): Placement =>
+  known.find((p) => p.name === record.meta?.placement) ?? detachedGroup

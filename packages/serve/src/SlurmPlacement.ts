@@ -185,10 +185,23 @@ export const make = (options: SlurmPlacementOptions): SlurmPlacement => {
       return exitStatusOf(after)?.signal === "KILL" ? ("killed" as const) : ("terminated" as const)
     })
 
+  // what is left of a job whose server died: SIGKILL to every step, then wait for it to end
+  const kill: Placement["kill"] = (conn, placed) =>
+    Effect.gen(function* () {
+      const id = yield* jobIdOf(placed)
+      const slurm = Slurm.clientOf(conn)
+      yield* slurm.cancel(id, { signal: "KILL" })
+      const after = yield* slurm
+        .stop(id, { within: "30 seconds" })
+        .pipe(Effect.catchTag("SlurmJobStillActive", () => Effect.succeed(undefined)))
+      return after === undefined ? ("still-running" as const) : ("gone" as const)
+    })
+
   return {
     name: "slurm",
     spawn,
     attach,
+    kill,
     isAlive: (conn, placed) =>
       job(conn, placed).pipe(
         Effect.map((record) => isActive(record.state)),

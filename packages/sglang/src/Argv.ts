@@ -6,8 +6,9 @@
  *
  * @since 0.1.0
  */
-import { RemoteCommand } from "@mlops/core"
+
 import type { ArgvError, UnencodableValue } from "@mlops/serve/ArgvErrors"
+import * as ServerCommand from "@mlops/serve/ServerCommand"
 import { Effect } from "effect"
 import * as Catalogue from "./Catalogue.js"
 import * as decoder from "./internal/argv/decode.js"
@@ -85,18 +86,4 @@ export const launchProgram: ReadonlyArray<string> = ["python", "-m", "sglang.lau
 export const formatCommandLine = (
   argv: ReadonlyArray<string>,
   options: { readonly program?: ReadonlyArray<string>; readonly multiline?: boolean } = {}
-): string => {
-  const program = (options.program ?? launchProgram).map(RemoteCommand.quote)
-  const quoted = argv.map(RemoteCommand.quote)
-  if (options.multiline !== true) return [...program, ...quoted].join(" ")
-  // Group each flag with the values that follow it, one group per line.
-  const lines: Array<Array<string>> = [program]
-  quoted.forEach((word, k) => {
-    if (argv[k]!.startsWith("--") || lines.length === 1) lines.push([word])
-    else lines[lines.length - 1]!.push(word)
-  })
-  return lines
-    .filter((line) => line.length > 0)
-    .map((line) => line.join(" "))
-    .join(" \\\n  ")
-}
+): string => ServerCommand.formatCommandLine(options.program ?? launchProgram, argv, options)

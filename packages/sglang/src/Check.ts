@@ -11,17 +11,18 @@
  */
 import { FileSystem } from "@effect/platform"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import type { Flags } from "@mlops/serve/Engine"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
+import * as Preflight from "@mlops/serve/Preflight"
+import * as PythonEnv from "@mlops/serve/PythonEnv"
+import * as Secrets from "@mlops/serve/Secrets"
 import { Effect } from "effect"
 import * as Argv from "./Argv.js"
 import * as Catalogue from "./Catalogue.js"
-import { modelPathOf, portOf } from "./internal/launch/argvFacts.js"
-import * as Preflight from "./internal/launch/preflight.js"
-import * as PythonEnv from "./internal/launch/pythonEnv.js"
 import * as Resolve from "./Resolve.js"
 import * as Rules from "./Rules.js"
-import * as Secrets from "./Secrets.js"
 import type { ServerArgs } from "./ServerArgs.js"
+import * as SglangEngine from "./SglangEngine.js"
 
 /** GPU facts for an offline check. @category models */
 export interface GpuFacts {
@@ -62,11 +63,12 @@ export interface CheckResult {
 const toResult = (
   o: Pick<CheckResult, "version" | "flags" | "rulesVerified" | "warnings">,
   argv: ReadonlyArray<string>,
-  resolved: Resolve.Resolved
+  resolved: { readonly effective: object; readonly adjustments: ReadonlyArray<string> },
+  flags: Flags
 ): CheckResult => ({
   ...o,
-  effective: Secrets.redactFields(resolved.effective),
-  adjustments: resolved.adjustments.map((a) => a.engineMessage ?? a.message),
+  effective: Secrets.redactFields(resolved.effective, flags) as ServerArgs,
+  adjustments: resolved.adjustments,
   commandLine: Argv.formatCommandLine(argv)
 })
 
@@ -118,7 +120,8 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
   const version = o.version ?? Catalogue.latest.version
   const match = yield* Catalogue.forVersion(version)
   const rules = Rules.forVersion(version)
-  const argv = Secrets.redactArgv(o.argv, match.catalogue)
+  const flags = SglangEngine.flagsOf(match.catalogue)
+  const argv = Secrets.redactArgv(o.argv, flags)
   const decoded = yield* Argv.decodeArgv(argv, match.catalogue)
   const traits = yield* traitsOf(o.modelConfig)
   const resolved = yield* Resolve.resolve(
@@ -131,12 +134,20 @@ export const offline = Effect.fn("Check.offline")(function* (o: {
       version
     })
   )
-  const flags = { version: match.catalogue.version, source: match.exact ? "shipped" : "nearest" } as const
+  const checked = { version: match.catalogue.version, source: match.exact ? "shipped" : "nearest" } as const
   const warnings = [
     ...(match.warning === null ? [] : [match.warning]),
     ...(rules.verified ? [] : [unverifiedWarning(version)])
   ]
-  return toResult({ version: rules.version, flags, rulesVerified: rules.verified, warnings }, argv, resolved)
+  return toResult(
+    { version: rules.version, flags: checked, rulesVerified: rules.verified, warnings },
+    argv,
+    {
+      effective: resolved.effective,
+      adjustments: resolved.adjustments.map((a) => a.engineMessage ?? a.message)
+    },
+    flags
+  )
 })
 
 /**
@@ -173,34 +184,37 @@ export const host = Effect.fn("Check.host")(function* (o: {
 }) {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(o.host)
-  const argv = Secrets.redactArgv(o.argv)
+  const engine = SglangEngine.engine
+  const argv = Secrets.redactArgv(o.argv, engine.latestFlags)
   const env = o.env ?? {}
   const result = yield* Preflight.run(conn, {
-    python: PythonEnv.choose(conn, { explicit: o.python, env }),
+    engine,
+    python: PythonEnv.choose(conn, { engine, explicit: o.python, env }),
     argv,
     env,
-    port: portOf(argv),
-    modelPath: modelPathOf(argv),
+    port: engine.portOf(argv),
+    modelPath: engine.modelOf(argv) ?? "model",
     checkPort: false,
     busyGpus: "ignore",
     flagsFromHost: o.flagsFromHost === true
   })
   const { facts } = result
-  const { interpreter, source, sglangVersion, setting } = result.python
+  const { interpreter, source, engineVersion, setting } = result.python
   return {
     ...toResult(
       {
-        version: facts.sglangVersion,
+        version: facts.engineVersion,
         flags: facts.flags,
         rulesVerified: facts.rulesVerified,
         warnings: [
           ...facts.warnings,
-          ...(facts.rulesVerified ? [] : [unverifiedWarning(facts.sglangVersion)])
+          ...(facts.rulesVerified ? [] : [unverifiedWarning(facts.engineVersion)])
         ]
       },
       argv,
-      result.resolved
+      result.resolved,
+      result.flags
     ),
-    python: { interpreter, source, sglangVersion, setting }
+    python: { interpreter, source, sglangVersion: engineVersion, setting }
   } satisfies CheckResult
 })

@@ -20,12 +20,12 @@ import type { CommandError } from "@mlops/core/Errors"
 import type { PythonEnv } from "@mlops/core/Probes"
 import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import { PythonEnvUnusable } from "@mlops/serve/Launch"
 import { Clock, Config, Context, Effect, Layer, Option, Schema } from "effect"
 import * as Catalogue from "./Catalogue.js"
 import { toFlagSpecs } from "./internal/catalogue/fromParser.js"
 import * as Cache from "./internal/hostFlags/cache.js"
 import { DUMP_SCRIPT } from "./internal/hostFlags/script.js"
-import { PythonEnvUnusable } from "./internal/launch/types.js"
 
 /** The file whose fingerprint keys the cache, relative to the sglang package. @category constants */
 export const fingerprintFile = "srt/server_args.py"

@@ -25,24 +25,20 @@
  *
  * @since 0.1.0
  */
-import { FakeHost } from "@mlops/core"
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
+import type { FakeHostControl, FakeHostSpec } from "@mlops/core/FakeHost"
 import type { Hosts } from "@mlops/core/Hosts"
-import { qwen36_27b } from "@mlops/serve/SampleModels"
-import { Either, type Layer, Schema } from "effect"
-import * as Catalogue from "./Catalogue.js"
-import * as Gpus from "./internal/sim/gpus.js"
-import * as Installed from "./internal/sim/installed.js"
-import * as Persistent from "./internal/sim/persistent.js"
+import * as SimHost from "@mlops/serve/SimHost"
+import type { Either, Layer } from "effect"
 import * as Python from "./internal/sim/python.js"
 import * as Server from "./internal/sim/server.js"
-import * as Tools from "./internal/sim/tools.js"
+import { engine } from "./SglangEngine.js"
 
 /** The alias of the built-in simulated host. @category constants */
-export const alias = "sim"
+export const alias = SimHost.alias
 
 /** Where the simulated model lives. @category constants */
-export const modelPath = "/root/models/Qwen3.6-27B"
+export const modelPath = SimHost.modelPath
 
 /** The Python environment prefix (`<prefix>/bin/python`). @category constants */
 export const python = Python.prefix
@@ -50,87 +46,40 @@ export const python = Python.prefix
 /** The SGLang version the simulated environment reports unless another is installed. @category constants */
 export const sglangVersion = Server.sglangVersion
 
-/** The sim runs shipped releases only (their catalogue and rules drive it). @category errors */
-export class UnknownSimVersion extends Schema.TaggedError<UnknownSimVersion>()("UnknownSimVersion", {
-  version: Schema.String,
-  fix: Schema.String
-}) {
-  override get message() {
-    return `the simulated host cannot run SGLang ${this.version}: ${this.fix}`
-  }
-}
-
 /** The release as the sim installs it, or why not. @category constructors */
-export const simVersion = (version: string): Either.Either<string, UnknownSimVersion> => {
-  const catalogue = Catalogue.get(version)
-  return catalogue !== undefined
-    ? Either.right(catalogue.version)
-    : Either.left(
-        new UnknownSimVersion({
-          version,
-          fix: `pick a shipped release (${Catalogue.releases[0]!.version} to ${Catalogue.releases.at(-1)!.version}; \`mlops flags --releases\` lists them)`
-        })
-      )
-}
+export const simVersion = (version: string): Either.Either<string, SimHost.UnknownSimVersion> =>
+  SimHost.simVersion(engine, version)
 
 /** The simulated GPUs. @category constants */
-export const gpus: ReadonlyArray<FakeHost.FakeGpu> = Gpus.gpus
+export const gpus = SimHost.gpus
 
 /**
- * The `sim` host as a FakeHost spec, for tests that combine it with other fake hosts
- * (`FakeHost.layer([Simulator.hostSpec, ...])`). `alias` renames it (a fleet of sims).
+ * The `sim` host with SGLang installed, as a FakeHost spec, for tests that combine it with
+ * other fake hosts (`FakeHost.layer([Simulator.hostSpec, ...])`). `alias` renames it (a fleet
+ * of sims).
  *
  * @category specs
  */
 export const makeHostSpec = (
   options: { readonly alias?: string; readonly sglangVersion?: string } = {}
-): FakeHost.FakeHostSpec => ({
-  alias: options.alias ?? alias,
-  hostname: "sim.local",
-  user: "root",
-  home: "/root",
-  python: Python.prefix,
-  tags: ["simulated", "gpu"],
-  files: {
-    [`${Python.prefix}/bin/python`]: "#!simulated python\n",
-    ...Installed.packageFiles(options.sglangVersion ?? Server.sglangVersion),
-    [`${modelPath}/config.json`]: `${JSON.stringify(qwen36_27b, null, 2)}\n`,
-    [`${modelPath}/model.safetensors.index.json`]: "{}\n"
-  },
-  programs: [Python.program, Gpus.nvidiaSmi, FakeHost.ss, Tools.ls]
-})
+): FakeHostSpec =>
+  SimHost.makeHostSpec(
+    [{ engine, ...(options.sglangVersion === undefined ? {} : { version: options.sglangVersion }) }],
+    options.alias === undefined ? {} : { alias: options.alias }
+  )
 
 /** @category specs */
-export const hostSpec: FakeHost.FakeHostSpec = makeHostSpec()
+export const hostSpec: FakeHostSpec = makeHostSpec()
 
-/**
- * A FakeHost layer with just the `sim` host: `Hosts | ConnectionPool | FakeHostControl`.
- *
- * @category layers
- */
-export const layer: Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> = FakeHost.layer([
-  hostSpec
-])
+/** A FakeHost layer with just the `sim` host (SGLang installed). @category layers */
+export const layer: Layer.Layer<Hosts | ConnectionPool | FakeHostControl> = SimHost.layer([engine])
 
-/**
- * `layer`, kept between processes in `stateFile` (a JSON file on this machine; the CLI uses
- * `$MLOPS_HOME/sim/state.json`). Restored when built: files, the next pid, and the servers that
- * were running (a ready one is ready again at once and appends nothing to its log; one still
- * starting starts over with the same pid). Saved atomically when the layer's scope closes, only
- * when something changed. A corrupt or unknown-version file is ignored with a one-line warning
- * on stderr (a fresh sim); deleting the file resets the sim.
- *
- * @category layers
- */
+/** `SimHost.layerPersistent` with SGLang (a shipped release, see `simVersion`; default 0.5.11). @category layers */
 export const layerPersistent = (options: {
   readonly stateFile: string
-  /** A shipped release (see `simVersion`); default 0.5.11. */
   readonly sglangVersion?: string
-}): Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> =>
-  Persistent.layer(
-    options.sglangVersion === undefined
-      ? layer
-      : FakeHost.layer([makeHostSpec({ sglangVersion: options.sglangVersion })]),
-    alias,
-    options.stateFile
-  )
+}): Layer.Layer<Hosts | ConnectionPool | FakeHostControl> =>
+  SimHost.layerPersistent({
+    stateFile: options.stateFile,
+    engines: [{ engine, ...(options.sglangVersion === undefined ? {} : { version: options.sglangVersion }) }]
+  })

@@ -1,12 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, FakeHost } from "@mlops/core"
+import * as Deployment from "@mlops/serve/Deployment"
+import * as Logs from "@mlops/serve/Logs"
+import * as Stop from "@mlops/serve/Stop"
 import { Effect } from "effect"
-import * as Deployment from "../src/Deployment.js"
-import * as Launch from "../src/Launch.js"
-import * as Logs from "../src/Logs.js"
 import * as Simulator from "../src/Simulator.js"
-import * as Status from "../src/Status.js"
-import * as Stop from "../src/Stop.js"
+import * as Serving from "./support/serving.js"
 import { drive, fixedArgv } from "./support/sim.js"
 
 const connect = Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get("sim"))
@@ -20,7 +19,9 @@ const files = (name: string): Parameters<typeof Deployment.writeLaunchFiles>[2] 
   meta: {
     name,
     port: 30000,
-    sglangVersion: "0.5.11",
+    engine: "sglang",
+    engineVersion: "0.5.11",
+    placement: "detached-group",
     python: "~/ml-env",
     envNames: ["A"],
     secrets: { salt: "00", sha256: "00" },
@@ -48,13 +49,13 @@ describe("Deployment", () => {
   it.effect("a host's stateDir holds its deployments: launch, status, logs and stop all use it", () =>
     Effect.gen(function* () {
       const launched = yield* drive(
-        Launch.launchDeployment({ host: "scratch", name: "s1", argv: fixedArgv, env: {} })
+        Serving.launchDeployment({ host: "scratch", name: "s1", argv: fixedArgv, env: {} })
       )
       assert.strictEqual(launched.runDir, "/scratch/mlops/deployments/s1")
       const handle = yield* FakeHost.host("scratch")
       assert.isTrue(yield* handle.fs.exists("/scratch/mlops/deployments/s1/meta.json"))
       assert.isFalse(yield* handle.fs.exists("/root/.mlops"))
-      const [status] = yield* drive(Status.ofHost("scratch"))
+      const [status] = yield* drive(Serving.statusOfHost("scratch"))
       assert.deepStrictEqual([status?.name, status?.alive], ["s1", true])
       assert.isAbove((yield* drive(Logs.tail("scratch", "s1"))).length, 0)
       const stopped = yield* drive(Stop.stop("scratch", "s1"))
@@ -87,6 +88,38 @@ describe("Deployment", () => {
       assert.strictEqual(deployment?.readyAt, 5000)
       assert.deepStrictEqual(deployment?.phases, [{ phase: "ready", atMs: 4000 }])
     }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it.effect(
+    "a record written before engines were named reads as SGLang's, its version from sglangVersion",
+    () =>
+      Effect.gen(function* () {
+        const conn = yield* connect
+        const runDir = yield* Deployment.writeLaunchFiles(conn, "old", files("old"))
+        const handle = yield* FakeHost.host("sim")
+        // meta.json as mlops wrote it before this version: no engine, no placement
+        yield* handle.fs.write(
+          `${runDir}/meta.json`,
+          JSON.stringify({
+            name: "old",
+            port: 30000,
+            sglangVersion: "0.5.9",
+            python: "~/ml-env",
+            envNames: [],
+            secrets: { salt: "00", sha256: "00" },
+            createdAt: 1000,
+            mlopsVersion: "0.1.0",
+            attempt: 1
+          })
+        )
+        yield* handle.fs.write(`${runDir}/pid`, "41\n")
+        yield* handle.fs.write(`${runDir}/pgid`, "40\n")
+        const state = yield* Deployment.read(conn, "old")
+        assert.strictEqual(state?.meta?.engine, "sglang")
+        assert.strictEqual(state?.meta?.placement, "detached-group")
+        const deployment = Deployment.fromState("sim", state!)
+        assert.deepStrictEqual([deployment?.engine, deployment?.engineVersion], ["sglang", "0.5.9"])
+      }).pipe(Effect.provide(Simulator.layer))
   )
 
   it.effect("list finds every deployment directory; a missing or foreign file reads as absent", () =>

@@ -4,15 +4,17 @@ import * as path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Diagnose from "../src/Diagnose.js"
 import * as L from "../src/internal/lifecycleLines.js"
-import * as Launch from "../src/Launch.js"
 import * as Simulator from "../src/Simulator.js"
+import * as Serving from "./support/serving.js"
 import { drive, storyArgv } from "./support/sim.js"
 
 describe("Diagnose", () => {
   it("a successful log: no failure, phase ready", () => {
-    const d = Diagnose.text("ok.log", L.toText(L.successfulLaunch({ tpSize: 2, hybrid: true, mtp: true })))
+    const d = Serving.diagnoseText(
+      "ok.log",
+      L.toText(L.successfulLaunch({ tpSize: 2, hybrid: true, mtp: true }))
+    )
     assert.isUndefined(d.failure)
     assert.isTrue(d.ready)
     assert.strictEqual(d.phase, "ready")
@@ -23,7 +25,7 @@ describe("Diagnose", () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-diagnose-"))
       const file = path.join(dir, "server.log")
       fs.writeFileSync(file, L.toText([...L.entrypointWarning(), ...L.mambaValueError()]))
-      const d = yield* Diagnose.localFile(file)
+      const d = yield* Serving.diagnoseLocalFile(file)
       fs.rmSync(dir, { recursive: true })
       assert.strictEqual(d.failure?._tag, "MissingSchedulerStrategy")
       assert.deepStrictEqual(d.failure?.fix?.flags, { "--mamba-scheduler-strategy": "extra_buffer" })
@@ -35,13 +37,13 @@ describe("Diagnose", () => {
     Effect.gen(function* () {
       const env = { SGLANG_ENABLE_SPEC_V2: "1" }
       yield* Effect.flip(
-        drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false, name: "s" }))
+        drive(Serving.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false, name: "s" }))
       )
-      const d = yield* Diagnose.deployment("sim", "s")
+      const d = yield* Serving.diagnoseDeployment("sim", "s")
       assert.strictEqual(d?.failure?._tag, "MissingSchedulerStrategy")
-      const remote = yield* Diagnose.remoteFile("sim", "/root/.mlops/deployments/s/log")
+      const remote = yield* Serving.diagnoseRemoteFile("sim", "/root/.mlops/deployments/s/log")
       assert.strictEqual(remote.failure?._tag, "MissingSchedulerStrategy")
-      assert.isUndefined(yield* Diagnose.deployment("sim", "none"))
+      assert.isUndefined(yield* Serving.diagnoseDeployment("sim", "none"))
     }).pipe(Effect.provide(Simulator.layer))
   )
 })

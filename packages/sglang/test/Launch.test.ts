@@ -1,14 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { FakeHost } from "@mlops/core"
 import { Chunk, Effect, Fiber, Stream } from "effect"
-import * as Launch from "../src/Launch.js"
 import * as Simulator from "../src/Simulator.js"
+import * as Serving from "./support/serving.js"
 import { advance, drive, fixedArgv, storyArgv } from "./support/sim.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
 
-const events = (request: Launch.LaunchRequest) =>
-  drive(Stream.runCollect(Launch.launch(request)).pipe(Effect.map(Chunk.toReadonlyArray)))
+const events = (request: Serving.Request) =>
+  drive(Stream.runCollect(Serving.launch(request)).pipe(Effect.map(Chunk.toReadonlyArray)))
 
 // the servers (their supervisors, `sh`, aside)
 const simProcesses = Effect.map(
@@ -19,7 +19,7 @@ const simProcesses = Effect.map(
 describe("Launch", () => {
   it.effect("the story's first command: both problems in SGLang's order and the fixed command", () =>
     Effect.gen(function* () {
-      const error = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env })))
+      const error = yield* Effect.flip(drive(Serving.launchDeployment({ host: "sim", argv: storyArgv, env })))
       assert.strictEqual(error._tag, "LaunchRulesViolated")
       if (error._tag !== "LaunchRulesViolated") return
       assert.deepStrictEqual(
@@ -49,7 +49,8 @@ describe("Launch", () => {
         [1, 1, 2]
       )
       assert.strictEqual(d.args?.max_running_requests, 48)
-      assert.strictEqual(d.sglangVersion, "0.5.11")
+      assert.strictEqual(d.engineVersion, "0.5.11")
+      assert.strictEqual(d.engine, "sglang")
       const phases = d.phases.map((p) => p.phase)
       assert.includeMembers(phases, ["weights-loading", "kv-cache", "cuda-graph", "draft-weights", "ready"])
       const times = d.phases.map((p) => p.atMs)
@@ -73,12 +74,12 @@ describe("Launch", () => {
     () =>
       Effect.gen(function* () {
         const first = yield* Effect.flip(
-          drive(Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false }))
+          drive(Serving.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false }))
         )
         assert.strictEqual(first._tag, "MissingSchedulerStrategy")
         const withFix = [...storyArgv, "--mamba-scheduler-strategy", "extra_buffer"]
         const second = yield* Effect.flip(
-          drive(Launch.launchDeployment({ host: "sim", argv: withFix, env, preflight: false }))
+          drive(Serving.launchDeployment({ host: "sim", argv: withFix, env, preflight: false }))
         )
         assert.strictEqual(second._tag, "AssertionFailure")
       }).pipe(Effect.provide(Simulator.layer))
@@ -105,7 +106,7 @@ describe("Launch", () => {
   it.effect("OOM: typed failure, the process group is stopped, the log is kept", () =>
     Effect.gen(function* () {
       const argv = ["--model-path", Simulator.modelPath, "--tp", "1"]
-      const error = yield* Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv, name: "oom" })))
+      const error = yield* Effect.flip(drive(Serving.launchDeployment({ host: "sim", argv, name: "oom" })))
       assert.strictEqual(error._tag, "OOM")
       assert.lengthOf(yield* simProcesses, 0)
       const handle = yield* FakeHost.host("sim")
@@ -118,11 +119,11 @@ describe("Launch", () => {
     "a second server on the first one's GPUs and port: both problems, GPUs first, naming the holder",
     () =>
       Effect.gen(function* () {
-        const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "a" }))
+        const first = yield* drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "a" }))
         const second = (allowBusyGpus: boolean) =>
           Effect.flip(
             drive(
-              Launch.launchDeployment({
+              Serving.launchDeployment({
                 host: "sim",
                 argv: ["--model-path", Simulator.modelPath, "--tp", "2"],
                 name: "b",
@@ -162,7 +163,7 @@ describe("Launch", () => {
 
   it.effect("idempotent: the same launch again returns the running deployment", () =>
     Effect.gen(function* () {
-      const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env }))
+      const first = yield* drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env }))
       const again = yield* events({ host: "sim", argv: fixedArgv, env })
       assert.deepStrictEqual(
         again.map((e) => e._tag),
@@ -176,14 +177,14 @@ describe("Launch", () => {
 
   it.effect("different args under the same name: DeploymentExists, unless replace", () =>
     Effect.gen(function* () {
-      const first = yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "q" }))
+      const first = yield* drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "q" }))
       const other = [...fixedArgv, "--mem-fraction-static", "0.8"]
       const error = yield* Effect.flip(
-        drive(Launch.launchDeployment({ host: "sim", argv: other, env, name: "q" }))
+        drive(Serving.launchDeployment({ host: "sim", argv: other, env, name: "q" }))
       )
       assert.strictEqual(error._tag, "DeploymentExists")
       const replaced = yield* drive(
-        Launch.launchDeployment({ host: "sim", argv: other, env, name: "q", replace: true })
+        Serving.launchDeployment({ host: "sim", argv: other, env, name: "q", replace: true })
       )
       assert.notStrictEqual(replaced.pid, first.pid)
       const running = yield* simProcesses
@@ -196,7 +197,7 @@ describe("Launch", () => {
 
   it.effect("interrupting the launch leaves the server running", () =>
     Effect.gen(function* () {
-      const fiber = yield* Effect.fork(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env }))
+      const fiber = yield* Effect.fork(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env }))
       yield* advance(1500)
       assert.lengthOf(yield* simProcesses, 1)
       yield* Fiber.interrupt(fiber)
@@ -208,7 +209,7 @@ describe("Launch", () => {
   it.effect("stopOnInterrupt stops the server when the launch is interrupted", () =>
     Effect.gen(function* () {
       const fiber = yield* Effect.fork(
-        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, stopOnInterrupt: true })
+        Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, stopOnInterrupt: true })
       )
       yield* advance(1500)
       assert.lengthOf(yield* simProcesses, 1)
@@ -227,7 +228,7 @@ describe("Launch", () => {
       Effect.gen(function* () {
         const error = yield* Effect.flip(
           drive(
-            Launch.launchDeployment({
+            Serving.launchDeployment({
               host: "sim",
               argv: fixedArgv,
               env: { ...env, MLOPS_SIM_HANG: "cuda-graph" },
@@ -263,13 +264,13 @@ describe("Launch", () => {
     Effect.gen(function* () {
       const gpus = yield* Effect.flip(
         drive(
-          Launch.launchDeployment({ host: "sim", argv: ["--model-path", Simulator.modelPath, "--tp", "4"] })
+          Serving.launchDeployment({ host: "sim", argv: ["--model-path", Simulator.modelPath, "--tp", "4"] })
         )
       )
       assert.strictEqual(gpus._tag, "NotEnoughGpus")
       if (gpus._tag === "NotEnoughGpus") assert.deepStrictEqual([gpus.needed, gpus.available], [4, 2])
       const model = yield* Effect.flip(
-        drive(Launch.launchDeployment({ host: "sim", argv: ["--model-path", "/root/models/missing"] }))
+        drive(Serving.launchDeployment({ host: "sim", argv: ["--model-path", "/root/models/missing"] }))
       )
       assert.strictEqual(model._tag, "ModelNotFound")
     }).pipe(Effect.provide(Simulator.layer))
@@ -288,7 +289,7 @@ describe("Launch", () => {
   it.effect("overallTimeout caps the launch: LaunchTimedOut", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(
-        drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, overallTimeout: "1 second" }))
+        drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, overallTimeout: "1 second" }))
       )
       assert.strictEqual(error._tag, "LaunchTimedOut")
     }).pipe(Effect.provide(Simulator.layer))
@@ -297,7 +298,7 @@ describe("Launch", () => {
   it.effect("tunnel: Launched carries a local URL that reaches the server until the stream stops", () =>
     Effect.gen(function* () {
       const statuses = yield* drive(
-        Launch.launch({ host: "sim", argv: fixedArgv, env, tunnel: true }).pipe(
+        Serving.launch({ host: "sim", argv: fixedArgv, env, tunnel: true }).pipe(
           Stream.takeUntil((e) => e._tag === "Launched"),
           Stream.filter((e) => e._tag === "Launched"),
           Stream.mapEffect((e) =>

@@ -7,14 +7,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { FakeHost } from "@mlops/core"
 import { Chunk, Clock, Effect, Fiber, Stream } from "effect"
-import * as Launch from "../src/Launch.js"
 import * as Simulator from "../src/Simulator.js"
+import * as Serving from "./support/serving.js"
 import { advance, drive, fixedArgv } from "./support/sim.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
 
-const collect = (request: Launch.LaunchRequest) =>
-  Stream.runCollect(Launch.launch(request)).pipe(Effect.map(Chunk.toReadonlyArray))
+const collect = (request: Serving.Request) =>
+  Stream.runCollect(Serving.launch(request)).pipe(Effect.map(Chunk.toReadonlyArray))
 
 const servers = Effect.flatMap(FakeHost.host("sim"), (h) => h.processes)
 
@@ -88,7 +88,7 @@ describe("Launch across faults", () => {
         const started = yield* Clock.currentTimeMillis
         const error = yield* Effect.flip(
           drive(
-            Launch.launchDeployment({
+            Serving.launchDeployment({
               host: "sim",
               argv: fixedArgv,
               env: { ...env, MLOPS_SIM_UNHEALTHY: "1" },

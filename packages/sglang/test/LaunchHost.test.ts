@@ -6,14 +6,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { FakeHost } from "@mlops/core"
 import { Chunk, Effect, Stream } from "effect"
-import * as Launch from "../src/Launch.js"
 import * as Simulator from "../src/Simulator.js"
+import * as Serving from "./support/serving.js"
 import { drive, fixedArgv, storyArgv } from "./support/sim.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
 
-const events = (request: Launch.LaunchRequest) =>
-  drive(Stream.runCollect(Launch.launch(request)).pipe(Effect.map(Chunk.toReadonlyArray)))
+const events = (request: Serving.Request) =>
+  drive(Stream.runCollect(Serving.launch(request)).pipe(Effect.map(Chunk.toReadonlyArray)))
 
 /** A sim whose hosts.json has no `python` (a host mlops knows nothing about). */
 const { python: _python, ...withoutPython } = Simulator.makeHostSpec()
@@ -28,7 +28,7 @@ describe("Launch on the host it finds", () => {
       if (python?._tag !== "Python") return
       assert.strictEqual(python.python.source, "discovered")
       assert.strictEqual(python.python.setting, "~/ml-env")
-      assert.strictEqual(python.python.sglangVersion, "0.5.11")
+      assert.strictEqual(python.python.engineVersion, "0.5.11")
       const spawned = all.find((e) => e._tag === "Spawned")
       assert.include(
         spawned?._tag === "Spawned" ? spawned.commandLine : "",
@@ -45,7 +45,7 @@ describe("Launch on the host it finds", () => {
         const handle = yield* FakeHost.host("sim")
         yield* handle.fs.write("/opt/empty/bin/python", "#!simulated python\n")
         const error = yield* Effect.flip(
-          drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, python: "/opt/nothing" }))
+          drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, python: "/opt/nothing" }))
         )
         assert.strictEqual(error._tag, "PythonEnvUnusable")
         if (error._tag !== "PythonEnvUnusable") return
@@ -59,7 +59,7 @@ describe("Launch on the host it finds", () => {
   it.effect("every host problem at once, always in the same order: Python env, GPUs, model", () =>
     Effect.gen(function* () {
       const argv = ["--model-path", "/root/models/missing", "--tp", "4"]
-      const once = Effect.flip(drive(Launch.launchDeployment({ host: "sim", argv, python: "/opt/nothing" })))
+      const once = Effect.flip(drive(Serving.launchDeployment({ host: "sim", argv, python: "/opt/nothing" })))
       const first = yield* once
       const second = yield* once
       for (const error of [first, second]) {
@@ -111,7 +111,7 @@ describe("Launch on the host it finds", () => {
 
   it.effect("the same launch in another spelling, order and with explicit defaults is already running", () =>
     Effect.gen(function* () {
-      const first = yield* drive(Launch.launchDeployment({ host: "sim", name: "q", argv: fixedArgv, env }))
+      const first = yield* drive(Serving.launchDeployment({ host: "sim", name: "q", argv: fixedArgv, env }))
       // --tp-size for --tp, flags reordered, the default port spelled out
       const respelled = [
         "--speculative-eagle-topk",
@@ -141,7 +141,7 @@ describe("Launch on the host it finds", () => {
       // other environment values (same names): not the same launch
       const changed = yield* Effect.flip(
         drive(
-          Launch.launchDeployment({
+          Serving.launchDeployment({
             host: "sim",
             name: "q",
             argv: respelled,
@@ -159,7 +159,7 @@ describe("Launch on the host it finds", () => {
     () =>
       Effect.gen(function* () {
         const fixed = yield* drive(
-          Launch.launchDeployment({ host: "sim", name: "story", argv: storyArgv, env, autoFix: 3 })
+          Serving.launchDeployment({ host: "sim", name: "story", argv: storyArgv, env, autoFix: 3 })
         )
         assert.notDeepEqual([...fixed.argv], [...storyArgv])
         const pasted = yield* events({ host: "sim", name: "story", argv: fixed.argv, env })

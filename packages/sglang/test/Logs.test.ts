@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Logs from "@mlops/serve/Logs"
+import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Effect, Fiber, Stream } from "effect"
-import * as Launch from "../src/Launch.js"
-import * as Logs from "../src/Logs.js"
 import * as Simulator from "../src/Simulator.js"
-import * as Stop from "../src/Stop.js"
+import * as Serving from "./support/serving.js"
 import { advance, drive, fixedArgv } from "./support/sim.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
@@ -11,7 +11,7 @@ const env = { SGLANG_ENABLE_SPEC_V2: "1" }
 describe("Logs", () => {
   it.effect("tail: the last n lines of a deployment's log", () =>
     Effect.gen(function* () {
-      yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      yield* drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
       const lines = yield* drive(Logs.tail("sim", "qwen", { lines: 3 }))
       assert.lengthOf(lines, 3)
       assert.strictEqual(lines.at(-1)?.text.endsWith("The server is fired up and ready to roll!"), true)
@@ -22,11 +22,11 @@ describe("Logs", () => {
     Effect.gen(function* () {
       // follow from the start while the launch is still running
       const fiber = yield* Effect.fork(
-        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
+        Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
       )
       yield* advance(500)
       const lines = yield* drive(
-        Logs.follow("sim", "qwen", { lines: 0 }).pipe(
+        Serving.followLogs("sim", "qwen", { lines: 0 }).pipe(
           Stream.takeUntil((l) => l._tag === "LogLine" && l.text.includes("ready to roll")),
           Stream.runCollect,
           Effect.map(Chunk.toReadonlyArray)
@@ -48,11 +48,14 @@ describe("Logs", () => {
     Effect.gen(function* () {
       const argv = ["--model-path", Simulator.modelPath, "--tp", "1"]
       const launch = yield* Effect.fork(
-        Launch.launchDeployment({ host: "sim", argv, name: "oom", preflight: false })
+        Serving.launchDeployment({ host: "sim", argv, name: "oom", preflight: false })
       )
       yield* advance(300)
       const items = yield* drive(
-        Logs.follow("sim", "oom", { lines: 0 }).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+        Serving.followLogs("sim", "oom", { lines: 0 }).pipe(
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray)
+        )
       )
       const ended = items.at(-1)
       assert.strictEqual(ended?._tag, "Ended")
@@ -66,9 +69,12 @@ describe("Logs", () => {
 
   it.effect("follow ends when the deployment is stopped, saying so", () =>
     Effect.gen(function* () {
-      yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      yield* drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
       const following = yield* Effect.fork(
-        Logs.follow("sim", "qwen", { lines: 2 }).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+        Serving.followLogs("sim", "qwen", { lines: 2 }).pipe(
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray)
+        )
       )
       yield* advance(1000)
       yield* drive(Stop.stop("sim", "qwen"))

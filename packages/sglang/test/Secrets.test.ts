@@ -1,5 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Secrets from "../src/Secrets.js"
+import * as Secrets from "@mlops/serve/Secrets"
+import { engine } from "../src/SglangEngine.js"
+
+// SGLang's flags decide which take text (a count named ...-token is not a secret)
+const flags = engine.latestFlags
 
 describe("Secrets", () => {
   it("secret flags: key/token at the end of a text flag's name, secret/password anywhere; not counts", () => {
@@ -10,7 +14,7 @@ describe("Secrets", () => {
       "--hf-token",
       "--my-secret-x"
     ]) {
-      assert.isTrue(Secrets.isSecretFlag(flag), flag)
+      assert.isTrue(Secrets.isSecretFlag(flag, flags), flag)
     }
     for (const flag of [
       "--max-total-tokens",
@@ -21,15 +25,15 @@ describe("Secrets", () => {
       "--ssl-keyfile",
       "--model-path"
     ]) {
-      assert.isFalse(Secrets.isSecretFlag(flag), flag)
+      assert.isFalse(Secrets.isSecretFlag(flag, flags), flag)
     }
     // argparse's unique prefix names the same flag
-    assert.isTrue(Secrets.isSecretFlag("--admin-api-k"))
+    assert.isTrue(Secrets.isSecretFlag("--admin-api-k", flags))
   })
 
   it("split shows *** for every form and reveal puts the values back", () => {
     const argv = ["--model-path", "/m", "--api-key", "sk-1", "--admin-api-key=adm-2", "--tp", "2"]
-    const { shown, secrets } = Secrets.split(argv)
+    const { shown, secrets } = Secrets.split(argv, flags)
     assert.deepStrictEqual(shown, [
       "--model-path",
       "/m",
@@ -43,10 +47,10 @@ describe("Secrets", () => {
       { flag: "--api-key", value: "sk-1" },
       { flag: "--admin-api-key", value: "adm-2" }
     ])
-    assert.deepStrictEqual(Secrets.reveal(shown, secrets), argv)
+    assert.deepStrictEqual(Secrets.reveal(shown, secrets, flags), argv)
     // a fix that moved things around keeps each value with its flag
     const fixed = ["--admin-api-key=***", "--tp-size", "2", "--model-path", "/m", "--api-key", "***"]
-    assert.deepStrictEqual(Secrets.reveal(fixed, secrets), [
+    assert.deepStrictEqual(Secrets.reveal(fixed, secrets, flags), [
       "--admin-api-key=adm-2",
       "--tp-size",
       "2",
@@ -58,7 +62,10 @@ describe("Secrets", () => {
   })
 
   it("resolved args: secret fields with a value become ***, others stay", () => {
-    const shown = Secrets.redactFields({ api_key: "sk-1", admin_api_key: null, tp_size: 2, model_path: "/m" })
+    const shown = Secrets.redactFields(
+      { api_key: "sk-1", admin_api_key: null, tp_size: 2, model_path: "/m" },
+      flags
+    )
     assert.deepStrictEqual(shown, { api_key: "***", admin_api_key: null, tp_size: 2, model_path: "/m" })
   })
 

@@ -7,8 +7,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, FakeHost, Probes } from "@mlops/core"
 import { llama3_8b } from "@mlops/serve/SampleModels"
 import { Effect } from "effect"
-import * as Launch from "../src/Launch.js"
 import * as Simulator from "../src/Simulator.js"
+import * as Serving from "./support/serving.js"
 import { drive, fixedArgv } from "./support/sim.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
@@ -28,10 +28,10 @@ describe("Simulator GPU memory", () => {
     "a second server on GPUs another one holds runs out of memory; nvidia-smi stays within the GPUs",
     () =>
       Effect.gen(function* () {
-        yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "first" }))
+        yield* drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "first" }))
         const second = yield* Effect.flip(
           drive(
-            Launch.launchDeployment({
+            Serving.launchDeployment({
               host: "sim",
               argv: [...fixedArgv, "--port", "30001"],
               env,
@@ -48,10 +48,12 @@ describe("Simulator GPU memory", () => {
   it.effect("one busy GPU of two: the ranks' free memory differs, SGLang's imbalance check fails it", () =>
     Effect.gen(function* () {
       yield* withSmallModel
-      yield* drive(Launch.launchDeployment({ host: "sim", argv: ["--model-path", smallModel], name: "gpu0" }))
+      yield* drive(
+        Serving.launchDeployment({ host: "sim", argv: ["--model-path", smallModel], name: "gpu0" })
+      )
       const both = yield* Effect.flip(
         drive(
-          Launch.launchDeployment({
+          Serving.launchDeployment({
             host: "sim",
             argv: ["--model-path", smallModel, "--tp", "2", "--port", "30001"],
             name: "both",
@@ -63,7 +65,7 @@ describe("Simulator GPU memory", () => {
       if (both._tag === "OOM") assert.strictEqual(both.kind, "unbalanced")
       // the other GPU is free: --base-gpu-id 1 starts there
       const other = yield* drive(
-        Launch.launchDeployment({
+        Serving.launchDeployment({
           host: "sim",
           argv: ["--model-path", smallModel, "--base-gpu-id", "1", "--port", "30002"],
           name: "gpu1"

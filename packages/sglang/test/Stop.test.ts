@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, FakeHost, Probes } from "@mlops/core"
+import * as Logs from "@mlops/serve/Logs"
+import * as Stop from "@mlops/serve/Stop"
 import { Effect } from "effect"
-import * as Launch from "../src/Launch.js"
-import * as Logs from "../src/Logs.js"
 import * as Simulator from "../src/Simulator.js"
-import * as Stop from "../src/Stop.js"
+import * as Serving from "./support/serving.js"
 import { drive, fixedArgv } from "./support/sim.js"
 
 const env = { SGLANG_ENABLE_SPEC_V2: "1" }
@@ -14,7 +14,7 @@ describe("Stop", () => {
   it.effect("stops the group and confirms its GPU memory is free; the log stays", () =>
     Effect.gen(function* () {
       const deployment = yield* drive(
-        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
+        Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
       )
       const conn = yield* connect
       assert.isNotEmpty(yield* Probes.gpuProcesses(conn))
@@ -34,7 +34,7 @@ describe("Stop", () => {
 
   it.effect("an unknown name is a typed error listing the known ones", () =>
     Effect.gen(function* () {
-      yield* drive(Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
+      yield* drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" }))
       const error = yield* Effect.flip(drive(Stop.stop("sim", "nope")))
       assert.strictEqual(error._tag, "DeploymentNotFound")
       if (error._tag === "DeploymentNotFound") assert.deepStrictEqual(error.known, ["qwen"])
@@ -44,7 +44,7 @@ describe("Stop", () => {
   it.effect("GPU memory still held by a pid of the group after the stop: GpuMemoryStillHeld", () =>
     Effect.gen(function* () {
       const deployment = yield* drive(
-        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
+        Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, name: "qwen" })
       )
       // a leaked worker: nvidia-smi keeps reporting memory for the launcher's pid
       const handle = yield* FakeHost.host("sim")

@@ -9,11 +9,11 @@ import * as Violations from "@mlops/serve/Violations"
 import { Effect, Either, FastCheck as fc } from "effect"
 import * as Argv from "../src/Argv.js"
 import * as Tracebacks from "../src/internal/sim/tracebacks.js"
-import * as Launch from "../src/Launch.js"
 import * as Resolve from "../src/Resolve.js"
 import * as Simulator from "../src/Simulator.js"
 import { arbitraryServerArgs } from "./arbitraryServerArgs.js"
 import * as Classifier from "./support/classifier.js"
+import * as Serving from "./support/serving.js"
 import { drive, fixedArgv, storyArgv } from "./support/sim.js"
 import { storyContext, storyTraits } from "./support/story.js"
 
@@ -58,7 +58,7 @@ describe("one vocabulary", () => {
   it.effect("catchTag(MissingSchedulerStrategy) fires when preflight finds it", () =>
     Effect.gen(function* () {
       const caught = yield* drive(
-        Launch.launchDeployment({ host: "sim", argv: storyArgv, env }).pipe(
+        Serving.launchDeployment({ host: "sim", argv: storyArgv, env }).pipe(
           Violations.asLaunchFailure,
           Effect.map(() => "launched"),
           Effect.catchTag("MissingSchedulerStrategy", (failure) => Effect.succeed(`caught ${failure.ruleId}`))
@@ -71,7 +71,7 @@ describe("one vocabulary", () => {
   it.effect("the same catchTag fires when SGLang's log shows it (preflight off)", () =>
     Effect.gen(function* () {
       const caught = yield* drive(
-        Launch.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false }).pipe(
+        Serving.launchDeployment({ host: "sim", argv: storyArgv, env, preflight: false }).pipe(
           Violations.asLaunchFailure,
           Effect.map(() => "launched"),
           Effect.catchTag("MissingSchedulerStrategy", (failure) =>
@@ -86,7 +86,7 @@ describe("one vocabulary", () => {
   it.effect("asLaunchFailure leaves a launch that succeeds alone", () =>
     Effect.gen(function* () {
       const deployment = yield* drive(
-        Launch.launchDeployment({ host: "sim", argv: fixedArgv, env }).pipe(Violations.asLaunchFailure)
+        Serving.launchDeployment({ host: "sim", argv: fixedArgv, env }).pipe(Violations.asLaunchFailure)
       )
       assert.strictEqual(deployment.phases.at(-1)?.phase, "ready")
     }).pipe(Effect.provide(Simulator.layer))

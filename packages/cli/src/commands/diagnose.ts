@@ -3,8 +3,9 @@ import { Args, Command, Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
-import * as Diagnose from "@mlops/sglang/Diagnose"
+import * as Diagnose from "@mlops/serve/Diagnose"
 import { Console, Effect, Option } from "effect"
+import * as Engines from "../Engines.js"
 import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
 import { bold, dim, green, TerminalStyle } from "../render/style.js"
@@ -21,7 +22,8 @@ const stdin = Diagnose.bytes(
   NodeStream.fromReadable(
     () => process.stdin,
     (cause) => new Diagnose.LogUnreadable({ path: "stdin", reason: String(cause) })
-  )
+  ),
+  Engines.logs
 )
 
 /** `SGLang 0.5.11 log`, `vLLM log`, `log` (engine unknown). */
@@ -46,8 +48,8 @@ export const diagnose = Command.make("diagnose", options, (parsed) =>
                   })
                 )
             : host === undefined
-              ? Diagnose.localFile(parsed.file)
-              : Diagnose.remoteFile(host, parsed.file)
+              ? Diagnose.localFile(parsed.file, Engines.logs)
+              : Diagnose.remoteFile(host, parsed.file, Engines.logs)
       )
     )
     const failure = diagnosis.failure

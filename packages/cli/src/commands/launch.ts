@@ -9,16 +9,28 @@
 import { Command, Options } from "@effect/cli"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import * as Launch from "@mlops/sglang/Launch"
+import * as Launch from "@mlops/serve/Launch"
 import { Clock, Console, Effect, Fiber, Option, Ref, Stream } from "effect"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
-import { handle, host, json, MlopsWords, printJson, python, SglangFlags, UsageError } from "./shared.js"
+import {
+  engine,
+  engineOf,
+  handle,
+  host,
+  json,
+  MlopsWords,
+  printJson,
+  python,
+  SglangFlags,
+  UsageError
+} from "./shared.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
 
 const options = {
+  engine,
   host,
   name: Options.text("name").pipe(
     Options.optional,
@@ -79,6 +91,7 @@ export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<s
 
 type Parsed = {
   readonly host: string
+  readonly engine: Option.Option<string>
   readonly name: Option.Option<string>
   readonly env: ReadonlyArray<string>
   readonly python: Option.Option<string>
@@ -98,6 +111,7 @@ type Parsed = {
 /** The library request for these command-line options. */
 export const toRequest = (parsed: Parsed, env: Record<string, string>): Launch.LaunchRequest => ({
   host: parsed.host,
+  engine: engineOf(parsed.engine),
   argv: parsed.flags,
   ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
   ...(Object.keys(env).length > 0 ? { env } : {}),

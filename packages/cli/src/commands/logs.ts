@@ -1,7 +1,8 @@
 /** `mlops logs --host H --name N [-f] [-n 100]`: a deployment's log, the tail or followed. */
 import { Command, Options } from "@effect/cli"
-import * as Logs from "@mlops/sglang/Logs"
+import * as Logs from "@mlops/serve/Logs"
 import { Console, Effect, Stream } from "effect"
+import * as Engines from "../Engines.js"
 import { handle, host, json, printJson } from "./shared.js"
 
 const options = {
@@ -36,7 +37,7 @@ export const logs = Command.make("logs", options, (parsed) =>
     parsed.json,
     { host: parsed.host },
     parsed.follow
-      ? Logs.follow(parsed.host, parsed.name, { lines: parsed.lines }).pipe(
+      ? Logs.follow(parsed.host, parsed.name, Engines.registry, { lines: parsed.lines }).pipe(
           Stream.runForEach((item) => {
             if (item._tag === "Ended") return parsed.json ? printJson(item) : Console.error(endedLine(item))
             return parsed.json

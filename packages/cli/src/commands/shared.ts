@@ -3,7 +3,9 @@
  * failure into its rendering plus the exit code of its class.
  */
 import { Options } from "@effect/cli"
-import { Console, Context, Data, Effect, Schema } from "effect"
+import * as Engine from "@mlops/serve/Engine"
+import { Console, Context, Data, Effect, Option, Schema } from "effect"
+import * as Engines from "../Engines.js"
 import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
 import * as Json from "../render/json.js"
@@ -23,6 +25,21 @@ export const python = Options.text("python").pipe(
     "Python environment on the host: a venv/conda prefix or an interpreter (default: hosts.json `python`, else discovered)"
   )
 )
+
+/** `--engine NAME`: which engine (default: the one the host's Python environment has, the first registered when several). */
+export const engine = Options.choice("engine", Engines.names).pipe(
+  Options.optional,
+  Options.withDescription(
+    `The inference engine (${Engines.names.join(", ")}); default: the one found in the host's Python environment (${Engines.names[0]} when several are)`
+  )
+)
+
+/** The engine `--engine` names, or every registered one to look for in order. */
+export const engineOf = (named: Option.Option<string>): Engine.Engine | Engine.Registry =>
+  Option.match(named, {
+    onNone: () => Engines.registry,
+    onSome: (name) => Engine.byName(Engines.registry, name) ?? Engines.registry
+  })
 
 /** The words after the first `--` of the command line: SGLang's flags, exactly as given. */
 export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/SglangFlags", {

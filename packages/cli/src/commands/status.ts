@@ -5,8 +5,9 @@
  * shown and the exit code says that some were not.
  */
 import { Command, Options } from "@effect/cli"
-import * as Status from "@mlops/sglang/Status"
+import * as Status from "@mlops/serve/Status"
 import { Console, Effect, Option } from "effect"
+import * as Engines from "../Engines.js"
 import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
 import { duration, red, TerminalStyle, table } from "../render/style.js"
@@ -27,6 +28,7 @@ const rowsOf = (deployments: ReadonlyArray<Status.DeploymentStatus>) =>
   deployments.map((d) => [
     d.host,
     d.name,
+    d.engineVersion === null ? d.engine : `${d.engine} ${d.engineVersion}`,
     d.alive ? "running" : d.stopped !== undefined ? `stopped (${d.stopped})` : (d.exit ?? "not running"),
     d.phase,
     health(d),
@@ -43,9 +45,9 @@ export const status = Command.make("status", options, (parsed) =>
     const host = Option.getOrUndefined(parsed.host)
     const result =
       host === undefined
-        ? yield* handle(parsed.json, {}, Status.ofHosts())
+        ? yield* handle(parsed.json, {}, Status.ofHosts(Engines.registry))
         : {
-            deployments: yield* handle(parsed.json, { host }, Status.ofHost(host)),
+            deployments: yield* handle(parsed.json, { host }, Status.ofHost(host, Engines.registry)),
             unreachable: [] as ReadonlyArray<Status.HostUnreachable>
           }
     if (parsed.json) {
@@ -65,7 +67,19 @@ export const status = Command.make("status", options, (parsed) =>
     } else {
       yield* Console.log(
         table(
-          ["HOST", "NAME", "STATE", "PHASE", "HEALTH", "PID", "PORT", "UPTIME", "GPU MEM", "FAILURE"],
+          [
+            "HOST",
+            "NAME",
+            "ENGINE",
+            "STATE",
+            "PHASE",
+            "HEALTH",
+            "PID",
+            "PORT",
+            "UPTIME",
+            "GPU MEM",
+            "FAILURE"
+          ],
           rowsOf(result.deployments)
         )
       )

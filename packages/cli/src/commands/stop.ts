@@ -1,6 +1,6 @@
 /** `mlops stop --host H --name N`: stop the process group and confirm no GPU memory is held. */
 import { Command, Options } from "@effect/cli"
-import * as Stop from "@mlops/sglang/Stop"
+import * as Stop from "@mlops/serve/Stop"
 import { Console, Effect } from "effect"
 import { bold, green, TerminalStyle } from "../render/style.js"
 import { handle, host, json, printJson } from "./shared.js"

@@ -3,7 +3,7 @@
  * ready to paste. The same facts go into `--json` (`_tag`, `fix`, `fixedCommand`).
  */
 import * as Failures from "@mlops/serve/Failures"
-import * as Secrets from "@mlops/sglang/Secrets"
+import * as Secrets from "@mlops/serve/Secrets"
 import * as Json from "./json.js"
 import { bold, dim, red, type Style } from "./style.js"
 

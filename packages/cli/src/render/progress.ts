@@ -3,8 +3,9 @@
  * permanent lines (adjustments, warnings, attempts) scroll above a block of phases with their
  * elapsed times, which is rewritten in place as the launch moves on.
  */
-import type * as Launch from "@mlops/sglang/Launch"
-import * as Secrets from "@mlops/sglang/Secrets"
+import type * as Launch from "@mlops/serve/Launch"
+import * as Secrets from "@mlops/serve/Secrets"
+import * as Engines from "../Engines.js"
 import { commandLine, type FailureContext } from "./failure.js"
 import { bold, cyan, dim, duration, green, red, rewind, type Style, yellow } from "./style.js"
 
@@ -15,7 +16,7 @@ export type Context = FailureContext
 
 const pythonLine = (style: Style, p: Launch.PythonFacts, elapsedMs: number): ReadonlyArray<string> => {
   const from = p.versionSource === "version.py" ? ", a source checkout: version from version.py" : ""
-  const head = `${green(style, "✓")} Python ${p.pythonVersion} at ${p.interpreter} with SGLang ${p.sglangVersion}${from} ${dim(style, duration(elapsedMs))}`
+  const head = `${green(style, "✓")} Python ${p.pythonVersion} at ${p.interpreter} with ${Engines.displayName(p.engine)} ${p.engineVersion}${from} ${dim(style, duration(elapsedMs))}`
   if (p.source !== "discovered")
     return [`${head}`, `    (set by ${p.source === "--python" ? "--python" : "hosts.json"})`]
   return [
@@ -72,10 +73,10 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
           : "no GPUs"
       const fromHost =
         f.flags.source === "dumped" || f.flags.source === "cached"
-          ? `; flags read from the host's SGLang${f.flags.source === "cached" ? " (cached)" : ""}`
+          ? `; flags read from the host's ${Engines.displayName(f.engine)}${f.flags.source === "cached" ? " (cached)" : ""}`
           : ""
       return [
-        `${green(style, "✓")} preflight: SGLang ${f.sglangVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path}${fromHost} ${dim(style, duration(event.elapsedMs))}`,
+        `${green(style, "✓")} preflight: ${Engines.displayName(f.engine)} ${f.engineVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path}${fromHost} ${dim(style, duration(event.elapsedMs))}`,
         ...f.busyGpus.map(
           (h) =>
             `    ${yellow(style, "!")} GPU ${h.gpu} is busy (allowed by --allow-busy-gpus): pid ${h.pid}${h.deployment === undefined ? "" : ` (deployment ${h.deployment})`}${h.usedMiB === undefined ? "" : ` holds ${h.usedMiB} MiB`}`
@@ -84,7 +85,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         ...(f.rulesVerified
           ? []
           : [
-              `    ${yellow(style, "!")} mlops has not verified its launch rules for SGLang ${f.sglangVersion}: only the flags are checked offline, the host's own validation decides`
+              `    ${yellow(style, "!")} mlops has not verified its launch rules for ${Engines.displayName(f.engine)} ${f.engineVersion}: only the flags are checked offline, the host's own validation decides`
             ])
       ]
     }

@@ -4,7 +4,7 @@
  * `--env` variables whose names say secret) with `***`. The programs already never print them;
  * this guards what they do not control (a message quoting a remote error, a defect).
  */
-import * as Secrets from "@mlops/sglang/Secrets"
+import * as Secrets from "@mlops/serve/Secrets"
 import { Console, Effect } from "effect"
 
 /** The values to hide for a command line: mlops words (for `--env`) and SGLang's flags. */

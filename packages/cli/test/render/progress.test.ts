@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import type * as Launch from "@mlops/sglang/Launch"
+import type * as Launch from "@mlops/serve/Launch"
 import * as Progress from "../../src/render/progress.js"
 
 const style = { live: true, color: false }

@@ -177,8 +177,7 @@ export class Classifier {
       }
     }
     const failed =
-      exit !== undefined &&
-      (exit.signal !== undefined || (exit.exitCode !== undefined && exit.exitCode !== 0))
+      exit !== undefined && (exit.signal != null || (exit.exitCode != null && exit.exitCode !== 0))
     // what came before the server said it was up did not stop it (a warning-like traceback)
     const beforeUp = this.upAt !== undefined && this.best !== undefined && this.best.at < this.upAt
     const best = beforeUp ? undefined : this.best?.failure

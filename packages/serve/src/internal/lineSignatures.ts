@@ -45,14 +45,15 @@ export const capacityEvent = (line: string, at: number, no: number): Capacity =>
   }
 }
 
-/** A ProcessExited completed with how the process ended. */
+/** A ProcessExited completed with how the process ended (signals named `SIGKILL`, as Python does). */
 export const withExit = (failure: F.ProcessExited, exit: ExitStatus): F.ProcessExited => {
-  const signal =
-    exit.signal ??
-    (exit.exitCode !== undefined && exit.exitCode > 128 ? signalName(exit.exitCode - 128) : failure.signal)
+  const named =
+    exit.signal == null ? undefined : exit.signal.startsWith("SIG") ? exit.signal : `SIG${exit.signal}`
+  const code = exit.exitCode ?? undefined
+  const signal = named ?? (code !== undefined && code > 128 ? signalName(code - 128) : failure.signal)
   return new F.ProcessExited({
     ...failure,
-    ...(exit.exitCode === undefined ? {} : { exitCode: exit.exitCode }),
+    ...(code === undefined ? {} : { exitCode: code }),
     ...(signal === undefined ? {} : { signal })
   })
 }

@@ -8,15 +8,15 @@
 import * as F from "@mlops/serve/Failures"
 import type { Catalogue } from "../Catalogue.js"
 import type { ViolationRecord } from "../Rule.js"
-import { violationFix } from "./launch/autofix.js"
 import { flagOf } from "./rules/helpers.js"
+import { violationFix } from "./violationFix.js"
 
 const reasonOf = (v: ViolationRecord): string =>
   v.engineMessage === ""
     ? `${v.errorType} (bare assert${v.sourceLine ? `: ${v.sourceLine}` : ""})`
     : `${v.errorType}: ${v.engineMessage}`
 
-const STAGE_FUNCTION: Record<ViolationRecord["stage"], string> = {
+const STAGE_FUNCTION: Readonly<Record<string, string>> = {
   "server-args": "__post_init__",
   "check-server-args": "check_server_args",
   "model-init": ""
@@ -51,7 +51,7 @@ export const violationFailure = (
         // where SGLang raises it; a model-init assert's file depends on the model, so none is named
         file: v.stage === "model-init" ? "" : "sglang/srt/server_args.py",
         line: 0,
-        function: STAGE_FUNCTION[v.stage],
+        function: STAGE_FUNCTION[v.stage] ?? "",
         source: v.sourceLine ?? "",
         flags
       })

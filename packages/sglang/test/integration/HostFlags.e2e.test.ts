@@ -12,14 +12,15 @@ import { assert, describe, layer } from "@effect/vitest"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import type * as Launch from "@mlops/serve/Launch"
 import { Context, Effect, Layer, Stream } from "effect"
 import * as Sshd from "../../../core/test/support/Sshd.js"
 import * as Catalogue from "../../src/Catalogue.js"
 import * as Check from "../../src/Check.js"
 import * as HostFlags from "../../src/HostFlags.js"
 import { MARKER } from "../../src/internal/hostFlags/script.js"
-import * as Launch from "../../src/Launch.js"
 import { type ExtraAction, readFixture } from "../support/releaseData.js"
+import * as Serving from "../support/serving.js"
 import * as Standins from "./releases/standins.js"
 
 const futureFlag: ExtraAction = {
@@ -197,7 +198,7 @@ describe("SGLang versions end to end (real sshd, stand-in releases)", () => {
     it.effect("a launch on an unverified version runs the host's own validation first and stops there", () =>
       Effect.gen(function* () {
         const events: Array<Launch.LaunchProgress> = []
-        const failure = yield* Launch.launch({
+        const failure = yield* Serving.launch({
           host: "sgl-0-6-0",
           name: `versions-${process.pid}`,
           argv: [...model, "--standin-future-flag", "11", "--port", "39517"]

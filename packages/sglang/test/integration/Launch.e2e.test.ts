@@ -11,10 +11,10 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
+import * as Stop from "@mlops/serve/Stop"
 import { Context, Effect, Exit, Layer, Stream } from "effect"
 import type * as Sshd from "../../../core/test/support/Sshd.js"
-import * as Launch from "../../src/Launch.js"
-import * as Stop from "../../src/Stop.js"
+import * as Serving from "../support/serving.js"
 import type * as Standin from "./standin/install.js"
 import {
   alias,
@@ -79,8 +79,8 @@ const deploymentName = (label: string) =>
   )
 
 /** Launch on the test host and return its typed failure (throws if it succeeded or died). */
-const launchFailure = (request: Omit<Launch.LaunchRequest, "host">) =>
-  Launch.launchDeployment({ host: alias, ...request }).pipe(Effect.exit, Effect.map(failureOf))
+const launchFailure = (request: Omit<Serving.Request, "host">) =>
+  Serving.launchDeployment({ host: alias, ...request }).pipe(Effect.exit, Effect.map(failureOf))
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) throw new Error("expected the launch to fail, it succeeded")
@@ -96,7 +96,7 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         const { standin } = yield* E2E
         const port = yield* freePort
         const name = yield* deploymentName("ok")
-        const events = yield* Launch.launch({
+        const events = yield* Serving.launch({
           host: alias,
           name,
           argv: fixedStory(standin.modelPath, port),

@@ -8,10 +8,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, layer } from "@effect/vitest"
+import * as Stop from "@mlops/serve/Stop"
 import { Context, Effect, Layer, Stream } from "effect"
 import type * as Sshd from "../../../core/test/support/Sshd.js"
-import * as Launch from "../../src/Launch.js"
-import * as Stop from "../../src/Stop.js"
+import * as Serving from "../support/serving.js"
 import type * as Standin from "./standin/install.js"
 import { alias, fixedStory, freePort, liveLayer, removeDeployment, standinEnv, startHost } from "./support.js"
 
@@ -56,7 +56,7 @@ describe("Python environments on a real host", () => {
           )
         )
         const port = yield* freePort
-        const events = yield* Launch.launch({
+        const events = yield* Serving.launch({
           host: alias,
           name,
           python: bare,
@@ -68,7 +68,7 @@ describe("Python environments on a real host", () => {
         assert.strictEqual(python?._tag, "Python")
         if (python?._tag !== "Python") return
         assert.strictEqual(python.python.source, "--python")
-        assert.strictEqual(python.python.sglangVersion, "0.5.11")
+        assert.strictEqual(python.python.engineVersion, "0.5.11")
         assert.strictEqual(python.python.versionSource, "version.py")
         assert.strictEqual(python.python.location, path.join(checkout, "sglang"))
         assert.strictEqual(all.at(-1)?._tag, "Launched")
@@ -80,7 +80,7 @@ describe("Python environments on a real host", () => {
         const { standin, bare } = yield* Host
         const port = yield* freePort
         const error = yield* Effect.flip(
-          Launch.launchDeployment({
+          Serving.launchDeployment({
             host: alias,
             name: `pyenv-bare-${process.pid}`,
             python: bare,

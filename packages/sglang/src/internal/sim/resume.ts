@@ -8,17 +8,16 @@
  */
 import type { FakeHost } from "@mlops/core"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
+import * as Gpus from "@mlops/serve/SimGpus"
 import { Effect, Either, Ref } from "effect"
 import * as Argv from "../../Argv.js"
 import * as Catalogue from "../../Catalogue.js"
 import * as Resolve from "../../Resolve.js"
 import * as Rule from "../../Rule.js"
 import * as Rules from "../../Rules.js"
-import * as Gpus from "./gpus.js"
 import { handler } from "./http.js"
 
-/** Set (to the port) in the environment of a restored, already-ready server. */
-export const resumeEnv = "MLOPS_SIM_RESUME"
+export { resumeEnv } from "@mlops/serve/SimHost"
 
 const giveUp = (ctx: FakeHost.ProgramContext, why: string) =>
   Effect.as(ctx.stderr.line(`simulator: cannot resume this server: ${why}`), 1)

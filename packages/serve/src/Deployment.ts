@@ -1,0 +1,308 @@
+/**
+ * A launched inference server (any engine) and its on-host state. The host is the source of truth: every
+ * deployment is a directory `<stateDir>/deployments/<name>/` holding (`stateDir` from the
+ * host's hosts.json entry, default `~/.mlops`)
+ *
+ * - `argv.json`     the flags the engine was started with (and the ones the user asked for),
+ *                   secret values (`--api-key`, ...) shown as `***`,
+ * - `resolved.json` the effective args and the engine's adjustments (when preflight ran),
+ *                   secret fields shown as `***`,
+ * - `meta.json`     engine and its version, placement, port, python, the NAMES of the environment variables and a
+ *                   salted digest of their values and of the secret flag values (so a relaunch
+ *                   can tell "same secrets" without the host holding any), createdAt, mlops
+ *                   version, attempt,
+ * - `ready.json`    when it became ready and the phase timings (written once ready),
+ * - `pid`, `pgid`, `start`, `token`, `log` (this run's; the previous one is `log.1`), `exit`:
+ *   written by core's `spawnDetached`.
+ *
+ * So `status`, `logs` and `stop` work from any machine that can reach the host.
+ *
+ * @since 0.1.0
+ */
+import type { Connection, ExitStatus } from "@mlops/core/Connection"
+import { defaultStateDir } from "@mlops/core/HostConfig"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemoteFiles from "@mlops/core/RemoteFiles"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import { Effect, Option, Schema } from "effect"
+import {
+  ArgvFile,
+  MetaFile,
+  type PhaseTiming,
+  ReadyFile,
+  ResolvedFile,
+  versionOf
+} from "./internal/deploymentFiles.js"
+
+/** The mlops version written into `meta.json`. @category constants */
+export const mlopsVersion = "0.1.0"
+
+/** Where deployments live on a host whose `stateDir` is the default. @category constants */
+export const root = `${defaultStateDir}/deployments`
+
+/** Where deployments live under a host's state directory (`HostConfig.stateDir`). @category constructors */
+export const rootOf = (stateDir: string): string => `${stateDir.replace(/\/+$/, "")}/deployments`
+
+/** The run directory of a deployment; `stateDir` defaults to `~/.mlops`. @category constructors */
+export const dirOf = (name: string, stateDir: string = defaultStateDir): string =>
+  `${rootOf(stateDir)}/${name}`
+
+/** The run directory of a deployment on the host `conn` reaches. */
+const hostDirOf = (conn: Connection, name: string) => conn.files.resolvePath(dirOf(name, conn.host.stateDir))
+
+/** The default deployment name: the model directory's name (or repo id's last part), lower-cased, made a valid name. @category naming */
+export const defaultName = (model: string | undefined, engine: string): string => {
+  const base = (model ?? "model").replace(/\/+$/, "").split("/").pop() ?? ""
+  const name = base
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+  return name === "" ? engine : name.slice(0, 64)
+}
+
+/** A deployment name is a directory name: letters, digits, `.`, `_`, `-`. @category validation */
+export const isValidName = (name: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)
+
+export {
+  ArgvFile,
+  MetaFile,
+  PhaseTiming,
+  ReadyFile,
+  ResolvedFile,
+  SecretsDigest,
+  versionOf
+} from "./internal/deploymentFiles.js"
+
+/** A running (or once running) server. @category models */
+export interface Deployment {
+  readonly host: string
+  readonly name: string
+  readonly pid: number
+  readonly pgid: number
+  readonly port: number
+  /** `http://127.0.0.1:<port>` as seen on the host, or the local tunnel URL when one was asked for. */
+  readonly url: string
+  /** `sglang`, `vllm`. */
+  readonly engine: string
+  readonly engineVersion: string | null
+  /** Effective args, by field (null when preflight was skipped); secret fields shown as `***`. */
+  readonly args: Readonly<Record<string, unknown>> | null
+  /** The flags the engine was started with; secret values shown as `***`. */
+  readonly argv: ReadonlyArray<string>
+  /** The names of the environment variables it was started with (never their values). */
+  readonly envNames: ReadonlyArray<string>
+  readonly phases: ReadonlyArray<PhaseTiming>
+  /** Epoch ms when the process was started. */
+  readonly startedAt: number
+  /** Epoch ms when it became ready (undefined while starting or if it never did). */
+  readonly readyAt: number | undefined
+  readonly runDir: string
+  readonly logPath: string
+}
+
+/** Everything the host records about one deployment (some files may be missing). @category models */
+export interface State {
+  readonly name: string
+  readonly runDir: string
+  readonly logPath: string
+  readonly argv: ArgvFile | undefined
+  readonly resolved: ResolvedFile | undefined
+  readonly meta: MetaFile | undefined
+  readonly ready: ReadyFile | undefined
+  readonly pid: number | undefined
+  readonly pgid: number | undefined
+  /** The `exit` file: `code N` / `signal NAME`, undefined while running or never started. */
+  readonly exit: string | undefined
+  /** The `stopped` file core's `RemoteProcess.stop` writes (`terminated`, `killed`, ...): a deliberate stop. */
+  readonly stopped: string | undefined
+  /** The group leader's start time recorded at spawn (the `start` file): the group is ours while it matches. */
+  readonly startTime: string | undefined
+}
+
+// one read per file (no stat first): a missing file is undefined
+const readText = RemoteFiles.readTextIfExists
+
+// a half-written or foreign file counts as missing
+const readJson = <A, I>(conn: Connection, path: string, schema: Schema.Schema<A, I>) =>
+  Effect.map(readText(conn, path), (text) =>
+    text === undefined
+      ? undefined
+      : Option.getOrUndefined(Schema.decodeUnknownOption(Schema.parseJson(schema))(text))
+  )
+
+const readInt = (conn: Connection, path: string) =>
+  Effect.map(readText(conn, path), (text) => {
+    const n = text === undefined ? Number.NaN : Number.parseInt(text.trim(), 10)
+    return Number.isFinite(n) ? n : undefined
+  })
+
+/**
+ * Read one deployment's directory; undefined when it does not exist.
+ *
+ * @category reading
+ */
+export const read = Effect.fn("Deployment.read")(function* (conn: Connection, name: string) {
+  const runDir = yield* hostDirOf(conn, name)
+  const dir = yield* conn.files.stat(runDir)
+  if (dir === undefined || !dir.isDirectory) return undefined
+  const [argv, resolved, meta, ready, pid, pgid, exit, stopped, start] = yield* Effect.all(
+    [
+      readJson(conn, `${runDir}/argv.json`, ArgvFile),
+      readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
+      readJson(conn, `${runDir}/meta.json`, MetaFile),
+      readJson(conn, `${runDir}/ready.json`, ReadyFile),
+      readInt(conn, `${runDir}/pid`),
+      readInt(conn, `${runDir}/pgid`),
+      readText(conn, `${runDir}/exit`),
+      readText(conn, `${runDir}/stopped`),
+      readText(conn, `${runDir}/start`)
+    ],
+    { concurrency: "unbounded" }
+  )
+  const state: State = {
+    name,
+    runDir,
+    logPath: `${runDir}/log`,
+    argv,
+    resolved,
+    meta,
+    ready,
+    pid,
+    pgid,
+    exit: exit?.trim() || undefined,
+    stopped: stopped?.trim() || undefined,
+    startTime: start?.trim() || undefined
+  }
+  return state
+})
+
+/**
+ * The names of the deployments on a host (directories under `<stateDir>/deployments`). Uses
+ * `ls`, which every POSIX host has.
+ *
+ * @category reading
+ */
+export const names = Effect.fn("Deployment.names")(function* (conn: Connection) {
+  const dir = yield* conn.files.resolvePath(rootOf(conn.host.stateDir))
+  const result = yield* conn.exec(RemoteCommand.make(["ls", "-1", "--", dir]), { timeout: "15 seconds" })
+  if (result.exitCode !== 0) return [] as ReadonlyArray<string> // no directory yet: no deployments
+  return result.stdout
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && isValidName(line))
+    .sort()
+})
+
+/**
+ * Every deployment recorded on a host.
+ *
+ * @category reading
+ */
+export const list = Effect.fn("Deployment.list")(function* (conn: Connection) {
+  const all = yield* names(conn)
+  const states = yield* Effect.forEach(all, (name) => read(conn, name), { concurrency: 4 })
+  return states.filter((state): state is State => state !== undefined)
+})
+
+const writeJson = (conn: Connection, path: string, value: unknown) =>
+  conn.files.write(path, `${JSON.stringify(value, null, 2)}\n`)
+
+/**
+ * Write the files a launch records before spawning: `argv.json`, `resolved.json`, `meta.json`.
+ *
+ * @category writing
+ */
+export const writeLaunchFiles = Effect.fn("Deployment.writeLaunchFiles")(function* (
+  conn: Connection,
+  name: string,
+  files: {
+    readonly argv: ArgvFile
+    readonly resolved: { readonly effective: object | null; readonly adjustments: ReadonlyArray<string> }
+    readonly meta: MetaFile
+  }
+) {
+  const runDir = yield* hostDirOf(conn, name)
+  yield* conn.files.mkdir(runDir)
+  yield* Effect.all(
+    [
+      writeJson(conn, `${runDir}/argv.json`, files.argv),
+      writeJson(conn, `${runDir}/resolved.json`, files.resolved),
+      writeJson(conn, `${runDir}/meta.json`, files.meta),
+      // a previous run's ready.json and stop record must not describe this one (empty = none)
+      writeJson(conn, `${runDir}/ready.json`, null),
+      conn.files.write(`${runDir}/stopped`, "")
+    ],
+    { concurrency: "unbounded" }
+  )
+  return runDir
+})
+
+/** Record readiness (`ready.json`). @category writing */
+export const writeReady = Effect.fn("Deployment.writeReady")(function* (
+  conn: Connection,
+  name: string,
+  ready: ReadyFile
+) {
+  const runDir = yield* hostDirOf(conn, name)
+  yield* writeJson(conn, `${runDir}/ready.json`, ready)
+})
+
+/**
+ * The `Deployment` value of a recorded state (undefined when the pid files or meta are missing).
+ *
+ * @category constructors
+ */
+export const fromState = (host: string, state: State, url?: string): Deployment | undefined => {
+  if (state.pid === undefined || state.pgid === undefined || state.meta === undefined) return undefined
+  return {
+    host,
+    name: state.name,
+    pid: state.pid,
+    pgid: state.pgid,
+    port: state.meta.port,
+    url: url ?? `http://127.0.0.1:${state.meta.port}`,
+    engine: state.meta.engine,
+    engineVersion: versionOf(state.meta),
+    args: state.resolved?.effective ?? null,
+    argv: state.argv?.argv ?? [],
+    envNames: state.meta.envNames,
+    phases: state.ready?.phases ?? [],
+    startedAt: state.meta.createdAt,
+    readyAt: state.ready?.readyAt,
+    runDir: state.runDir,
+    logPath: state.logPath
+  }
+}
+
+/**
+ * The detached process a recorded state describes (undefined without its pid files), for
+ * core's `RemoteProcess` without reading the pid files again.
+ *
+ * @category constructors
+ */
+export const processOf = (host: string, state: State): RemoteProcess.DetachedProcess | undefined =>
+  state.pid === undefined || state.pgid === undefined
+    ? undefined
+    : {
+        host,
+        pid: state.pid,
+        pgid: state.pgid,
+        runDir: state.runDir,
+        logPath: state.logPath,
+        ...(state.startTime === undefined ? {} : { startTime: state.startTime })
+      }
+
+/**
+ * The process group a recorded state names, with the start time that proves it is still ours
+ * (undefined without a `pgid` file).
+ *
+ * @category constructors
+ */
+export const groupOf = (state: State): RemoteProcess.GroupRef | undefined =>
+  state.pgid === undefined
+    ? undefined
+    : { pgid: state.pgid, ...(state.startTime === undefined ? {} : { startTime: state.startTime }) }
+
+/** The recorded exit status (the `exit` file); undefined while running. @category reading */
+export const exitStatusOf = (state: State): ExitStatus | undefined =>
+  state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)

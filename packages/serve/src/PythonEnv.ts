@@ -1,0 +1,291 @@
+/**
+ * Which Python environment runs an engine on a host. An explicit setting (`--python`, else the
+ * host's `python` in hosts.json) is used as given; without one, the usual places are searched
+ * in ONE round trip (see `pythonEnvScripts`) and the first environment that has the engine is
+ * chosen. Either way the result says where it came from, and a failure lists what was tried
+ * and names both ways to set it.
+ *
+ * Hosts without a POSIX shell (fake hosts) are probed one candidate at a time with core's
+ * `Probes.python` over the same places that need no shell (the configured path, `~/ml-env`,
+ * `~/.venv`, `~/venv`).
+ *
+ * @since 0.1.0
+ */
+import type { Connection } from "@mlops/core/Connection"
+import * as Probes from "@mlops/core/Probes"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemoteFiles from "@mlops/core/RemoteFiles"
+import { Effect, Either, Option, Schema } from "effect"
+import type { Engine } from "./Engine.js"
+import { PythonEnvUnusable, type PythonFacts } from "./internal/launch/types.js"
+import { DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
+
+/** Where the environment setting came from. */
+export type PythonSource = PythonFacts["source"]
+
+/** The environment a launch runs its engine with (see `PythonFacts`), with the hashes of its package files. */
+export interface PythonChoice extends PythonFacts {
+  /** sha256 of package files (`Engine.python.fingerprintFiles`), by path inside the package. */
+  readonly fileHashes: Readonly<Record<string, string>>
+}
+
+/** The choice as core's `Probes.python` would have reported it (what an engine's `flags` reads). */
+export const asProbed = (choice: PythonChoice): Probes.PythonEnv => ({
+  executable: choice.interpreter,
+  version: choice.pythonVersion,
+  package: choice.package,
+  packageVersion: choice.engineVersion,
+  packageLocation: choice.location,
+  ...(Object.keys(choice.fileHashes).length === 0 ? {} : { fileHashes: choice.fileHashes })
+})
+
+const ProbeLine = Schema.parseJson(
+  Schema.Struct({
+    executable: Schema.String,
+    version: Schema.String,
+    found: Schema.Boolean,
+    packageVersion: Schema.NullOr(Schema.String),
+    versionSource: Schema.NullOr(Schema.Literal("metadata", "version.py")),
+    location: Schema.NullOr(Schema.String),
+    fileHashes: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), {
+      default: () => ({})
+    })
+  })
+)
+type Probed = typeof ProbeLine.Type
+
+/** One candidate looked at. */
+interface Tried {
+  readonly how: string
+  readonly path: string
+  readonly outcome: "none" | "broken" | "missing" | "no-version" | "found"
+  readonly probed?: Probed
+}
+
+const DISCOVER_TIMEOUT = "60 seconds"
+
+const tilde = (home: string | undefined, path: string) =>
+  home !== undefined && home !== "/" && (path === home || path.startsWith(`${home}/`))
+    ? `~${path.slice(home.length)}`
+    : path
+
+/** The prefix of `<prefix>/bin/python`, or the interpreter itself. */
+const settingOf = (interpreter: string) => interpreter.replace(/\/bin\/python$/, "")
+
+const parse = (stdout: string): { readonly home: string | undefined; readonly tried: Array<Tried> } => {
+  let home: string | undefined
+  const tried: Array<Tried> = []
+  for (const line of stdout.split("\n")) {
+    const [kind, how = "", path = "", rest = ""] = line.split("\t")
+    if (kind === "home") home = how
+    else if (kind === "none" || kind === "broken") tried.push({ how, path, outcome: kind })
+    else if (kind === "env") {
+      const probed = Option.getOrUndefined(Schema.decodeUnknownOption(ProbeLine)(rest))
+      if (probed === undefined) tried.push({ how, path, outcome: "broken" })
+      else tried.push({ how, path, probed, outcome: outcomeOf(probed) })
+    }
+  }
+  return { home, tried }
+}
+
+const outcomeOf = (p: Probed): Tried["outcome"] =>
+  !p.found ? "missing" : p.packageVersion === null ? "no-version" : "found"
+
+const describeTried = (home: string | undefined, tried: ReadonlyArray<Tried>, label: string) =>
+  tried
+    .map((t) => {
+      const what = {
+        none: "no interpreter",
+        broken: "interpreter failed",
+        missing: `no ${label}`,
+        "no-version": `${label} without a version`,
+        found: label
+      }[t.outcome]
+      return `${tilde(home, t.path)} (${what})`
+    })
+    .join(", ")
+
+const settingHint = (host: string, value: string) =>
+  `pass --python ${value} (or set "python": "${value}" for ${host} in hosts.json)`
+
+/** Run the discovery script; `undefined` when the host could not run it. */
+const discoverOnce = (
+  conn: Connection,
+  engine: Engine,
+  configured: string | undefined,
+  env: Readonly<Record<string, string>>
+) =>
+  Effect.gen(function* () {
+    const script = `printf 'home\\t%s\\n' "$HOME"\n${DISCOVER}`
+    const result = yield* conn.exec(
+      RemoteCommand.make(
+        [
+          "sh",
+          "-c",
+          script,
+          "mlops-python",
+          PROBE,
+          engine.python.package,
+          configured === undefined ? "discover" : "configured",
+          configured ?? "",
+          engine.python.entryPoint,
+          ...engine.python.fingerprintFiles
+        ],
+        { env }
+      ),
+      { timeout: DISCOVER_TIMEOUT }
+    )
+    // the first line a POSIX shell prints; without it the script did not run (no shell, or a
+    // host whose shell lacks what the script uses): probe the candidates one by one instead
+    if (!result.stdout.includes("home\t")) return undefined
+    return parse(result.stdout)
+  })
+
+/** The shell-less fallback: core's probe per candidate, `version.py` read through sftp. */
+const probeEach = (conn: Connection, engine: Engine, configured: string | undefined) =>
+  Effect.gen(function* () {
+    const candidates: Array<readonly [string, string]> = [
+      ...(configured === undefined ? [] : [["configured", configured] as const]),
+      ["home", "~/ml-env"],
+      ["home", "~/.venv"],
+      ["home", "~/venv"]
+    ]
+    const tried: Array<Tried> = []
+    for (const [how, prefix] of candidates) {
+      const path = Probes.interpreterOf(prefix)
+      const env = yield* Effect.either(
+        Probes.python(conn, prefix, engine.python.package, {
+          hashFiles: engine.python.fingerprintFiles
+        })
+      )
+      if (Either.isLeft(env)) {
+        if (env.left._tag !== "ProbeFailed") return yield* env.left
+        tried.push({ how, path, outcome: env.left.reason.startsWith("no Python") ? "none" : "broken" })
+        continue
+      }
+      const location = env.right.packageLocation ?? null
+      let version = env.right.packageVersion ?? null
+      let source: Probed["versionSource"] = version === null ? null : "metadata"
+      if (version === null && location !== null) {
+        const text = yield* RemoteFiles.readTextIfExists(conn, `${location}/version.py`)
+        const match = text === undefined ? null : /__version__\s*=\s*['"]([^'"]+)['"]/.exec(text)
+        if (match !== null) {
+          version = match[1]!
+          source = "version.py"
+        }
+      }
+      const probed: Probed = {
+        executable: env.right.executable,
+        version: env.right.version,
+        found: location !== null || version !== null,
+        packageVersion: version,
+        versionSource: source,
+        location,
+        fileHashes: env.right.fileHashes ?? {}
+      }
+      tried.push({ how, path, probed, outcome: outcomeOf(probed) })
+      if (probed.packageVersion !== null) break
+    }
+    return { home: undefined, tried }
+  })
+
+/**
+ * The environment to run SGLang with. `explicit` is `--python`; the host's hosts.json setting
+ * comes next; otherwise discovery. `env` is the launch's environment (a `PYTHONPATH` there
+ * makes a source checkout visible).
+ */
+export const choose = Effect.fn("Launch.pythonEnv")(function* (
+  conn: Connection,
+  o: {
+    readonly engine: Engine
+    readonly explicit: string | undefined
+    readonly env: Readonly<Record<string, string>>
+  }
+) {
+  const host = conn.host.alias
+  const engine = o.engine
+  const label = engine.displayName
+  const source: PythonSource =
+    o.explicit !== undefined ? "--python" : conn.host.python !== undefined ? "hosts.json" : "discovered"
+  const configured = o.explicit ?? conn.host.python
+  const found =
+    (yield* discoverOnce(conn, engine, configured, o.env)) ?? (yield* probeEach(conn, engine, configured))
+  const { home, tried } = found
+  const hit = tried.find((t) => t.outcome === "found")
+  const configuredTry = configured === undefined ? undefined : tried.find((t) => t.how === "configured")
+  const origin = source === "--python" ? "--python" : `hosts.json ("python" of ${host})`
+
+  if (configured !== undefined && configuredTry?.outcome !== "found") {
+    const interpreter = configuredTry?.probed?.executable ?? configuredTry?.path ?? configured
+    const reason =
+      configuredTry?.outcome === "missing"
+        ? `${label} is not installed in this environment (set by ${origin})`
+        : configuredTry?.outcome === "no-version"
+          ? `${label} at ${configuredTry.probed?.location} has neither package metadata nor a version.py (set by ${origin})`
+          : `no working Python interpreter there (set by ${origin})`
+    const elsewhere =
+      hit?.probed === undefined
+        ? ""
+        : `; ${label} ${hit.probed.packageVersion} is in ${tilde(home, settingOf(hit.path))}: ${settingHint(host, tilde(home, settingOf(hit.path)))}`
+    return yield* new PythonEnvUnusable({
+      host,
+      python: tilde(home, interpreter),
+      reason: `${reason}${elsewhere}`,
+      fix:
+        hit?.probed !== undefined
+          ? settingHint(host, tilde(home, settingOf(hit.path)))
+          : `install ${label} there (${tilde(home, interpreter)} -m ${engine.python.install}), or ${settingHint(host, `<a venv or conda prefix with ${label}>`)}`
+    })
+  }
+  if (hit?.probed === undefined || hit.probed.packageVersion === null || hit.probed.versionSource === null) {
+    return yield* new PythonEnvUnusable({
+      host,
+      python: "(none found)",
+      reason: `no Python environment with ${label} found; tried ${describeTried(home, tried, label) || "nothing (no shell)"}`,
+      fix: `install ${label} (python3 -m venv ~/ml-env && ~/ml-env/bin/${engine.python.install}), or ${settingHint(host, `<a venv or conda prefix with ${label}>`)}`
+    })
+  }
+  const interpreter = hit.path
+  return {
+    interpreter,
+    setting: tilde(home, configured ?? settingOf(hit.path)),
+    source,
+    how: hit.how,
+    pythonVersion: hit.probed.version,
+    engine: engine.name,
+    package: engine.python.package,
+    engineVersion: hit.probed.packageVersion,
+    versionSource: hit.probed.versionSource,
+    location: hit.probed.location ?? "",
+    fileHashes: hit.probed.fileHashes
+  } satisfies PythonChoice
+})
+
+/**
+ * The first of `engines` (in order of preference) that the host's Python environment has, with
+ * that environment; when none is there, the preferred engine's refusal (naming what was tried).
+ */
+export const detect = Effect.fn("Launch.detectEngine")(function* (
+  conn: Connection,
+  o: {
+    readonly engines: ReadonlyArray<Engine>
+    readonly explicit: string | undefined
+    readonly env: Readonly<Record<string, string>>
+  }
+) {
+  let refusal: PythonEnvUnusable | undefined
+  for (const engine of o.engines) {
+    const found = yield* Effect.either(choose(conn, { engine, explicit: o.explicit, env: o.env }))
+    if (Either.isRight(found)) return { engine, python: found.right }
+    // connection trouble is not an answer: only "not in this environment" moves on
+    if (found.left._tag !== "PythonEnvUnusable") return yield* found.left
+    refusal ??= found.left
+  }
+  return yield* refusal ??
+    new PythonEnvUnusable({
+      host: conn.host.alias,
+      python: "(none)",
+      reason: "no engine given",
+      fix: "name an engine (--engine)"
+    })
+})

@@ -1,0 +1,65 @@
+/**
+ * The JSON files of a deployment directory, as schemas (public through `Deployment.ts`).
+ *
+ * @internal
+ */
+import { Schema } from "effect"
+
+/** Milliseconds from `startedAt` at which each phase was first reached. @category models */
+export const PhaseTiming = Schema.Struct({ phase: Schema.String, atMs: Schema.Number })
+/** @category models */
+export type PhaseTiming = typeof PhaseTiming.Type
+
+/** A salted SHA-256 of secret inputs (see `Secrets.digest`). @category files */
+export const SecretsDigest = Schema.Struct({ salt: Schema.String, sha256: Schema.String })
+
+/** `argv.json`. @category files */
+export const ArgvFile = Schema.Struct({
+  /** What SGLang was started with (after auto-fixes). */
+  argv: Schema.Array(Schema.String),
+  /** What the user asked for. */
+  requestedArgv: Schema.Array(Schema.String)
+})
+/** @category files */
+export type ArgvFile = typeof ArgvFile.Type
+
+/** `resolved.json`: null `effective` when preflight was skipped. @category files */
+export const ResolvedFile = Schema.Struct({
+  effective: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  adjustments: Schema.Array(Schema.String)
+})
+/** @category files */
+export type ResolvedFile = typeof ResolvedFile.Type
+
+/** `meta.json`. @category files */
+export const MetaFile = Schema.Struct({
+  name: Schema.String,
+  port: Schema.Number,
+  /** The engine (`sglang`, `vllm`); records written before engines were named are SGLang's. */
+  engine: Schema.optionalWith(Schema.String, { default: () => "sglang" }),
+  /** The engine's version (null when preflight was skipped and the probe had none). */
+  engineVersion: Schema.optional(Schema.NullOr(Schema.String)),
+  /** The version, as records written before engines were named call it. */
+  sglangVersion: Schema.optional(Schema.NullOr(Schema.String)),
+  /** Where it runs (`Placement.name`); older records ran as a detached group. */
+  placement: Schema.optionalWith(Schema.String, { default: () => "detached-group" }),
+  python: Schema.String,
+  /** The environment variables the server was started with: names only. */
+  envNames: Schema.Array(Schema.String),
+  /** Digest of the environment values and secret flag values. */
+  secrets: SecretsDigest,
+  /** Epoch ms. */
+  createdAt: Schema.Number,
+  mlopsVersion: Schema.String,
+  attempt: Schema.Number
+})
+/** @category files */
+export type MetaFile = typeof MetaFile.Type
+
+/** The engine version a record names, whichever field it uses. @category files */
+export const versionOf = (meta: MetaFile): string | null => meta.engineVersion ?? meta.sglangVersion ?? null
+
+/** `ready.json`. @category files */
+export const ReadyFile = Schema.Struct({ readyAt: Schema.Number, phases: Schema.Array(PhaseTiming) })
+/** @category files */
+export type ReadyFile = typeof ReadyFile.Type

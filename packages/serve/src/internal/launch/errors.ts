@@ -1,0 +1,179 @@
+/**
+ * The launch program's own errors (the host problems preflight finds, idempotence, the caps).
+ * Public through `Launch.ts`.
+ *
+ * @internal
+ */
+import * as Errors from "@mlops/core/Errors"
+import { Schema } from "effect"
+import { UnsupportedEngineVersion } from "../../Engine.js"
+import { ModelNotFound } from "../../Failures.js"
+import { InvalidModelConfig } from "../../ModelTraits.js"
+
+/** Fewer GPUs than `tp × pp` needs. */
+export class NotEnoughGpus extends Schema.TaggedError<NotEnoughGpus>()("NotEnoughGpus", {
+  host: Schema.String,
+  needed: Schema.Number,
+  available: Schema.Number,
+  gpus: Schema.Array(Schema.String),
+  fix: Schema.String
+}) {
+  override get message() {
+    return `${this.host} has ${this.available} GPU(s) (${this.gpus.join(", ") || "none"}) but the flags need ${this.needed}; ${this.fix}`
+  }
+}
+
+/** The HTTP port is taken on the host (by the named process when `ss` can see it). */
+export class PortUnavailable extends Schema.TaggedError<PortUnavailable>()("PortUnavailable", {
+  host: Schema.String,
+  port: Schema.Number,
+  pid: Schema.optional(Schema.Number),
+  command: Schema.optional(Schema.String),
+  fix: Schema.String
+}) {
+  override get message() {
+    const who =
+      this.pid !== undefined
+        ? `pid ${this.pid}${this.command ? ` (${this.command})` : ""}`
+        : "another process"
+    return `port ${this.port} on ${this.host} is held by ${who}; ${this.fix}`
+  }
+}
+
+/** A process holding memory on a GPU a launch would use. */
+export const GpuHolder = Schema.Struct({
+  pid: Schema.Number,
+  gpu: Schema.Number,
+  usedMiB: Schema.optional(Schema.Number),
+  /** Its command line (secret values shown as `***`), when `ps` could see it. */
+  command: Schema.optional(Schema.String),
+  /** The mlops deployment it belongs to, when it is one of ours. */
+  deployment: Schema.optional(Schema.String)
+})
+export type GpuHolder = typeof GpuHolder.Type
+
+/** A GPU a launch would use, with memory in use. */
+export const BusyGpu = Schema.Struct({
+  index: Schema.Number,
+  name: Schema.String,
+  usedMiB: Schema.Number,
+  totalMiB: Schema.Number
+})
+export type BusyGpu = typeof BusyGpu.Type
+
+/** Other processes hold memory on GPUs this launch would use. */
+export class GpusBusy extends Schema.TaggedError<GpusBusy>()("GpusBusy", {
+  host: Schema.String,
+  gpus: Schema.Array(BusyGpu),
+  holders: Schema.Array(GpuHolder),
+  fix: Schema.String
+}) {
+  override get message() {
+    const gpus = this.gpus.map((g) => `GPU ${g.index} (${g.usedMiB} of ${g.totalMiB} MiB in use)`).join(", ")
+    const holders =
+      this.holders.length === 0
+        ? "processes mlops cannot see (another user or container)"
+        : this.holders
+            .map(
+              (h) =>
+                `pid ${h.pid}${h.deployment === undefined ? "" : ` (deployment ${h.deployment})`}${h.usedMiB === undefined ? "" : ` ${h.usedMiB} MiB`} on GPU ${h.gpu}${h.command === undefined ? "" : `: ${h.command}`}`
+            )
+            .join("; ")
+    return `${gpus} on ${this.host} already hold memory: ${holders}; ${this.fix}`
+  }
+}
+
+/** The Python environment has no usable engine. */
+export class PythonEnvUnusable extends Schema.TaggedError<PythonEnvUnusable>()("PythonEnvUnusable", {
+  host: Schema.String,
+  python: Schema.String,
+  reason: Schema.String,
+  fix: Schema.String
+}) {
+  override get message() {
+    return `${this.python} on ${this.host}: ${this.reason}; ${this.fix}`
+  }
+}
+
+/** A deployment of that name runs with other args (or is unhealthy) and `replace` was not asked for. */
+export class DeploymentExists extends Schema.TaggedError<DeploymentExists>()("DeploymentExists", {
+  host: Schema.String,
+  name: Schema.String,
+  pid: Schema.Number,
+  reason: Schema.String,
+  runningArgv: Schema.Array(Schema.String),
+  fix: Schema.String
+}) {
+  override get message() {
+    return `deployment ${this.name} already runs on ${this.host} (pid ${this.pid}): ${this.reason}; ${this.fix}`
+  }
+}
+
+/** The launch did not become ready within the overall cap. */
+export class LaunchTimedOut extends Schema.TaggedError<LaunchTimedOut>()("LaunchTimedOut", {
+  host: Schema.String,
+  name: Schema.String,
+  timeoutMs: Schema.Number,
+  phase: Schema.String,
+  fix: Schema.String
+}) {
+  override get message() {
+    return `launch of ${this.name} on ${this.host} not ready after ${this.timeoutMs} ms (last phase ${this.phase}); ${this.fix}`
+  }
+}
+
+/** The server said it is ready but an endpoint did not answer as it should. */
+export class NotHealthy extends Schema.TaggedError<NotHealthy>()("NotHealthy", {
+  host: Schema.String,
+  name: Schema.String,
+  endpoint: Schema.String,
+  status: Schema.optional(Schema.Number),
+  reason: Schema.String
+}) {
+  override get message() {
+    return `${this.name} on ${this.host}: ${this.endpoint} ${this.status === undefined ? "failed" : `answered ${this.status}`}: ${this.reason}`
+  }
+}
+
+/** A deployment name that cannot be a directory name. */
+export class InvalidDeploymentName extends Schema.TaggedError<InvalidDeploymentName>()(
+  "InvalidDeploymentName",
+  {
+    name: Schema.String,
+    fix: Schema.String
+  }
+) {
+  override get message() {
+    return `invalid deployment name ${JSON.stringify(this.name)}: ${this.fix}`
+  }
+}
+
+/** One host problem preflight found (several are reported together as `HostNotReady`). */
+export const HostProblem = Schema.Union(
+  PythonEnvUnusable,
+  UnsupportedEngineVersion,
+  NotEnoughGpus,
+  GpusBusy,
+  PortUnavailable,
+  ModelNotFound,
+  InvalidModelConfig,
+  Errors.ProbeFailed,
+  Errors.RemoteFileError
+)
+export type HostProblem = typeof HostProblem.Type
+
+/**
+ * Several things about the host stand in the way of this launch: all of them, in a fixed
+ * order (Python environment, GPUs, port, model), so one run tells everything to fix.
+ */
+export class HostNotReady extends Schema.TaggedError<HostNotReady>()("HostNotReady", {
+  host: Schema.String,
+  problems: Schema.Array(HostProblem)
+}) {
+  override get message() {
+    return [
+      `${this.host} is not ready for this launch: ${this.problems.length} problems`,
+      ...this.problems.map((p, i) => `${i + 1}. ${p.message} [${p._tag}]`)
+    ].join("\n")
+  }
+}

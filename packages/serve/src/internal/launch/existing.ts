@@ -1,0 +1,115 @@
+/**
+ * Idempotence: a deployment of the same name that is alive. The same launch and healthy →
+ * it is the result (`AlreadyRunning`); otherwise `DeploymentExists`, unless `replace` (then it
+ * is stopped first).
+ *
+ * "The same launch" compares what SGLang would run, not the text: both argvs are decoded
+ * with the catalogue of the running server's SGLang version, so aliases (`--tp` /
+ * `--tp-size`), order and defaults given explicitly do not matter; the environment compares
+ * the variable names and a salted digest of the values (with the secret flag values), since
+ * the host keeps no value.
+ *
+ * @internal
+ */
+
+import type { Connection } from "@mlops/core/Connection"
+import { Effect, Either } from "effect"
+import * as Deployment from "../../Deployment.js"
+import type { Engine, Flags } from "../../Engine.js"
+import * as Placement from "../../Placement.js"
+import { isHealthy } from "../../Readiness.js"
+import * as Secrets from "../../Secrets.js"
+import { DeploymentExists, type LaunchProgress } from "./types.js"
+
+/** Stable text of decoded args (keys sorted). */
+const canonical = (args: object): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(args).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
+
+/** True when the two argvs decode to the same args; textual equality when either does not decode. */
+export const sameArgs = (
+  a: ReadonlyArray<string>,
+  b: ReadonlyArray<string>,
+  flags: Flags | undefined
+): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    if (JSON.stringify(a) === JSON.stringify(b)) return true
+    if (flags === undefined) return false
+    const [da, db] = yield* Effect.all([Effect.either(flags.decode(a)), Effect.either(flags.decode(b))])
+    if (Either.isLeft(da) || Either.isLeft(db)) return false
+    return canonical(da.right.args) === canonical(db.right.args)
+  })
+
+/** Why a recorded deployment is not this launch (undefined when it is). */
+const difference = (
+  engine: Engine,
+  state: Deployment.State,
+  shown: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>>,
+  secrets: ReadonlyArray<Secrets.ArgvSecret>
+) =>
+  Effect.gen(function* () {
+    if (state.argv === undefined || state.meta === undefined) return "its record is incomplete"
+    if (state.meta.engine !== engine.name) return `it runs ${state.meta.engine}`
+    const version = Deployment.versionOf(state.meta)
+    const flags = version === null ? undefined : engine.shippedFlags(version)
+    const same =
+      (yield* sameArgs(state.argv.argv, shown, flags)) ||
+      (yield* sameArgs(state.argv.requestedArgv, shown, flags))
+    if (!same) return "it runs with different args"
+    const names = Object.keys(env).sort()
+    if (JSON.stringify([...state.meta.envNames].sort()) !== JSON.stringify(names)) {
+      return `it runs with other environment variables (${state.meta.envNames.join(", ") || "none"})`
+    }
+    if (!Secrets.matches(state.meta.secrets, env, secrets)) {
+      return "it runs with other environment values or secret flag values"
+    }
+    return undefined
+  })
+
+/** The running deployment to return, or undefined when a new one must be started. */
+export const check = Effect.fn("Launch.existing")(function* (
+  conn: Connection,
+  o: {
+    readonly engine: Engine
+    readonly name: string
+    readonly port: number
+    /** The request's argv as shown (secrets `***`) and its secrets. */
+    readonly shown: ReadonlyArray<string>
+    readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
+    readonly env: Readonly<Record<string, string>>
+    readonly replace: boolean
+    readonly emit: (p: LaunchProgress) => Effect.Effect<void>
+  }
+) {
+  const { name, port, emit } = o
+  const host = conn.host.alias
+  const existing = yield* Deployment.read(conn, name)
+  const placed = existing === undefined ? undefined : Deployment.processOf(host, existing)
+  const placement = existing === undefined ? Placement.detachedGroup : Placement.of(existing)
+  const existingAlive = placed === undefined ? false : yield* placement.isAlive(conn, placed)
+  if (existing === undefined || !existingAlive) return undefined
+  const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets)
+  const port0 = existing.meta?.port ?? port
+  if (different === undefined && (yield* isHealthy(conn, port0, "10 seconds"))) {
+    const deployment = Deployment.fromState(host, existing)
+    if (deployment !== undefined) {
+      yield* emit({ _tag: "AlreadyRunning", deployment })
+      return deployment
+    }
+  }
+  if (!o.replace) {
+    return yield* new DeploymentExists({
+      host,
+      name,
+      pid: existing.pid ?? existing.pgid ?? 0,
+      reason: different ?? "it runs with these args but is not healthy (yet)",
+      runningArgv: existing.argv?.argv ?? [],
+      fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
+    })
+  }
+  // the pid files were just read: attach (which reads them again) only to report a broken record
+  const proc = placed ?? (yield* placement.attach(conn, existing.runDir, existing.logPath))
+  const outcome = yield* placement.stop(conn, proc)
+  yield* emit({ _tag: "Replacing", name, pid: proc.pid, outcome })
+  return undefined
+})

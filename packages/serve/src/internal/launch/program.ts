@@ -1,0 +1,321 @@
+/**
+ * The launch program: connect, idempotence, Python environment, preflight, spawn, follow,
+ * readiness, auto-fix. Written as one Effect that reports progress into a mailbox;
+ * `launchStream` exposes the mailbox as the `Stream` callers consume.
+ *
+ * Secrets: the request's argv is split once into the shown argv (`***` for secret values)
+ * and its secrets. Everything the program emits, stores or fails with is built from the shown
+ * argv; the real values are put back only into the server's command (`serverCommand`), and
+ * environment values only ever travel in the command's environment.
+ *
+ * @internal
+ */
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as Tunnel from "@mlops/core/Tunnel"
+import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
+import * as Deployment from "../../Deployment.js"
+import type { Engine, Flags } from "../../Engine.js"
+import type { LaunchFailure } from "../../Failures.js"
+import * as Placement from "../../Placement.js"
+import * as Preflight from "../../Preflight.js"
+import * as PythonEnv from "../../PythonEnv.js"
+import * as Readiness from "../../Readiness.js"
+import * as Secrets from "../../Secrets.js"
+import * as ServerCommand from "../../ServerCommand.js"
+import { boundedCleanup } from "../cleanup.js"
+import { applyFix, fixViolations } from "./autofix.js"
+import * as Existing from "./existing.js"
+import * as Monitor from "./monitor.js"
+import * as RemoteCheck from "./remoteCheck.js"
+import * as Session from "./session.js"
+import * as Spawn from "./spawn.js"
+import { InvalidDeploymentName, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
+
+const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const t0 = yield* Clock.currentTimeMillis
+    // one cap for the whole launch, every attempt included
+    const overallMs = Duration.toMillis(Duration.decode(request.overallTimeout ?? "30 minutes"))
+    const deadline = t0 + overallMs
+    const since = Effect.map(Clock.currentTimeMillis, (now) => now - t0)
+    const pool = yield* ConnectionPool
+    // the first connection must work: an unreachable host is reported at once
+    const first = yield* pool.get(request.host)
+    const host = first.host.alias
+    const env = request.env ?? {}
+    const placement = request.placement ?? Placement.detachedGroup
+    const candidates: ReadonlyArray<Engine> = Array.isArray(request.engine)
+      ? request.engine
+      : [request.engine]
+    const session = yield* Session.make({
+      alias: request.host,
+      deadline,
+      startedAt: t0,
+      onDisconnected: (reason, elapsedMs) => emit({ _tag: "Disconnected", reason, elapsedMs }),
+      onReconnected: (downMs, elapsedMs) => emit({ _tag: "Reconnected", downMs, elapsedMs })
+    })
+    // several engines: the first the host's Python environment has (its choice is kept)
+    const detected =
+      candidates.length === 1
+        ? { engine: candidates[0]!, python: undefined }
+        : yield* session.run((conn) =>
+            PythonEnv.detect(conn, { engines: candidates, explicit: request.python, env })
+          )
+    const engine = detected.engine
+    const name = request.name ?? Deployment.defaultName(engine.modelOf(request.argv), engine.name)
+    if (!Deployment.isValidName(name)) {
+      return yield* new InvalidDeploymentName({ name, fix: "use 1-64 letters, digits, '.', '_' or '-'" })
+    }
+    const { shown: requested, secrets } = Secrets.split(request.argv, engine.latestFlags)
+    const digest = Secrets.digest(env, secrets)
+    const apiKey =
+      engine.apiKeyFlag === undefined ? undefined : secrets.find((s) => s.flag === engine.apiKeyFlag)?.value
+    const port = engine.portOf(requested)
+    yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
+
+    // an existing deployment of this name: the same launch and healthy → return it
+    const running = yield* session.run(
+      (conn) =>
+        Existing.check(conn, {
+          engine,
+          name,
+          port,
+          shown: requested,
+          secrets,
+          env,
+          replace: request.replace === true,
+          emit
+        }),
+      { retry: "write" }
+    )
+    if (running !== undefined) return running
+
+    let argv = requested
+    // the engine's own args record, seen by field from here on (what the files and events show)
+    let effective: Readonly<Record<string, unknown>> | null = null
+    let adjustments: ReadonlyArray<string> = []
+    let flags: Flags = engine.latestFlags
+    let fixesLeft = Math.max(0, request.autoFix ?? 0)
+    const choosePython = (conn: Parameters<typeof PythonEnv.choose>[0]) =>
+      detected.python !== undefined
+        ? Effect.succeed(detected.python)
+        : PythonEnv.choose(conn, { engine, explicit: request.python, env })
+
+    // preflight + resolve (violations can be auto-fixed without spending an attempt)
+    const preflight = Effect.gen(function* () {
+      for (;;) {
+        const result = yield* Effect.either(
+          session.run((conn) =>
+            Preflight.run(conn, {
+              engine,
+              python: choosePython(conn),
+              argv,
+              env,
+              port,
+              modelPath: engine.modelOf(argv) ?? "model",
+              busyGpus: request.allowBusyGpus === true ? "report" : "refuse",
+              flagsFromHost: request.flagsFromHost === true
+            })
+          )
+        )
+        if (Either.isRight(result)) return result.right
+        const error = result.left
+        if (error._tag === "LaunchRulesViolated" && fixesLeft > 0) {
+          const next = error.fixedArgv ?? fixViolations(error, argv, flags)
+          if (next !== undefined) {
+            fixesLeft--
+            yield* emit({ _tag: "AttemptFailed", attempt: 0, failure: error, nextArgv: next })
+            argv = next
+            continue
+          }
+        }
+        return yield* error
+      }
+    })
+    let python: PythonEnv.PythonChoice
+    let engineVersion: string | null = null
+    if (request.preflight !== false) {
+      const result = yield* preflight
+      python = result.python
+      flags = result.flags
+      effective = result.resolved.effective as Readonly<Record<string, unknown>>
+      adjustments = result.resolved.logLines
+      engineVersion = result.facts.engineVersion
+      yield* emit({ _tag: "Python", python: python, elapsedMs: yield* since })
+      yield* emit({ _tag: "Preflight", facts: result.facts, elapsedMs: yield* since })
+      yield* emit({
+        _tag: "Resolved",
+        effective: Secrets.redactFields(effective, flags),
+        adjustments,
+        commandLine: ServerCommand.formatCommandLine(engine.command.shown, argv),
+        rulesVerified: result.facts.rulesVerified
+      })
+      // the host's own validation: when asked, and by default where our rules are unverified
+      const code = engine.remoteCheck
+      if (code !== undefined && (request.remoteCheck ?? !result.facts.rulesVerified)) {
+        yield* session.run((conn) =>
+          RemoteCheck.run(conn, {
+            engine,
+            code,
+            flags,
+            interpreter: python.interpreter,
+            shown: argv,
+            secrets,
+            env
+          })
+        )
+        yield* emit({
+          _tag: "RemoteChecked",
+          elapsedMs: yield* since,
+          reason: request.remoteCheck === true ? "requested" : "rules-unverified"
+        })
+      }
+    } else {
+      // even unchecked, the engine has to be started by some interpreter
+      python = yield* session.run(choosePython)
+      engineVersion = python.engineVersion
+      yield* emit({ _tag: "Python", python: python, elapsedMs: yield* since })
+    }
+
+    // spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
+    for (let attempt = 1; ; attempt++) {
+      const createdAt = yield* Clock.currentTimeMillis
+      const files = {
+        argv: { argv, requestedArgv: requested },
+        resolved: {
+          effective: effective === null ? null : Secrets.redactFields(effective, flags),
+          adjustments
+        },
+        meta: {
+          name,
+          port,
+          engine: engine.name,
+          engineVersion,
+          placement: placement.name,
+          python: python.interpreter,
+          envNames: Object.keys(env).sort(),
+          secrets: digest,
+          createdAt,
+          mlopsVersion: Deployment.mlopsVersion,
+          attempt
+        }
+      }
+      const command = ServerCommand.make({
+        interpreter: python.interpreter,
+        target: { module: engine.command.module, leading: engine.command.leading },
+        shown: argv,
+        secrets,
+        env,
+        flags
+      })
+      const spawned = yield* Spawn.start(session, { name, files, command, placement })
+      const proc = spawned.proc
+      yield* emit({
+        _tag: "Spawned",
+        attempt,
+        pid: proc.pid,
+        pgid: proc.pgid,
+        runDir: proc.runDir,
+        logPath: proc.logPath,
+        commandLine: ServerCommand.commandLine(python.interpreter, engine.command, argv)
+      })
+      // follow → ready line → HTTP checks; an interrupt anywhere here leaves the server running
+      // unless stopOnInterrupt
+      const stopServer = (grace?: Duration.DurationInput) =>
+        Effect.ignore(session.run((conn) => Spawn.stop(conn, placement, proc, grace), { retry: "write" }))
+      const readinessBudget = Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget)
+      const outcome = yield* Monitor.follow(session, proc, {
+        engine,
+        placement,
+        name,
+        fromOffset: spawned.fromOffset,
+        startedAt: createdAt,
+        stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
+        overallMs,
+        emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs }),
+        readiness: Readiness.check(session, {
+          name,
+          port,
+          startedAt: createdAt,
+          budget: readinessBudget,
+          overallMs,
+          apiKey,
+          requests: engine.readiness({ model: engine.modelOf(argv) ?? "model" }),
+          report: (endpoint, status, elapsedMs) =>
+            emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+        }).pipe(Effect.tapError(() => stopServer()))
+      }).pipe(
+        // the overall cap: the server is still starting, stop it like a stall
+        Effect.tapErrorTag("LaunchTimedOut", () => stopServer("5 seconds")),
+        Effect.onInterrupt(() =>
+          request.stopOnInterrupt === true ? boundedCleanup(stopServer()) : Effect.void
+        )
+      )
+      if (outcome._tag === "Ready") {
+        const readyAt = yield* Clock.currentTimeMillis
+        yield* session.run((conn) => Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases }), {
+          retry: "write"
+        })
+        const deployment: Deployment.Deployment = {
+          host,
+          name,
+          pid: proc.pid,
+          pgid: proc.pgid,
+          port,
+          url: `http://127.0.0.1:${port}`,
+          engine: engine.name,
+          engineVersion,
+          args: files.resolved.effective,
+          argv,
+          envNames: files.meta.envNames,
+          phases: outcome.phases,
+          startedAt: createdAt,
+          readyAt,
+          runDir: proc.runDir,
+          logPath: proc.logPath
+        }
+        return deployment
+      }
+      // Nothing may stay running; the log stays for diagnose/logs. After a crash follow has
+      // already killed what was left; a stalled server still runs: TERM, then KILL.
+      if (!outcome.exited) yield* stopServer("5 seconds")
+      const next = fixesLeft > 0 ? applyFix(argv, outcome.failure.fix, flags) : undefined
+      yield* emit({ _tag: "AttemptFailed", attempt, failure: outcome.failure, nextArgv: next })
+      if (next === undefined) return yield* outcome.failure
+      fixesLeft--
+      argv = next
+    }
+  })
+
+/** The launch as a stream of progress events ending with `Launched`. */
+export const launchStream = (
+  request: LaunchRequest
+): Stream.Stream<LaunchProgress, LaunchError, ConnectionPool> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      // bounded: a consumer that stops reading holds the launch back instead of growing memory
+      const mailbox = yield* Mailbox.make<LaunchProgress, LaunchError>({ capacity: 256, strategy: "suspend" })
+      const emit = (p: LaunchProgress) => Effect.asVoid(mailbox.offer(p))
+      const program = Effect.gen(function* () {
+        const deployment = yield* run(request, emit)
+        if (request.tunnel !== true) {
+          yield* emit({ _tag: "Launched", deployment })
+          return
+        }
+        // keep the tunnel open until the consumer stops reading
+        const pool = yield* ConnectionPool
+        const conn = yield* pool.get(request.host)
+        const listener = yield* Tunnel.listen(conn, deployment.port)
+        yield* emit({ _tag: "Launched", deployment: { ...deployment, url: listener.url } })
+        return yield* Effect.never
+      }).pipe(Effect.scoped)
+      yield* program.pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => mailbox.done(exit)),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(mailbox)
+    })
+  )
+
+export type { LaunchFailure }

@@ -1,0 +1,207 @@
+/**
+ * The values of the launch program: its request, its progress events and its own errors.
+ * Public through `Launch.ts`.
+ *
+ * @internal
+ */
+
+import type { Errors, LogTail, Probes, Tunnel } from "@mlops/core"
+import type { Duration } from "effect"
+import type { ArgvError } from "../../ArgvErrors.js"
+import type { Deployment } from "../../Deployment.js"
+import type { Engine, FlagsError } from "../../Engine.js"
+import type { LaunchFailure } from "../../Failures.js"
+import type { LaunchEvent } from "../../LaunchEvent.js"
+import type { InvalidModelConfig } from "../../ModelTraits.js"
+import type { Placement, SchedulerError } from "../../Placement.js"
+import type { LaunchRulesViolated } from "../../Violations.js"
+import type {
+  DeploymentExists,
+  GpuHolder,
+  GpusBusy,
+  HostNotReady,
+  InvalidDeploymentName,
+  LaunchTimedOut,
+  NotEnoughGpus,
+  NotHealthy,
+  PortUnavailable,
+  PythonEnvUnusable
+} from "./errors.js"
+
+export * from "./errors.js"
+
+/** What to launch where. Only `host`, `engine` and `argv` are required. */
+export interface LaunchRequest {
+  /** Host alias (ssh_config / mlops hosts file, or `sim`). */
+  readonly host: string
+  /**
+   * The engine, or the engines to look for in order of preference: the first one the host's
+   * Python environment has is launched.
+   */
+  readonly engine: Engine | ReadonlyArray<Engine>
+  /** Where the server runs. Default `Placement.detachedGroup` (a detached process group on the host). */
+  readonly placement?: Placement
+  /** Deployment name (a directory name); default: the model directory's name, lower-cased. */
+  readonly name?: string
+  /** The engine's flags exactly as its command takes them (`python -m sglang.launch_server ...`, `vllm serve ...`). */
+  readonly argv: ReadonlyArray<string>
+  /** Environment of the server process (e.g. `SGLANG_ENABLE_SPEC_V2=1`). */
+  readonly env?: Readonly<Record<string, string>>
+  /** Probe the host and check the flags before spawning. Default true. */
+  readonly preflight?: boolean
+  /**
+   * Also run the host's own argument parsing (no model load). Default: only when mlops
+   * has not verified its rules for the host's engine version.
+   */
+  readonly remoteCheck?: boolean
+  /** Read the flags from the host's own parser even when mlops ships this version. Default false. */
+  readonly flagsFromHost?: boolean
+  /** Relaunch with the failure's fix at most this many times. Default 0 (off). */
+  readonly autoFix?: number
+  /** Stop a running deployment of the same name with different args first. Default false. */
+  readonly replace?: boolean
+  /** Stop the server when the launch is interrupted. Default false (it keeps running). */
+  readonly stopOnInterrupt?: boolean
+  /** Open a local tunnel to the server (`deployment.url`). Default false. */
+  readonly tunnel?: boolean
+  /** No new phase for this long → StartupStalled. Default 5 minutes. */
+  readonly stallTimeout?: Duration.DurationInput
+  /** Cap on the whole launch. Default 30 minutes. */
+  readonly overallTimeout?: Duration.DurationInput
+  /**
+   * Python environment: a venv/conda prefix or an interpreter. Default: the host's `python` in
+   * hosts.json, else the first environment with the engine among `~/ml-env`, `~/.venv`, `~/venv`,
+   * conda environments, `python3` on PATH and the engine's entry point (the `Python` event says
+   * which).
+   */
+  readonly python?: string
+  /** Start even when other processes hold memory on the GPUs this launch would use. Default false. */
+  readonly allowBusyGpus?: boolean
+  /** From the ready line to `/health`, `/generate` and `/v1/models` all answering. Default 2 minutes, within `overallTimeout`. */
+  readonly readinessTimeout?: Duration.DurationInput
+}
+
+/** The Python environment a launch runs its engine with, and where that choice came from. */
+export interface PythonFacts {
+  /** The interpreter run on the host. */
+  readonly interpreter: string
+  /** The value to pin it with (`--python`, or `python` in hosts.json). */
+  readonly setting: string
+  /** `--python`, `hosts.json`, or `discovered`. */
+  readonly source: "--python" | "hosts.json" | "discovered"
+  /** Where discovery found it: `configured`, `home`, `conda`, `path`, `entry-point`. */
+  readonly how: string
+  readonly pythonVersion: string
+  /** The engine found there (`sglang`), its Python distribution and version. */
+  readonly engine: string
+  readonly package: string
+  readonly engineVersion: string
+  /** `metadata` (an installed package) or `version.py` (a source checkout). */
+  readonly versionSource: "metadata" | "version.py"
+  readonly location: string
+}
+
+/** What preflight learned about the host. */
+export interface PreflightFacts {
+  readonly python: string
+  readonly pythonVersion: string
+  readonly engine: string
+  readonly engineVersion: string
+  readonly gpus: ReadonlyArray<Probes.Gpu>
+  readonly port: number
+  readonly model: { readonly path: string; readonly architecture: string | undefined }
+  /** GPUs of this launch that other processes hold memory on (only when `allowBusyGpus`). */
+  readonly busyGpus: ReadonlyArray<GpuHolder>
+  /**
+   * The catalogue the flags were checked against: `shipped` with mlops, read from the host's own
+   * parser (`dumped` now, or `cached` from an earlier run), or the `nearest` shipped release.
+   */
+  readonly flags: { readonly version: string; readonly source: "shipped" | "cached" | "dumped" | "nearest" }
+  /** Whether mlops verified its launch rules for this version (else only the argv is checked). */
+  readonly rulesVerified: boolean
+  /** What the user should know about the flags check (e.g. why another release's catalogue stood in). */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/** Every step of a launch, in order; the last element of a successful launch is `Launched`. */
+export type LaunchProgress =
+  | { readonly _tag: "Connected"; readonly host: string; readonly name: string; readonly elapsedMs: number }
+  /** The Python environment chosen (configured or discovered). */
+  | { readonly _tag: "Python"; readonly python: PythonFacts; readonly elapsedMs: number }
+  | { readonly _tag: "Preflight"; readonly facts: PreflightFacts; readonly elapsedMs: number }
+  | {
+      readonly _tag: "Resolved"
+      readonly effective: Readonly<Record<string, unknown>>
+      /** The engine's own auto-adjustment messages, in order. */
+      readonly adjustments: ReadonlyArray<string>
+      readonly commandLine: string
+      /** False when only the argv was checked (mlops has not verified its rules for this version). */
+      readonly rulesVerified: boolean
+    }
+  | {
+      readonly _tag: "RemoteChecked"
+      readonly elapsedMs: number
+      /** Asked for, or run because mlops has not verified its rules for this version. */
+      readonly reason: "requested" | "rules-unverified"
+    }
+  | { readonly _tag: "AlreadyRunning"; readonly deployment: Deployment }
+  | { readonly _tag: "Replacing"; readonly name: string; readonly pid: number; readonly outcome: string }
+  | {
+      readonly _tag: "Spawned"
+      readonly attempt: number
+      readonly pid: number
+      readonly pgid: number
+      readonly runDir: string
+      readonly logPath: string
+      readonly commandLine: string
+    }
+  /** A classifier event from the server log (phases with timings, adjustments, warnings, progress). */
+  | { readonly _tag: "Log"; readonly event: LaunchEvent; readonly elapsedMs: number }
+  | {
+      readonly _tag: "HealthChecked"
+      readonly endpoint: string
+      readonly status: number
+      readonly elapsedMs: number
+    }
+  | {
+      readonly _tag: "AttemptFailed"
+      readonly attempt: number
+      readonly failure: LaunchFailure | LaunchRulesViolated
+      /** The flags of the next attempt, when auto-fix relaunches. */
+      readonly nextArgv: ReadonlyArray<string> | undefined
+    }
+  /** The connection dropped during the launch; the launch goes on once it is back. */
+  | { readonly _tag: "Disconnected"; readonly reason: string; readonly elapsedMs: number }
+  /** The connection is back after `downMs`; watching, the log follow and readiness resume. */
+  | { readonly _tag: "Reconnected"; readonly downMs: number; readonly elapsedMs: number }
+  | { readonly _tag: "Launched"; readonly deployment: Deployment }
+
+/** Everything a launch can fail with. */
+export type LaunchError =
+  | SchedulerError
+  | ArgvError
+  | LaunchRulesViolated
+  | LaunchFailure
+  | FlagsError
+  | InvalidModelConfig
+  | NotEnoughGpus
+  | PortUnavailable
+  | PythonEnvUnusable
+  | GpusBusy
+  | HostNotReady
+  | DeploymentExists
+  | InvalidDeploymentName
+  | LaunchTimedOut
+  | NotHealthy
+  | Errors.CommandError
+  | Errors.ProcessError
+  | Errors.SpawnLocked
+  | Errors.AlreadyRunning
+  | Errors.RemoteFileError
+  | Errors.HostNotFound
+  | Errors.ConfigFileError
+  | Errors.ProbeFailed
+  | Errors.ForwardFailed
+  | Errors.LogTruncated
+  | Tunnel.TunnelTimeout
+  | LogTail.FollowError
