@@ -112,6 +112,11 @@ export interface Placement {
     conn: Connection,
     placed: Placed
   ) => Effect.Effect<RemoteProcess.KillOutcome, PlacementError>
+  /**
+   * Where the running server is reached from the host when it is another machine (a batch
+   * job's compute node, for the readiness tunnel `<target>:<port>`); absent: the host itself.
+   */
+  readonly target?: (conn: Connection, placed: Placed) => Effect.Effect<string, PlacementError>
   /** TERM, then KILL after `grace`, only while what runs is still ours (recorded as a deliberate stop). */
   readonly stop: (
     conn: Connection,

@@ -17,8 +17,9 @@ import { Chunk, Context, Duration, Effect, Layer, Stream } from "effect"
 import * as TestSlurm from "../../../core/test/support/Slurm.js"
 import * as Sshd from "../../../core/test/support/Sshd.js"
 import { logs } from "../../src/internal/logs/index.js"
+import * as Serving from "../support/serving.js"
 import * as Standin from "./standin/install.js"
-import { alias, freePort } from "./support.js"
+import { alias, fixedStory, freePort } from "./support.js"
 
 const SECRET = "hf_slurm_s3cret"
 
@@ -198,6 +199,50 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
         assert.include(ended.message, "--mem-fraction-static")
         assert.include(ended.message, `Slurm job ${placed.job}`)
       })
+    )
+
+    it.scoped(
+      "the launch program with the Slurm placement: queued past its stall timeout, then the job runs to ready through the node",
+      () =>
+        Effect.gen(function* () {
+          const { standin, slurm } = yield* Cluster
+          const port = yield* freePort
+          const name = `slurm-launch-${process.pid}`
+          const placement = SlurmPlacement.make({
+            settings: {},
+            gpus: 2,
+            jobName: `mlops-${name}`,
+            poll: "250 millis"
+          })
+          // both GPUs held for 8 s: the launch waits in the queue longer than its stall timeout
+          const holder = (yield* slurm.client("sbatch", [
+            "--parsable",
+            "--gres=gpu:2",
+            "--output=/dev/null",
+            "--wrap",
+            "sleep 300"
+          ])).trim()
+          yield* Effect.forkScoped(Effect.delay(slurm.client("scancel", [holder]), "8 seconds"))
+          const events = yield* Serving.launch({
+            host: alias,
+            name,
+            argv: fixedStory(standin.modelPath, port),
+            env: { STANDIN_PHASE_SECONDS: "0.02" },
+            stallTimeout: "2 seconds",
+            placement
+          }).pipe(Stream.runCollect)
+          const last = Chunk.toReadonlyArray(events).at(-1)
+          assert.strictEqual(last?._tag, "Launched", JSON.stringify(last))
+          if (last?._tag !== "Launched") return
+          const listed = (yield* SlurmPlacement.jobs(alias)).find((job) => job.name === `mlops-${name}`)
+          assert.deepStrictEqual(
+            [listed?.slurmState, listed?.nodes, listed?.gpus],
+            ["RUNNING", slurm.node, 2]
+          )
+          const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
+          const placed = yield* placement.attach(conn, last.deployment.runDir, last.deployment.logPath)
+          assert.strictEqual(yield* placement.stop(conn, placed), "terminated")
+        })
     )
 
     it.effect(

@@ -53,7 +53,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
     readonly overallMs: number
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
     /** Run once the ready line is seen (the HTTP checks); the death watchers keep running meanwhile. */
-    readonly readiness: Effect.Effect<void, ReadinessError, ConnectionPool>
+    readonly readiness: Effect.Effect<void, ReadinessError | Placement.PlacementError, ConnectionPool>
   }
 ) {
   const classifier = Classifier.make([o.engine.logs])
