@@ -7,7 +7,7 @@
  */
 
 import { pathToFileURL } from "node:url"
-import { FakeHost } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { renderFix } from "@mlops/serve/Failures"
 import * as Launch from "@mlops/serve/Launch"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"

@@ -11,6 +11,9 @@ import * as SglangEngine from "@mlops/sglang/SglangEngine"
 /** @category engines */
 export const registry: Engine.Registry = [SglangEngine.engine]
 
+/** How the first registered engine's newest release spells flags (secrets, fixes) when no engine is named. @category engines */
+export const defaultFlags: Engine.Flags = registry[0]!.latestFlags
+
 /** What every engine adds to the log classifier (`diagnose` reads logs of any engine). @category engines */
 export const logs = registry.map((engine) => engine.logs)
 

@@ -49,7 +49,8 @@ const byTag: Record<string, ExitCode> = {
   UsageError: ExitCode.Usage,
   DeploymentNotFound: ExitCode.Usage,
   LogUnreadable: ExitCode.Usage,
-  // SGLang's rules (Resolve)
+  LocalFileError: ExitCode.Usage,
+  // an engine's rules (refused before anything runs)
   LaunchRulesViolated: ExitCode.RulesViolated,
   // the host is not ready (preflight, or the same causes met in the log)
   NotEnoughGpus: ExitCode.Preflight,
@@ -63,6 +64,7 @@ const byTag: Record<string, ExitCode> = {
   ProbeFailed: ExitCode.Preflight,
   DependencyError: ExitCode.Preflight,
   UnsupportedSglangVersion: ExitCode.Preflight,
+  UnsupportedEngineVersion: ExitCode.Preflight,
   // classified from the log
   ArgparseError: ExitCode.LaunchFailed,
   AssertionFailure: ExitCode.LaunchFailed,

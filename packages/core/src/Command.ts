@@ -42,7 +42,7 @@ export const run = Effect.fn("Command.run")(function* (
   alias: string,
   command: RemoteCommand.RemoteCommand,
   options: RunOptions = {}
-) {
+): Effect.fn.Return<ExecResult, RunError, ConnectionPool> {
   yield* Effect.annotateCurrentSpan({ host: alias, command: RemoteCommand.describe(command) })
   const pool = yield* ConnectionPool
   return yield* Effect.flatMap(pool.get(alias), (conn) => conn.exec(command, execOptions(options))).pipe(
@@ -51,11 +51,7 @@ export const run = Effect.fn("Command.run")(function* (
       while: (error) => error._tag === "ChannelOpenFailed"
     })
   )
-}) as (
-  alias: string,
-  command: RemoteCommand.RemoteCommand,
-  options?: RunOptions
-) => Effect.Effect<ExecResult, RunError, ConnectionPool>
+})
 
 /** The CommandFailed for a finished command that did not exit 0. @category errors */
 export const failure = (

@@ -160,7 +160,11 @@ export const tail = Effect.fn("LogTail.tail")(function* (
   alias: string,
   path: string,
   options: { readonly lines: number; readonly chunkBytes?: number }
-) {
+): Effect.fn.Return<
+  ReadonlyArray<LogLine>,
+  RemoteFileError | ConnectError | HostNotFound | ConfigFileError,
+  ConnectionPool
+> {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(alias)
   const size = (yield* conn.files.stat(path))?.size ?? 0
@@ -170,12 +174,4 @@ export const tail = Effect.fn("LogTail.tail")(function* (
     options.lines,
     options.chunkBytes ?? 64 * 1024
   )
-}) as (
-  alias: string,
-  path: string,
-  options: { readonly lines: number; readonly chunkBytes?: number }
-) => Effect.Effect<
-  ReadonlyArray<LogLine>,
-  RemoteFileError | ConnectError | HostNotFound | ConfigFileError,
-  ConnectionPool
->
+})

@@ -83,7 +83,9 @@ const fromEither = <A>(conn: Connection, probe: string, either: Either.Either<A,
  *
  * @category probes
  */
-export const gpus = Effect.fn("Probes.gpus")(function* (conn: Connection) {
+export const gpus = Effect.fn("Probes.gpus")(function* (
+  conn: Connection
+): Effect.fn.Return<ReadonlyArray<Gpu>, CommandError | ProbeFailed> {
   const query = (fields: string) =>
     run(conn, ["nvidia-smi", `--query-gpu=${fields}`, "--format=csv,noheader,nounits"])
   const base = "index,name,memory.total,memory.used,uuid"
@@ -103,10 +105,12 @@ export const gpus = Effect.fn("Probes.gpus")(function* (conn: Connection) {
     )
   }
   return yield* fromEither(conn, "nvidia-smi", parsers.parseGpus(result.stdout, withCap))
-}) as (conn: Connection) => Effect.Effect<ReadonlyArray<Gpu>, CommandError | ProbeFailed>
+})
 
 /** Processes using GPUs (`nvidia-smi --query-compute-apps`). @category probes */
-export const gpuProcesses = Effect.fn("Probes.gpuProcesses")(function* (conn: Connection) {
+export const gpuProcesses = Effect.fn("Probes.gpuProcesses")(function* (
+  conn: Connection
+): Effect.fn.Return<ReadonlyArray<GpuProcess>, CommandError | ProbeFailed> {
   const result = yield* run(conn, [
     "nvidia-smi",
     "--query-compute-apps=pid,gpu_uuid,used_memory",
@@ -121,7 +125,7 @@ export const gpuProcesses = Effect.fn("Probes.gpuProcesses")(function* (conn: Co
     )
   }
   return yield* fromEither(conn, "nvidia-smi", parsers.parseGpuProcesses(result.stdout))
-}) as (conn: Connection) => Effect.Effect<ReadonlyArray<GpuProcess>, CommandError | ProbeFailed>
+})
 
 /** The interpreter of a Python environment: a prefix (`<prefix>/bin/python`) or an interpreter path. */
 export const interpreterOf = (pythonPath: string): string => {
@@ -142,7 +146,7 @@ export const python = Effect.fn("Probes.python")(function* (
   pythonPath: string,
   pkg: string,
   options: { readonly hashFiles?: ReadonlyArray<string> } = {}
-) {
+): Effect.fn.Return<PythonEnv, CommandError | ProbeFailed> {
   const interpreter = interpreterOf(pythonPath)
   // a path mlops was given: `~/...` is the remote home (rendered for the shell to expand)
   const result = yield* run(conn, [
@@ -164,19 +168,17 @@ export const python = Effect.fn("Probes.python")(function* (
     return yield* failed(conn, "python", `${interpreter} exited ${result.exitCode}: ${tail(result.stderr)}`)
   }
   return yield* fromEither(conn, "python", parsers.parsePythonEnv(result.stdout))
-}) as (
-  conn: Connection,
-  pythonPath: string,
-  pkg: string,
-  options?: { readonly hashFiles?: ReadonlyArray<string> }
-) => Effect.Effect<PythonEnv, CommandError | ProbeFailed>
+})
 
 /** Who listens on TCP `port` (`ss -ltnpH 'sport = :PORT'`); `undefined` when nobody. @category probes */
-export const portHolder = Effect.fn("Probes.portHolder")(function* (conn: Connection, port: number) {
+export const portHolder = Effect.fn("Probes.portHolder")(function* (
+  conn: Connection,
+  port: number
+): Effect.fn.Return<PortHolder | undefined, CommandError | ProbeFailed> {
   const result = yield* run(conn, ["ss", "-ltnpH", `sport = :${port}`])
   yield* requireTool(conn, "ss", result, "install iproute2 (it provides ss)")
   if (result.exitCode !== 0) {
     return yield* failed(conn, "ss", `exit ${result.exitCode}: ${tail(result.stderr)}`)
   }
   return parsers.parsePortHolder(result.stdout, port)
-}) as (conn: Connection, port: number) => Effect.Effect<PortHolder | undefined, CommandError | ProbeFailed>
+})

@@ -98,7 +98,7 @@ export const upload = Effect.fn("RemoteFiles.upload")(function* (
   localPath: string,
   remotePath: string,
   options: { readonly mode?: number } = {}
-) {
+): Effect.fn.Return<void, FileError> {
   const local = yield* Effect.tryPromise({
     try: async () => ({ data: await fs.readFile(localPath), mode: (await fs.stat(localPath)).mode & 0o777 }),
     catch: (cause) =>
@@ -111,9 +111,4 @@ export const upload = Effect.fn("RemoteFiles.upload")(function* (
       })
   })
   yield* conn.files.write(remotePath, local.data, { mode: options.mode ?? local.mode })
-}) as (
-  conn: Connection,
-  localPath: string,
-  remotePath: string,
-  options?: { readonly mode?: number }
-) => Effect.Effect<void, FileError>
+})

@@ -160,7 +160,7 @@ export const kill = Effect.fn("RemoteProcess.kill")(function* (
   conn: Connection,
   proc: GroupRef,
   options: { readonly within?: Duration.DurationInput } = {}
-) {
+): Effect.fn.Return<KillOutcome, CommandError | RemoteFileError> {
   yield* Effect.annotateCurrentSpan({ host: conn.host.alias, pgid: proc.pgid })
   if (!(yield* isOurs(conn, proc))) return "gone" satisfies KillOutcome
   const within = Duration.decode(options.within ?? "5 seconds")
@@ -177,11 +177,7 @@ export const kill = Effect.fn("RemoteProcess.kill")(function* (
     { timeout: Duration.sum(within, Duration.decode(SIGNAL_TIMEOUT)) }
   )
   return (result.exitCode === 0 ? "gone" : "still-running") satisfies KillOutcome
-}) as (
-  conn: Connection,
-  proc: GroupRef,
-  options?: { readonly within?: Duration.DurationInput }
-) => Effect.Effect<KillOutcome, CommandError | RemoteFileError>
+})
 
 /** `code 3` / `signal TERM` (a bare number is read as an exit code). */
 export const parseExitFile = (text: string): ExitStatus | undefined => {
@@ -268,7 +264,7 @@ export const stop = Effect.fn("RemoteProcess.stop")(function* (
   conn: Connection,
   proc: DetachedProcess,
   options: StopOptions = {}
-) {
+): Effect.fn.Return<StopOutcome, ProcessStepError> {
   yield* Effect.annotateCurrentSpan({ host: proc.host, pgid: proc.pgid })
   const poll = options.poll ?? "250 millis"
   const record = (outcome: StopOutcome) =>
@@ -286,11 +282,7 @@ export const stop = Effect.fn("RemoteProcess.stop")(function* (
     runDir: proc.runDir,
     reason: `process group ${proc.pgid} still alive 10 s after SIGKILL`
   })
-}) as (
-  conn: Connection,
-  proc: DetachedProcess,
-  options?: StopOptions
-) => Effect.Effect<StopOutcome, ProcessStepError>
+})
 
 /**
  * Read a run directory back into a `DetachedProcess` (for status/stop from another machine),

@@ -7,9 +7,9 @@
  *
  * @since 0.1.0
  */
-import { FileSystem, type Error as PlatformError } from "@effect/platform"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import type { ConnectError, HostNotFound, RemoteFileError } from "@mlops/core/Errors"
+import * as LocalFiles from "@mlops/core/LocalFiles"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import { Effect, Option, Schema, Stream } from "effect"
 import * as Classifier from "./Classifier.js"
@@ -154,32 +154,14 @@ export const bytes = <E, R>(
     )
   })
 
-const unreadable = (path: string, error: PlatformError.PlatformError): LogUnreadable =>
-  new LogUnreadable({
-    path,
-    reason:
-      error._tag === "SystemError"
-        ? error.reason === "NotFound"
-          ? "no such file"
-          : error.reason === "PermissionDenied"
-            ? "permission denied"
-            : error.reason === "BadResource"
-              ? "not a regular file"
-              : (error.description ?? error.reason)
-        : error.message
-  })
-
 /** Classify a local file, streamed. @category programs */
 export const localFile = Effect.fn("Diagnose.localFile")(function* (
   path: string,
   engines: ReadonlyArray<Classifier.EngineLogs>
-): Effect.fn.Return<Diagnosis, LogUnreadable | NotALog, FileSystem.FileSystem> {
-  const fs = yield* FileSystem.FileSystem
-  const info = yield* Effect.mapError(fs.stat(path), (e) => unreadable(path, e))
-  if (info.type === "Directory") return yield* new LogUnreadable({ path, reason: "it is a directory" })
-  const chunks = fs
-    .stream(path, { chunkSize: FileSystem.KiB(1024) })
-    .pipe(Stream.mapError((e) => unreadable(path, e)))
+): Effect.fn.Return<Diagnosis, LogUnreadable | NotALog> {
+  const chunks = LocalFiles.stream(path, { chunkSize: CHUNK }).pipe(
+    Stream.mapError((e) => new LogUnreadable({ path, reason: e.reason }))
+  )
   return yield* bytes(path, chunks, engines)
 })
 

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { FakeHost } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { Effect } from "effect"
 import type { Gpus } from "./Engine.js"
 

@@ -9,8 +9,9 @@
  *
  * @since 0.1.0
  */
-import { FileSystem } from "@effect/platform"
+
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as LocalFiles from "@mlops/core/LocalFiles"
 import type { Flags } from "@mlops/serve/Engine"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as Preflight from "@mlops/serve/Preflight"
@@ -162,8 +163,7 @@ export const localConfig = Effect.fn("Check.localConfig")(function* (o: {
   readonly env?: Readonly<Record<string, string>>
   readonly version?: string
 }) {
-  const fs = yield* FileSystem.FileSystem
-  const text = yield* fs.readFileString(o.configPath)
+  const text = yield* LocalFiles.readText(o.configPath)
   return yield* offline({ ...o, modelConfig: text })
 })
 

@@ -94,7 +94,10 @@ const tail = (text: string) => text.trim().split("\n").slice(-3).join(" | ")
  *
  * @category reading
  */
-export const dump = Effect.fn("HostFlags.dump")(function* (conn: Connection, interpreter: string) {
+export const dump = Effect.fn("HostFlags.dump")(function* (
+  conn: Connection,
+  interpreter: string
+): Effect.fn.Return<Dump, FlagDumpFailed | CommandError> {
   const fail = (reason: string) => new FlagDumpFailed({ host: conn.host.alias, python: interpreter, reason })
   const result = yield* conn
     .exec(RemoteCommand.make([interpreter, "-c", DUMP_SCRIPT]), { timeout: DUMP_TIMEOUT })
@@ -107,7 +110,7 @@ export const dump = Effect.fn("HostFlags.dump")(function* (conn: Connection, int
   const decoded = decodeDump(result.stdout.trim().split("\n").at(-1) ?? "")
   if (decoded._tag === "Left") return yield* fail(`unexpected output: ${tail(result.stdout).slice(0, 200)}`)
   return decoded.right
-}) as (conn: Connection, interpreter: string) => Effect.Effect<Dump, FlagDumpFailed | CommandError>
+})
 
 /**
  * A dump as a catalogue of `version`. Flags that a shipped release near it also has keep our

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, FakeHost } from "@mlops/core"
+import { ConnectionPool } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import * as Deployment from "@mlops/serve/Deployment"
 import * as Logs from "@mlops/serve/Logs"
 import * as Stop from "@mlops/serve/Stop"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { FakeHost } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { Chunk, Effect, Fiber, Stream } from "effect"
 import * as Simulator from "../src/Simulator.js"
 import * as Serving from "./support/serving.js"

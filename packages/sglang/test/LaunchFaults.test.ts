@@ -5,7 +5,7 @@
  * never as a stall; a start whose answer was lost is settled, never left running untracked.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { FakeHost } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { Chunk, Clock, Effect, Fiber, Stream } from "effect"
 import * as Simulator from "../src/Simulator.js"
 import * as Serving from "./support/serving.js"

@@ -4,7 +4,7 @@
  * everything it emits or stores, and idempotence on what SGLang would run rather than the text.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { FakeHost } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { Chunk, Effect, Stream } from "effect"
 import * as Simulator from "../src/Simulator.js"
 import * as Serving from "./support/serving.js"

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, FakeHost, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
+import { ConnectionPool, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { llama3_8b } from "@mlops/serve/SampleModels"
 import { Effect, Either, Option } from "effect"
 import * as Argv from "../src/Argv.js"

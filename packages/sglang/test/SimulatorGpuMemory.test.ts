@@ -4,7 +4,8 @@
  * more memory in use than the GPU has.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, FakeHost, Probes } from "@mlops/core"
+import { ConnectionPool, Probes } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { llama3_8b } from "@mlops/serve/SampleModels"
 import { Effect } from "effect"
 import * as Simulator from "../src/Simulator.js"

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, FakeHost, Probes, RemoteCommand } from "@mlops/core"
+import { ConnectionPool, Probes, RemoteCommand } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import { Effect, Either } from "effect"
 import * as Catalogue from "../src/Catalogue.js"
 import * as Check from "../src/Check.js"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { FakeHost } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import * as Stop from "@mlops/serve/Stop"
 import { Effect } from "effect"
 import * as Simulator from "../src/Simulator.js"

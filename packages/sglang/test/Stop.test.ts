@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, FakeHost, Probes } from "@mlops/core"
+import { ConnectionPool, Probes } from "@mlops/core"
+import { FakeHost } from "@mlops/core/testing"
 import * as Logs from "@mlops/serve/Logs"
 import * as Stop from "@mlops/serve/Stop"
 import { Effect } from "effect"

@@ -2,8 +2,11 @@
  * A failure for a person: what failed, the evidence lines, the fix, and the fixed command
  * ready to paste. The same facts go into `--json` (`_tag`, `fix`, `fixedCommand`).
  */
+import * as AutoFix from "@mlops/serve/AutoFix"
+import type * as Engine from "@mlops/serve/Engine"
 import * as Failures from "@mlops/serve/Failures"
 import * as Secrets from "@mlops/serve/Secrets"
+import * as Engines from "../Engines.js"
 import * as Json from "./json.js"
 import { bold, dim, red, type Style } from "./style.js"
 
@@ -17,6 +20,8 @@ export interface FailureContext {
    * fixed command repeats them. Default: `launch --host <host>`.
    */
   readonly prefix?: ReadonlyArray<string> | undefined
+  /** How the engine's command line names flags (default: the first registered engine's newest). */
+  readonly flags?: Engine.Flags | undefined
 }
 
 export interface FailureView {
@@ -37,32 +42,6 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 const quote = (word: string): string =>
   /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 
-/** The flag part of `--flag` or `--flag=value`. */
-const flagOf = (word: string): string => (word.startsWith("--") ? word.split("=", 1)[0]! : word)
-
-/** Drop `flag` and the values that follow it (up to the next `--option`). */
-const dropFlag = (argv: ReadonlyArray<string>, flag: string): Array<string> => {
-  const out: Array<string> = []
-  let skipping = false
-  for (const word of argv) {
-    if (word.startsWith("--")) skipping = flagOf(word) === flag
-    if (!skipping) out.push(word)
-  }
-  return out
-}
-
-/** Apply a classifier fix (set flags, drop flags) to the user's SGLang flags. */
-export const applyFix = (argv: ReadonlyArray<string>, fix: Failures.Fix): Array<string> => {
-  let out = [...argv]
-  for (const flag of fix.removeFlags ?? []) out = dropFlag(out, flag)
-  for (const [flag, value] of Object.entries(fix.flags ?? {})) {
-    out = dropFlag(out, flag)
-    out.push(flag)
-    if (value !== null) out.push(String(value))
-  }
-  return out
-}
-
 /** The mlops words with every `--env` value shown as `***` (`--env K=V`, `--env=K=V`). */
 export const redactPrefix = (prefix: ReadonlyArray<string>): ReadonlyArray<string> =>
   prefix.map((word, i) => {
@@ -73,8 +52,12 @@ export const redactPrefix = (prefix: ReadonlyArray<string>): ReadonlyArray<strin
   })
 
 /** `mlops <prefix> -- <flags>`, every word shell-quoted, secret values shown as `***`. */
-export const commandLine = (prefix: ReadonlyArray<string>, argv: ReadonlyArray<string>): string =>
-  ["mlops", ...redactPrefix(prefix).map(quote), "--", ...Secrets.redactArgv(argv).map(quote)].join(" ")
+export const commandLine = (
+  prefix: ReadonlyArray<string>,
+  argv: ReadonlyArray<string>,
+  flags: Engine.Flags = Engines.defaultFlags
+): string =>
+  ["mlops", ...redactPrefix(prefix).map(quote), "--", ...Secrets.redactArgv(argv, flags).map(quote)].join(" ")
 
 const evidenceOf = (u: Record<string, unknown>): FailureView["evidence"] =>
   Array.isArray(u.evidence)
@@ -114,11 +97,12 @@ export const view = (failure: unknown, context: FailureContext = {}): FailureVie
     context.prefix !== undefined && context.prefix.length > 0
       ? context.prefix
       : ["launch", ...(context.host === undefined ? [] : ["--host", context.host])]
-  const argv = context.argv === undefined ? undefined : Secrets.redactArgv(context.argv)
+  const flags = context.flags ?? Engines.defaultFlags
+  const argv = context.argv === undefined ? undefined : Secrets.redactArgv(context.argv, flags)
   const fixedArgv = Array.isArray(record.fixedArgv)
-    ? Secrets.redactArgv(record.fixedArgv as ReadonlyArray<string>)
+    ? Secrets.redactArgv(record.fixedArgv as ReadonlyArray<string>, flags)
     : fix !== undefined && (fix.flags !== undefined || fix.removeFlags !== undefined) && argv !== undefined
-      ? applyFix(argv, fix)
+      ? AutoFix.applyFix(argv, fix, flags)
       : undefined
   const fixText =
     fix !== undefined ? Failures.renderFix(fix) : typeof record.fix === "string" ? record.fix : undefined
@@ -128,7 +112,7 @@ export const view = (failure: unknown, context: FailureContext = {}): FailureVie
     details,
     evidence: evidenceOf(record),
     ...(fixText ? { fix: fixText } : {}),
-    ...(fixedArgv ? { fixedArgv, fixedCommand: commandLine(prefix, fixedArgv) } : {})
+    ...(fixedArgv ? { fixedArgv, fixedCommand: commandLine(prefix, fixedArgv, flags) } : {})
   }
 }
 

@@ -13,22 +13,22 @@ const oom = new OOM({
 })
 
 describe("render/failure", () => {
-  it("applyFix replaces a flag's value (any form), appends new ones, drops removed ones", () => {
-    const argv = ["--model-path", "/m", "--mem-fraction-static=0.99", "--disable-radix-cache", "--tp", "2"]
-    const fixed = RenderFailure.applyFix(argv, {
-      flags: { "--mem-fraction-static": 0.85, "--cuda-graph-max-bs": 16 },
-      removeFlags: ["--disable-radix-cache"]
+  it("the fixed command applies a list-valued flag's fix as one word per value, replacing every spelling", () => {
+    const failure = new OOM({
+      evidence: [],
+      process: "TP0",
+      phase: "cuda-graph",
+      reason: "CUDA out of memory",
+      kind: "cuda-graph",
+      fix: { flags: { "--cuda-graph-bs": "1 2 4" }, removeFlags: ["--disable-radix-cache"] }
     })
-    assert.deepStrictEqual(fixed, [
-      "--model-path",
-      "/m",
-      "--tp",
-      "2",
-      "--mem-fraction-static",
-      "0.85",
-      "--cuda-graph-max-bs",
-      "16"
-    ])
+    const argv = ["--model-path", "/m", "--cuda-graph-bs", "8", "16", "--disable-radix", "--tp", "2"]
+    const v = RenderFailure.view(failure, { host: "h", argv })
+    assert.deepStrictEqual(v.fixedArgv, ["--model-path", "/m", "--tp", "2", "--cuda-graph-bs", "1", "2", "4"])
+    assert.strictEqual(
+      v.fixedCommand,
+      "mlops launch --host h -- --model-path /m --tp 2 --cuda-graph-bs 1 2 4"
+    )
   })
 
   it("the fixed command is ready to paste: shell-quoted, after `--`", () => {

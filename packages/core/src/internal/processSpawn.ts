@@ -25,7 +25,7 @@ export const spawnDetached = Effect.fn("RemoteProcess.spawnDetached")(function* 
   conn: Connection,
   command: RemoteCommand.RemoteCommand,
   options: DetachedOptions
-) {
+): Effect.fn.Return<DetachedProcess, SpawnError | RemoteFileError> {
   yield* Effect.annotateCurrentSpan({ host: conn.host.alias, runDir: options.runDir })
   const token = options.token ?? newToken()
   return yield* conn.spawnDetached(command, { ...options, token }).pipe(
@@ -36,11 +36,7 @@ export const spawnDetached = Effect.fn("RemoteProcess.spawnDetached")(function* 
       )
     )
   )
-}) as (
-  conn: Connection,
-  command: RemoteCommand.RemoteCommand,
-  options: DetachedOptions
-) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError>
+})
 
 export const spawn = Effect.fn("RemoteProcess.spawn")(function* (
   alias: string,
@@ -52,7 +48,11 @@ export const spawn = Effect.fn("RemoteProcess.spawn")(function* (
   const token = options.token ?? newToken()
   const detached = { ...options, token }
   let unsettled = false
-  const attempt = Effect.gen(function* () {
+  const attempt = Effect.gen(function* (): Effect.fn.Return<
+    DetachedProcess,
+    SpawnError | RemoteFileError | GetError,
+    ConnectionPool
+  > {
     const conn = yield* pool.get(alias)
     if (unsettled) {
       const settled = yield* settle(conn, detached)
@@ -75,17 +75,13 @@ export const spawn = Effect.fn("RemoteProcess.spawn")(function* (
       while: (error) => error._tag === "CommandTimeout" || isTransient(error)
     })
   )
-}) as (
-  alias: string,
-  command: RemoteCommand.RemoteCommand,
-  options: DetachedOptions & { readonly reconnect?: Schedule.Schedule<unknown, unknown> }
-) => Effect.Effect<DetachedProcess, SpawnError | RemoteFileError | GetError, ConnectionPool>
+})
 
 export const attach = Effect.fn("RemoteProcess.attach")(function* (
   conn: Connection,
   runDir: string,
   options: { readonly logPath?: string } = {}
-) {
+): Effect.fn.Return<DetachedProcess, ProcessError | RemoteFileError | ConnectError> {
   const dir = yield* conn.files.resolvePath(runDir)
   const text = (name: string) => RemoteFiles.readTextIfExists(conn, `${dir}/${name}`)
   const number = (name: string) =>
@@ -121,8 +117,4 @@ export const attach = Effect.fn("RemoteProcess.attach")(function* (
     ...(token?.trim() ? { token: token.trim() } : {}),
     ...(start?.trim() ? { startTime: start.trim() } : {})
   } satisfies DetachedProcess
-}) as (
-  conn: Connection,
-  runDir: string,
-  options?: { readonly logPath?: string }
-) => Effect.Effect<DetachedProcess, ProcessError | RemoteFileError | ConnectError>
+})

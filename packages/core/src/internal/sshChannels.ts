@@ -50,20 +50,21 @@ const track = (channel: ClientChannel): OpenChannel => {
 
 /**
  * One exec request. `onOpen` sees every channel that opens, before it is handed on; `late`
- * says the request was interrupted meanwhile (the caller must release it, not leak it).
+ * says the request was interrupted meanwhile (the caller must release it, not leak it). A
+ * late request that failed is reported too (`undefined`), so the caller stops waiting for it.
  */
 const openRaw = (
   client: Client,
   endpoint: Pick<Endpoint, "alias">,
   line: string,
-  onOpen: (open: OpenChannel, late: boolean) => void
+  onOpen: (open: OpenChannel | undefined, late: boolean) => void
 ) =>
   Effect.async<OpenChannel, ChannelOpenFailed | ConnectionLost>((resume) => {
     let cancelled = false
     try {
       client.exec(line, (error, channel) => {
         if (error) {
-          if (cancelled) return
+          if (cancelled) return onOpen(undefined, true)
           return resume(
             Effect.fail(
               isDisconnected(error)
@@ -107,6 +108,9 @@ const release = (open: OpenChannel) =>
     )
   })
 
+/** How long an interrupted request may still open a channel (sshd answers or the connection drops first). */
+const LATE_OPEN_WAIT = "2 minutes"
+
 /**
  * Open an exec channel (retrying while sshd refuses it), released by the scope. Opening is
  * interruptible; a channel that opens after an interruption is released all the same.
@@ -120,16 +124,25 @@ export const openChannel = (
     Effect.gen(function* () {
       // the channel of an interrupted attempt: released here, it would otherwise hold a slot
       let opened: OpenChannel | undefined
-      const onOpen = (open: OpenChannel, late: boolean) => {
-        if (late) Effect.runFork(release(open))
+      // one that opens only after the interruption: a daemon fiber waits for it and releases it
+      const late = Deferred.unsafeMake<OpenChannel | undefined>(FiberId.none)
+      const onOpen = (open: OpenChannel | undefined, isLate: boolean) => {
+        if (isLate) Deferred.unsafeDone(late, Exit.succeed(open))
         else opened = open
       }
+      const releaseLate = Deferred.await(late).pipe(
+        Effect.flatMap((open) => (open === undefined ? Effect.void : release(open))),
+        Effect.timeout(LATE_OPEN_WAIT),
+        Effect.ignore,
+        Effect.forkDaemon,
+        Effect.asVoid
+      )
       const open = yield* restore(
         openRaw(client, endpoint, line, onOpen).pipe(
           Effect.retry({ schedule: retryRefused, while: isRefused }),
           Effect.mapError((e) => (isRefused(e) ? new ChannelOpenFailed({ ...e, fix: REFUSED_FIX }) : e))
         )
-      ).pipe(Effect.onInterrupt(() => (opened === undefined ? Effect.void : release(opened))))
+      ).pipe(Effect.onInterrupt(() => (opened === undefined ? releaseLate : release(opened))))
       yield* Effect.addFinalizer(() => release(open))
       return open
     })

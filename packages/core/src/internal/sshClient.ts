@@ -5,7 +5,6 @@
  * @internal
  */
 
-import { readFile } from "node:fs/promises"
 import * as net from "node:net"
 import type { Duplex } from "node:stream"
 import { Deferred, Effect, Exit, Redacted, Runtime, type Scope } from "effect"
@@ -20,6 +19,7 @@ import {
 } from "../Errors.js"
 import type { HostConfig } from "../HostConfig.js"
 import * as KnownHosts from "../KnownHosts.js"
+import * as LocalFiles from "../LocalFiles.js"
 import { connectFailure, type Endpoint, isDisconnected, keyFileError, messageOf } from "./sshErrors.js"
 
 export interface ClientOptions {
@@ -94,7 +94,7 @@ const loadKeys = (
     const skipped: Array<string> = []
     let firstProblem: ConfigFileError | undefined
     for (const path of files) {
-      const data = yield* Effect.promise(() => readFile(path).catch(() => undefined))
+      const data = yield* LocalFiles.readIfExists(path)
       // ssh skips identity files that do not exist (the default list names several)
       if (data === undefined) continue
       const parsed = ssh2.utils.parseKey(data, passphrase)

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect, FiberId } from "effect"
+import { Deferred, Duration, Effect, Exit, FiberId } from "effect"
 import type { Client, SFTPWrapper, Stats } from "ssh2"
 import type { FileStat, RemoteFs } from "../Connection.js"
 import { type ConnectError, RemoteFileError } from "../Errors.js"
@@ -28,7 +28,11 @@ export const makeFiles = (
     let current: SFTPWrapper | undefined
     let home: string | undefined
 
-    const open = Effect.async<SFTPWrapper, FsError>((resume) => {
+    // the channel and the moment it closes (then its session slot is free again)
+    const open = Effect.async<
+      { readonly sftp: SFTPWrapper; readonly closed: Deferred.Deferred<void> },
+      FsError
+    >((resume) => {
       try {
         client.sftp((error, sftp) => {
           if (error) {
@@ -41,11 +45,12 @@ export const makeFiles = (
             )
           }
           sftp.on("error", () => {})
+          const closed = Deferred.unsafeMake<void>(FiberId.none)
           sftp.once("close", () => {
             if (current === sftp) current = undefined
-            Effect.runSync(budget.release(1))
+            Deferred.unsafeDone(closed, Exit.void)
           })
-          resume(Effect.succeed(sftp))
+          resume(Effect.succeed({ sftp, closed }))
         })
       } catch (error) {
         resume(Effect.fail(lost(endpoint, error)))
@@ -63,23 +68,28 @@ export const makeFiles = (
       if (opening === undefined) {
         const pending = Deferred.unsafeMake<SFTPWrapper, FsError>(FiberId.none)
         opening = pending
-        Effect.runFork(
-          budget.take(1).pipe(
-            Effect.zipRight(open.pipe(Effect.tapError(() => budget.release(1)))),
-            Effect.tap((opened) =>
-              Effect.sync(() => {
-                current = opened
-              })
-            ),
-            Effect.exit,
-            Effect.flatMap((exit) =>
-              Effect.suspend(() => {
-                opening = undefined
-                return Deferred.done(pending, exit)
-              })
-            )
+        const opener = budget.take(1).pipe(
+          Effect.zipRight(open.pipe(Effect.tapError(() => budget.release(1)))),
+          // the permit goes back when the channel closes, whoever closed it
+          Effect.tap(({ closed }) =>
+            Effect.forkDaemon(Effect.zipRight(Deferred.await(closed), budget.release(1)))
+          ),
+          Effect.map(({ sftp }) => sftp),
+          Effect.tap((opened) =>
+            Effect.sync(() => {
+              current = opened
+            })
+          ),
+          Effect.exit,
+          Effect.flatMap((exit) =>
+            Effect.suspend(() => {
+              opening = undefined
+              return Deferred.done(pending, exit)
+            })
           )
         )
+        // started in one uninterruptible step: a caller interrupted here cannot leave `opening` unowned
+        return Effect.zipRight(Effect.uninterruptible(Effect.forkDaemon(opener)), Deferred.await(pending))
       }
       return Deferred.await(opening)
     })

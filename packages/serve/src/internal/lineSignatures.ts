@@ -1,12 +1,11 @@
 /**
- * Small readers of single SGLang lines used by the classifier: who owns an exception record,
- * shard progress, rank 0's capacity line, and an exit status folded into ProcessExited.
+ * Small readers of single lines used by the classifier: who owns an exception record, shard
+ * progress, and an exit status folded into ProcessExited.
  * @internal
  */
 
 import type { ExitStatus } from "../Classifier.js"
 import * as F from "../Failures.js"
-import type { Capacity } from "../LaunchEvent.js"
 import { signalName } from "./logs/signatures/deaths.js"
 
 /** The process that printed a `... hit an exception` record (rank prefix, or the manager named). */
@@ -26,23 +25,6 @@ const SHARDS = /(\d+)% Completed \| (\d+)\/(\d+)/
 export const shardProgress = (line: string): { done: number; total: number; percent: number } | undefined => {
   const m = SHARDS.exec(line)
   return m ? { done: Number(m[2]), total: Number(m[3]), percent: Number(m[1]) } : undefined
-}
-
-/** Rank 0's `max_total_num_tokens=..., max_running_requests=..., context_len=..., available_gpu_mem=... GB`. */
-export const capacityEvent = (line: string, at: number, no: number): Capacity => {
-  const message = line.slice(at)
-  const get = (key: string) => {
-    const m = new RegExp(`${key}=([\\d.]+)`).exec(message)
-    return m ? Number(m[1]) : 0
-  }
-  return {
-    _tag: "Capacity",
-    maxTotalNumTokens: get("max_total_num_tokens"),
-    maxRunningRequests: get("max_running_requests"),
-    contextLen: get("context_len"),
-    availableGpuMemGB: get("available_gpu_mem"),
-    line: no
-  }
 }
 
 /** A ProcessExited completed with how the process ended (signals named `SIGKILL`, as Python does). */

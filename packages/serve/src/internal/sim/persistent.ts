@@ -10,9 +10,10 @@
  *
  * @internal
  */
-import { FakeHost } from "@mlops/core"
+
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import type { Hosts } from "@mlops/core/Hosts"
+import { FakeHost } from "@mlops/core/testing"
 import { Cause, Console, Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
 import * as State from "./state.js"
 import * as StateFile from "./stateFile.js"

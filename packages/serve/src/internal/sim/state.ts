@@ -9,8 +9,9 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import type { FakeHost } from "@mlops/core/testing"
 import { Effect, Schema } from "effect"
 import { preludeMarker } from "../../ServerCommand.js"
 import * as Gpus from "../../SimGpus.js"

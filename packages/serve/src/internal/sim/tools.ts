@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import { Effect } from "effect"
 
 /** `ls [-1] [-A] [--] DIR`: the names of the entries directly under DIR, sorted. */

@@ -6,9 +6,10 @@
  *
  * @internal
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { mkdir, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { Effect, Schema } from "effect"
+import * as LocalFiles from "@mlops/core/LocalFiles"
+import { Effect, Option, Schema } from "effect"
 import { ParserAction } from "../catalogue/fromParser.js"
 
 /** What the dump script prints. */
@@ -45,11 +46,9 @@ const decodeEntry = Schema.decodeUnknownOption(Schema.parseJson(Entry))
 
 /** The entry for this key, or undefined (missing, unreadable, corrupt, or for another hash). */
 export const read = (dir: string, key: Key): Effect.Effect<Entry | undefined> =>
-  Effect.tryPromise(() => readFile(pathOf(dir, key), "utf8")).pipe(
-    Effect.map((text) => decodeEntry(text)),
-    Effect.map((entry) =>
-      entry._tag === "Some" && entry.value.dump.sha256 === key.sha256 ? entry.value : undefined
-    ),
+  LocalFiles.readTextIfExists(pathOf(dir, key)).pipe(
+    Effect.map((text) => (text === undefined ? undefined : Option.getOrUndefined(decodeEntry(text)))),
+    Effect.map((entry) => (entry !== undefined && entry.dump.sha256 === key.sha256 ? entry : undefined)),
     Effect.orElseSucceed(() => undefined)
   )
 

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import { Effect, Ref } from "effect"
 import type { ServerArgs } from "../../ServerArgs.js"
 

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import { Effect } from "effect"
 import * as Catalogue from "../../Catalogue.js"
 import { sglangDir } from "./paths.js"

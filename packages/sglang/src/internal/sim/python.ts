@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as ServerCommand from "@mlops/serve/ServerCommand"
 import * as Gpus from "@mlops/serve/SimGpus"

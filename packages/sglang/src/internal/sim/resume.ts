@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as Gpus from "@mlops/serve/SimGpus"
 import { Effect, Either, Ref } from "effect"

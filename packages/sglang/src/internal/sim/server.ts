@@ -12,7 +12,7 @@
  *
  * @internal
  */
-import type { FakeHost } from "@mlops/core"
+import type { FakeHost } from "@mlops/core/testing"
 import type { Phase } from "@mlops/serve/LaunchEvent"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as Gpus from "@mlops/serve/SimGpus"

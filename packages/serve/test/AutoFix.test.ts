@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { FlagInfo } from "../../../src/Engine.js"
-import { applyFix } from "../../../src/internal/launch/autofix.js"
+import { applyFix } from "../src/AutoFix.js"
+import type { FlagInfo } from "../src/Engine.js"
 
 // a tiny flag table written for this test: how argv words name flags, as an engine would say
 const table: ReadonlyArray<FlagInfo> = [

@@ -3,12 +3,12 @@
  * are replaced or appended, the flags it says to drop are removed. Everything else in the
  * argv stays as the user wrote it.
  *
- * @internal
+ * @since 0.1.0
  */
 
-import type { FlagInfo, Flags } from "../../Engine.js"
-import type { Fix } from "../../Failures.js"
-import type { LaunchRulesViolated } from "../../Violations.js"
+import type { FlagInfo, Flags } from "./Engine.js"
+import type { Fix } from "./Failures.js"
+import type { LaunchRulesViolated } from "./Violations.js"
 
 /** How argv words name flags: an engine's flags for one version. */
 export type FlagSpecs = Pick<Flags, "spec">
