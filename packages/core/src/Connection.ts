@@ -146,7 +146,11 @@ export interface Connection {
   ) => Effect.Effect<DetachedInfo, SpawnError>
   readonly files: RemoteFs
   /** A byte stream to `127.0.0.1:port` on the host (ssh direct-tcpip); closed with the scope. */
-  readonly forward: (port: number) => Effect.Effect<Duplex, ForwardFailed | ConnectError, Scope.Scope>
+  readonly forward: (
+    port: number,
+    /** Where the host connects to; default its own loopback. A compute node behind a login node, for Slurm. */
+    target?: string
+  ) => Effect.Effect<Duplex, ForwardFailed | ConnectError, Scope.Scope>
   /** Completes with the reason when the connection drops. */
   readonly closed: Effect.Effect<ConnectionLost>
 }

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { SlurmSettings } from "./SlurmSettings.js"
 
 /** How unknown host keys are treated. Keys are always verified; there is no "off". @category models */
 export const HostKeyPolicy = Schema.Literal("strict", "accept-new")
@@ -63,6 +64,8 @@ export class HostConfig extends Schema.Class<HostConfig>("HostConfig")({
    * default `~/.mlops` (`defaultStateDir`).
    */
   stateDir: Schema.optionalWith(Schema.String, { default: () => defaultStateDir }),
+  /** From the mlops hosts file: the host is a Slurm cluster's login node, submitting with these settings. */
+  slurm: Schema.optional(SlurmSettings),
   /** Where the host came from, for messages: a file path, or "built-in". */
   source: Schema.String
 }) {}

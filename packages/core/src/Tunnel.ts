@@ -32,6 +32,8 @@ export interface TunnelRequest {
   readonly headers?: Readonly<Record<string, string>>
   /** Default 30 seconds. */
   readonly timeout?: Duration.DurationInput
+  /** The machine the host forwards to (a compute node behind a login node); default the host's loopback. */
+  readonly target?: string
 }
 
 /** @category models */
@@ -54,7 +56,7 @@ export const request = (
   const host = connection.host.alias
   return Effect.scoped(
     Effect.gen(function* () {
-      const duplex = yield* connection.forward(options.port)
+      const duplex = yield* connection.forward(options.port, options.target)
       return yield* Effect.async<TunnelResponse, ForwardFailed>((resume) => {
         const fail = (error: Error) =>
           resume(Effect.fail(new ForwardFailed({ host, port: options.port, reason: error.message })))
@@ -119,7 +121,12 @@ export interface Listener {
  *
  * @category listeners
  */
-export const listen = (connection: Connection, port: number): Effect.Effect<Listener, never, Scope.Scope> =>
+export const listen = (
+  connection: Connection,
+  port: number,
+  /** The machine the host forwards to (a compute node); default the host's loopback. */
+  target?: string
+): Effect.Effect<Listener, never, Scope.Scope> =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const scope = yield* Effect.scope
@@ -135,7 +142,7 @@ export const listen = (connection: Connection, port: number): Effect.Effect<List
             Effect.gen(function* () {
               const socketScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
               socket.once("close", () => Runtime.runFork(runtime)(Scope.close(socketScope, Exit.void)))
-              const remote = yield* connection.forward(port).pipe(Scope.extend(socketScope))
+              const remote = yield* connection.forward(port, target).pipe(Scope.extend(socketScope))
               remote.on("error", () => socket.destroy())
               remote.on("close", () => socket.destroy())
               socket.pipe(remote).pipe(socket)

@@ -17,6 +17,14 @@ import type { ConnectionPool, GetError } from "@mlops/core/ConnectionPool"
 import type { ConnectError, ProcessError, RemoteFileError, SpawnError } from "@mlops/core/Errors"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import type {
+  SlurmError,
+  SlurmJobNotFound,
+  SlurmJobStillActive,
+  SlurmPreflightFailed,
+  SlurmSubmitRefused
+} from "@mlops/core/SlurmErrors"
+import type { SlurmJob } from "@mlops/core/SlurmJob"
 import type { Duration, Effect, Schedule, Stream } from "effect"
 
 /** A started server as its placement knows it. @category models */
@@ -34,14 +42,33 @@ export interface Placed {
   readonly job?: string
 }
 
-/** What `watch` reports: the connection coming and going, then how the server ended. @category models */
-export type WatchEvent = RemoteProcess.WatchEvent
+/**
+ * A batch scheduler's record of the job each time its state changes (Slurm: PENDING with its
+ * reason, RUNNING on a node, how it ended with its ExitCode), before the final `Exited`.
+ *
+ * @category models
+ */
+export interface JobEvent {
+  readonly _tag: "Job"
+  readonly job: SlurmJob
+}
+
+/** What `watch` reports: the connection coming and going, a scheduler's job states, then how the server ended. @category models */
+export type WatchEvent = RemoteProcess.WatchEvent | JobEvent
 
 /** @category models */
 export type StopOutcome = RemoteProcess.StopOutcome
 
+/** What a batch-scheduler placement adds: the scheduler refusing, or losing track of, the job. @category models */
+export type SchedulerError =
+  | SlurmError
+  | SlurmSubmitRefused
+  | SlurmPreflightFailed
+  | SlurmJobNotFound
+  | SlurmJobStillActive
+
 /** @category models */
-export type PlacementError = SpawnError | RemoteProcess.ProcessStepError
+export type PlacementError = SpawnError | RemoteProcess.ProcessStepError | SchedulerError
 
 /** @category models */
 export interface SpawnRequest {
@@ -85,6 +112,11 @@ export interface Placement {
     conn: Connection,
     placed: Placed
   ) => Effect.Effect<RemoteProcess.KillOutcome, PlacementError>
+  /**
+   * Where the running server is reached from the host when it is another machine (a batch
+   * job's compute node, for the readiness tunnel `<target>:<port>`); absent: the host itself.
+   */
+  readonly target?: (conn: Connection, placed: Placed) => Effect.Effect<string, PlacementError>
   /** TERM, then KILL after `grace`, only while what runs is still ours (recorded as a deliberate stop). */
   readonly stop: (
     conn: Connection,

@@ -33,6 +33,8 @@ export const check = Effect.fn("Launch.readiness")(function* (
   o: {
     readonly name: string
     readonly port: number
+    /** The machine the server listens on when it is not the host (a Slurm compute node); default the host. */
+    readonly target?: string
     readonly startedAt: number
     readonly budget: Duration.Duration
     /** The launch's overall cap (ms), for the error when it is what ran out. */
@@ -50,6 +52,7 @@ export const check = Effect.fn("Launch.readiness")(function* (
       const response = yield* session.run((conn) =>
         Tunnel.request(conn, {
           port: o.port,
+          ...(o.target === undefined ? {} : { target: o.target }),
           method,
           path,
           timeout: "30 seconds",

@@ -307,10 +307,11 @@ export const makeConnection = (host: HostRuntime, state: ConnectionState): Conne
       )
   }
 
-  const forward = (port: number) =>
+  // the fake host is one machine: a forward to another host finds nothing listening there
+  const forward = (port: number, to: string = "127.0.0.1") =>
     Effect.gen(function* () {
       yield* alive
-      const target = host.table.port(port)
+      const target = to === "127.0.0.1" || to === "localhost" ? host.table.port(port) : undefined
       if (target === undefined) {
         return yield* new ForwardFailed({
           host: alias,

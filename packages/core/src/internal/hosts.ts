@@ -295,6 +295,7 @@ export const resolveKnown = (snapshot: Snapshot, alias: string): Effect.Effect<H
       ...(entry?.python !== undefined ? { python: entry.python } : {}),
       tags: entry?.tags ?? [],
       ...(entry?.stateDir !== undefined ? { stateDir: entry.stateDir } : {}),
+      ...(entry?.slurm !== undefined ? { slurm: entry.slurm } : {}),
       source: definedIn ?? (entry !== undefined ? snapshot.settings.hostsFile : snapshot.settings.sshConfig)
     })
   })

@@ -9,6 +9,8 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { ConfigFileError } from "../Errors.js"
 import { readTextIfExists } from "../LocalFiles.js"
+import { SlurmSettings } from "../SlurmSettings.js"
+import { slurmFieldProblem } from "./slurmHostEntry.js"
 
 /** A directory on the host: absolute or `~/`-relative (a relative path would depend on the login directory). @internal */
 export const StateDir = Schema.String.pipe(
@@ -28,7 +30,9 @@ const FIELDS = {
   identityFile: {
     schema: Schema.Union(Schema.String, Schema.Array(Schema.String)),
     expected: "a key file path, or a list of them"
-  }
+  },
+  /** Makes the host a Slurm cluster's login node; checked field by field (slurmHostEntry). */
+  slurm: { schema: SlurmSettings, expected: "an object of Slurm settings" }
 } as const
 
 /** @internal */
@@ -39,7 +43,8 @@ export const HostEntry = Schema.Struct({
   hostname: Schema.optional(FIELDS.hostname.schema),
   user: Schema.optional(FIELDS.user.schema),
   port: Schema.optional(FIELDS.port.schema),
-  identityFile: Schema.optional(FIELDS.identityFile.schema)
+  identityFile: Schema.optional(FIELDS.identityFile.schema),
+  slurm: Schema.optional(FIELDS.slurm.schema)
 })
 
 /** @internal */
@@ -75,8 +80,8 @@ const distance = (a: string, b: string): number => {
   return row[b.length]!
 }
 
-const suggestion = (name: string): string | undefined =>
-  Object.keys(FIELDS)
+const suggestion = (name: string, known: ReadonlyArray<string> = Object.keys(FIELDS)): string | undefined =>
+  known
     .map((known) => [known, distance(name.toLowerCase(), known.toLowerCase())] as const)
     .filter(([, d]) => d <= 2)
     .sort((x, y) => x[1] - y[1])[0]?.[0]
@@ -108,6 +113,11 @@ const decodeEntry = (
           ? `the fields are ${Object.keys(FIELDS).join(", ")}`
           : `did you mean "${near}"? (the fields are ${Object.keys(FIELDS).join(", ")})`
       )
+    }
+    if (field === "slurm") {
+      const problem = slurmFieldProblem(alias, fieldValue, suggestion)
+      if (problem !== undefined) return error(problem.field, problem.reason, problem.fix)
+      continue
     }
     const decoded = Schema.decodeUnknownEither(known.schema as Schema.Schema<unknown>)(fieldValue)
     if (Either.isLeft(decoded)) {

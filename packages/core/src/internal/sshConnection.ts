@@ -152,12 +152,12 @@ export const make = (
       }
     )
 
-    const forward: Connection["forward"] = (port) =>
+    const forward: Connection["forward"] = (port, target = "127.0.0.1") =>
       Effect.acquireRelease(
         Effect.async<Duplex, ConnectError | ReturnType<typeof forwardFailure>>((resume) => {
           let cancelled = false
           try {
-            client.forwardOut("127.0.0.1", 0, "127.0.0.1", port, (error, channel) => {
+            client.forwardOut("127.0.0.1", 0, target, port, (error, channel) => {
               // opened after a timeout or interruption: nobody will release it but us
               if (cancelled) return error ? undefined : channel.destroy()
               if (error) resume(Effect.fail(forwardFailure(endpoint, port, error)))

@@ -71,7 +71,8 @@ const run = (file: string, args: ReadonlyArray<string>) =>
     })
   })
 
-const freePort = Effect.async<number, SshdError>((resume) => {
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export const freePort = Effect.async<number, SshdError>((resume) => {
   const server = net.createServer()
   server.once("error", (e) => resume(Effect.fail(new SshdError({ reason: `no free port: ${e.message}` }))))
   server.listen(0, "127.0.0.1", () => {

@@ -53,7 +53,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
     readonly overallMs: number
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
     /** Run once the ready line is seen (the HTTP checks); the death watchers keep running meanwhile. */
-    readonly readiness: Effect.Effect<void, ReadinessError, ConnectionPool>
+    readonly readiness: Effect.Effect<void, ReadinessError | Placement.PlacementError, ConnectionPool>
   }
 ) {
   const classifier = Classifier.make([o.engine.logs])
@@ -61,6 +61,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
   let nextOffset = o.fromOffset
   let lastProgressAt = yield* Clock.currentTimeMillis
   let readyLineSeen = false
+  let queued = false
   const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - o.startedAt)
 
   const feed = (line: string) =>
@@ -108,7 +109,13 @@ export const follow = Effect.fn("Launch.follow")(function* (
         ? session.markDown(event.reason)
         : event._tag === "Reconnected"
           ? session.markUp
-          : Effect.void
+          : event._tag === "Job"
+            ? // a batch job: waiting in the queue is not a stall, and each new state is progress
+              Effect.map(Clock.currentTimeMillis, (now) => {
+                queued = event.job.state._tag === "Pending"
+                lastProgressAt = now
+              })
+            : Effect.void
     ),
     Stream.runLast,
     Effect.map((last) => ({
@@ -122,7 +129,7 @@ export const follow = Effect.fn("Launch.follow")(function* (
   const stall = Effect.gen(function* () {
     for (;;) {
       yield* Effect.sleep("1 second")
-      if (readyLineSeen || (yield* session.isDown)) continue
+      if (readyLineSeen || queued || (yield* session.isDown)) continue
       const since = Math.max(lastProgressAt, yield* session.lastReconnectAt)
       const silent = (yield* Clock.currentTimeMillis) - since
       if (silent >= Duration.toMillis(o.stallTimeout)) return { _tag: "Stalled" as const, silentMs: silent }

@@ -233,17 +233,25 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
         overallMs,
         emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs }),
-        readiness: Readiness.check(session, {
-          name,
-          port,
-          startedAt: createdAt,
-          budget: readinessBudget,
-          overallMs,
-          apiKey,
-          requests: engine.readiness({ model: engine.modelOf(argv) ?? "model" }),
-          report: (endpoint, status, elapsedMs) =>
-            emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
-        }).pipe(Effect.tapError(() => stopServer()))
+        // a batch job's server listens on its compute node, reached through the host
+        readiness: Effect.flatMap(
+          placement.target === undefined
+            ? Effect.succeed(undefined)
+            : session.run((conn) => placement.target!(conn, proc)),
+          (target) =>
+            Readiness.check(session, {
+              name,
+              port,
+              ...(target === undefined ? {} : { target }),
+              startedAt: createdAt,
+              budget: readinessBudget,
+              overallMs,
+              apiKey,
+              requests: engine.readiness({ model: engine.modelOf(argv) ?? "model" }),
+              report: (endpoint, status, elapsedMs) =>
+                emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+            })
+        ).pipe(Effect.tapError(() => stopServer()))
       }).pipe(
         // the overall cap: the server is still starting, stop it like a stall
         Effect.tapErrorTag("LaunchTimedOut", () => stopServer("5 seconds")),

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+
 import type { Errors, LogTail, Probes, Tunnel } from "@mlops/core"
 import type { Duration } from "effect"
 import type { ArgvError } from "../../ArgvErrors.js"
@@ -12,7 +13,7 @@ import type { Engine, FlagsError } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
 import type { InvalidModelConfig } from "../../ModelTraits.js"
-import type { Placement } from "../../Placement.js"
+import type { Placement, SchedulerError } from "../../Placement.js"
 import type { LaunchRulesViolated } from "../../Violations.js"
 import type {
   DeploymentExists,
@@ -177,6 +178,7 @@ export type LaunchProgress =
 
 /** Everything a launch can fail with. */
 export type LaunchError =
+  | SchedulerError
   | ArgvError
   | LaunchRulesViolated
   | LaunchFailure

@@ -1,0 +1,312 @@
+/**
+ * A real single-node Slurm (Debian's 22.05 packages) for integration tests and benches: munged,
+ * slurmctld and slurmd started as root in the foreground under a throwaway directory, with a
+ * generated munge key and slurm.conf (proctrack/linuxproc, task/none, jobcomp/filetxt,
+ * cons_tres) and two fake GPUs (`File=/dev/null`, `File=/dev/zero`) on one node named after
+ * this machine. Ports are free ones, so several clusters can run at once. Every daemon it
+ * starts is stopped by pid when the scope closes (jobs are cancelled first: their slurmstepd
+ * is not a child of slurmd).
+ *
+ * Clients find the cluster through `SLURM_CONF`; `loginNode` starts the harness sshd with
+ * `SetEnv SLURM_CONF=...`, so commands over SSH see it as a login node's `/etc/slurm` would.
+ *
+ * ```ts
+ * layer(Slurm.loginNode(), { excludeTestServices: true })((it) => { ... })
+ * ```
+ */
+
+import { type ChildProcess, execFile, type SpawnOptions, spawn } from "node:child_process"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Context, Data, Duration, Effect, Layer, Schedule, type Scope } from "effect"
+import * as Sshd from "./Sshd.js"
+
+export class SlurmClusterError extends Data.TaggedError("SlurmClusterError")<{ readonly reason: string }> {
+  override get message() {
+    return `test Slurm cluster: ${this.reason}`
+  }
+}
+
+export interface SlurmClusterOptions {
+  /** Seconds a finished job stays known to slurmctld (MinJobAge); default 300. */
+  readonly minJobAge?: number
+  /** Extra slurm.conf lines. */
+  readonly extraConfig?: ReadonlyArray<string>
+}
+
+export interface SlurmCluster {
+  readonly dir: string
+  /** The generated slurm.conf (what `SLURM_CONF` names). */
+  readonly confPath: string
+  /** The one node: this machine's short hostname. */
+  readonly node: string
+  /** The default partition (no time limit). */
+  readonly partition: string
+  /** A partition with `MaxTime=00:10:00`. */
+  readonly shortPartition: string
+  /** GPUs of GRES `gpu` on the node. */
+  readonly gpus: number
+  /** What a client of this cluster needs in its environment. */
+  readonly env: { readonly SLURM_CONF: string }
+  /** sshd_config lines making the harness sshd a login node of this cluster. */
+  readonly sshdConfig: ReadonlyArray<string>
+  /** Run a Slurm client command locally against this cluster (test setup and assertions). */
+  readonly client: (command: string, args: ReadonlyArray<string>) => Effect.Effect<string, SlurmClusterError>
+  /** What the daemons printed so far (for failing-test diagnostics). */
+  readonly log: () => string
+}
+
+export class TestSlurm extends Context.Tag("@mlops/core/test/Slurm")<TestSlurm, SlurmCluster>() {}
+
+const PARTITION = "debug"
+/** A second partition over the same node, with a 10-minute MaxTime. */
+const SHORT_PARTITION = "short"
+const GPU_FILES = ["/dev/null", "/dev/zero"]
+
+const userIds = (name: string): { uid: number; gid: number } | undefined => {
+  const line = fs
+    .readFileSync("/etc/passwd", "utf8")
+    .split("\n")
+    .find((entry) => entry.startsWith(`${name}:`))
+  if (line === undefined) return undefined
+  const [, , uid, gid] = line.split(":")
+  return { uid: Number(uid), gid: Number(gid) }
+}
+
+const slurmConf = (
+  dir: string,
+  node: string,
+  ports: { ctld: number; slurmd: number },
+  options: SlurmClusterOptions
+) =>
+  [
+    "ClusterName=mlopsci",
+    `SlurmctldHost=${node}(127.0.0.1)`,
+    `SlurmctldPort=${ports.ctld}`,
+    `SlurmdPort=${ports.slurmd}`,
+    "SlurmUser=root",
+    "SlurmdUser=root",
+    "AuthType=auth/munge",
+    "CredType=cred/munge",
+    `AuthInfo=socket=${path.join(dir, "munge-run", "munge.sock")}`,
+    `StateSaveLocation=${path.join(dir, "state")}`,
+    `SlurmdSpoolDir=${path.join(dir, "spool")}`,
+    `SlurmctldPidFile=${path.join(dir, "slurmctld.pid")}`,
+    `SlurmdPidFile=${path.join(dir, "slurmd.pid")}`,
+    `SlurmctldLogFile=${path.join(dir, "slurmctld.log")}`,
+    `SlurmdLogFile=${path.join(dir, "slurmd.log")}`,
+    "ProctrackType=proctrack/linuxproc",
+    "TaskPlugin=task/none",
+    "JobAcctGatherType=jobacct_gather/none",
+    "AccountingStorageType=accounting_storage/none",
+    "JobCompType=jobcomp/filetxt",
+    `JobCompLoc=${path.join(dir, "jobcomp.txt")}`,
+    "SelectType=select/cons_tres",
+    "SelectTypeParameters=CR_Core",
+    "MpiDefault=none",
+    "ReturnToService=2",
+    // scancel's SIGTERM → SIGKILL grace (default 30 s)
+    "KillWait=2",
+    `MinJobAge=${options.minJobAge ?? 300}`,
+    "GresTypes=gpu",
+    `NodeName=${node} NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000 Gres=gpu:${GPU_FILES.length} State=UNKNOWN`,
+    `PartitionName=${PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP`,
+    `PartitionName=${SHORT_PARTITION} Nodes=ALL MaxTime=00:10:00 State=UP`,
+    ...(options.extraConfig ?? []),
+    ""
+  ].join("\n")
+
+const gresConf = (node: string) =>
+  ["AutoDetect=off", ...GPU_FILES.map((file) => `NodeName=${node} Name=gpu File=${file}`), ""].join("\n")
+
+const kill = (pid: number | undefined, signal: NodeJS.Signals) => {
+  if (pid === undefined) return
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // already gone
+  }
+}
+
+const waitExit = (child: ChildProcess, within: Duration.DurationInput) =>
+  Effect.async<boolean>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.succeed(true))
+    child.once("exit", () => resume(Effect.succeed(true)))
+  }).pipe(
+    Effect.timeout(within),
+    Effect.orElseSucceed(() => false)
+  )
+
+/** SIGTERM, then SIGKILL if it has not exited within 5 s. */
+const stopDaemon = (child: ChildProcess) =>
+  Effect.gen(function* () {
+    kill(child.pid, "SIGTERM")
+    if (!(yield* waitExit(child, "5 seconds"))) {
+      kill(child.pid, "SIGKILL")
+      yield* waitExit(child, "5 seconds")
+    }
+  })
+
+/** Start a scoped cluster; stopped (and its directory removed) when the scope closes. Needs root. */
+export const start = (
+  options: SlurmClusterOptions = {}
+): Effect.Effect<SlurmCluster, SlurmClusterError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const fail = (reason: string) => new SlurmClusterError({ reason })
+    if (process.getuid?.() !== 0) return yield* fail("needs root (it starts munged, slurmctld and slurmd)")
+    const munge = userIds("munge")
+    if (munge === undefined || !fs.existsSync("/usr/sbin/slurmctld"))
+      return yield* fail("Slurm is not installed: apt-get install -y slurmctld slurmd slurm-client munge")
+
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mlops-slurm-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const node = os.hostname().split(".")[0]!
+    const ports = {
+      ctld: yield* Effect.mapError(Sshd.freePort, (e) => fail(e.reason)),
+      slurmd: yield* Effect.mapError(Sshd.freePort, (e) => fail(e.reason))
+    }
+    const confPath = path.join(dir, "slurm.conf")
+    const mungeDir = path.join(dir, "munge")
+    const socketDir = path.join(dir, "munge-run")
+    const socket = path.join(socketDir, "munge.sock")
+    yield* Effect.sync(() => {
+      // munged refuses a socket directory others cannot enter, and a key others can read
+      fs.chmodSync(dir, 0o755)
+      fs.mkdirSync(mungeDir, { mode: 0o700 })
+      fs.mkdirSync(socketDir, { mode: 0o755 })
+      fs.writeFileSync(path.join(mungeDir, "munge.key"), crypto.randomBytes(128), { mode: 0o600 })
+      for (const p of [mungeDir, socketDir, path.join(mungeDir, "munge.key")])
+        fs.chownSync(p, munge.uid, munge.gid)
+      fs.mkdirSync(path.join(dir, "state"), { mode: 0o700 })
+      fs.mkdirSync(path.join(dir, "spool"), { mode: 0o700 })
+      fs.writeFileSync(confPath, slurmConf(dir, node, ports, options))
+      fs.writeFileSync(path.join(dir, "gres.conf"), gresConf(node))
+    })
+
+    let output = ""
+    const env = { ...process.env, SLURM_CONF: confPath }
+    const daemons: Array<ChildProcess> = []
+    const daemon = (file: string, args: ReadonlyArray<string>, extra: SpawnOptions = {}) =>
+      Effect.sync(() => {
+        const child = spawn(file, [...args], { stdio: ["ignore", "pipe", "pipe"], env, ...extra })
+        const name = path.basename(file)
+        const append = (chunk: Buffer) => {
+          output += chunk
+            .toString("utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((line) => `[${name}] ${line}\n`)
+            .join("")
+        }
+        child.stdout?.on("data", append)
+        child.stderr?.on("data", append)
+        child.on("error", (e) => append(Buffer.from(`spawn failed: ${e.message}`)))
+        daemons.push(child)
+        return child
+      })
+
+    const client = (command: string, args: ReadonlyArray<string>) =>
+      Effect.async<string, SlurmClusterError>((resume) => {
+        execFile(command, [...args], { env, timeout: 20_000 }, (error, stdout, stderr) => {
+          if (error)
+            resume(Effect.fail(fail(`${command} ${args.join(" ")}: ${stderr.trim() || error.message}`)))
+          else resume(Effect.succeed(stdout))
+        })
+      })
+
+    const until = <A>(what: string, check: Effect.Effect<A, SlurmClusterError>) =>
+      check.pipe(
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(Duration.seconds(30)))),
+        Effect.mapError(() =>
+          fail(`${what} within 30 s; daemon output:\n${output.split("\n").slice(-30).join("\n")}`)
+        )
+      )
+
+    // cancel every job (its slurmstepd outlives slurmd), then stop the daemons, last started first
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        if (daemons.length === 3) {
+          yield* Effect.ignore(client("scancel", ["--full", "--user=root"]))
+          yield* Effect.ignore(
+            until(
+              "jobs ended",
+              Effect.flatMap(client("squeue", ["-h", "-o", "%i"]), (out) =>
+                out.trim() === "" ? Effect.void : Effect.fail(fail("jobs remain"))
+              )
+            )
+          )
+        }
+        for (const child of [...daemons].reverse()) yield* stopDaemon(child)
+      })
+    )
+
+    yield* daemon(
+      "/usr/sbin/munged",
+      [
+        "--foreground",
+        `--socket=${socket}`,
+        `--key-file=${path.join(mungeDir, "munge.key")}`,
+        `--log-file=${path.join(mungeDir, "munged.log")}`,
+        `--pid-file=${path.join(mungeDir, "munged.pid")}`,
+        `--seed-file=${path.join(mungeDir, "munged.seed")}`
+      ],
+      { uid: munge.uid, gid: munge.gid }
+    )
+    yield* until(
+      "munged did not create its socket",
+      Effect.suspend(() => (fs.existsSync(socket) ? Effect.void : Effect.fail(fail("no socket"))))
+    )
+    yield* daemon("/usr/sbin/slurmctld", ["-D", "-i", "-f", confPath])
+    yield* until("slurmctld did not answer", client("scontrol", ["ping"]))
+    yield* daemon("/usr/sbin/slurmd", ["-D", "-N", node, "-f", confPath])
+    yield* until(
+      `node ${node} was not idle`,
+      Effect.flatMap(client("sinfo", ["-h", "-n", node, "-o", "%t"]), (out) =>
+        out.trim() === "idle" ? Effect.void : Effect.fail(fail(`node is ${out.trim()}`))
+      )
+    )
+
+    return {
+      dir,
+      confPath,
+      node,
+      partition: PARTITION,
+      shortPartition: SHORT_PARTITION,
+      gpus: GPU_FILES.length,
+      sshdConfig: [`SetEnv SLURM_CONF=${confPath}`],
+      env: { SLURM_CONF: confPath },
+      client,
+      log: () => output
+    } satisfies SlurmCluster
+  })
+
+/**
+ * sshd takes only its first `SetEnv` line: `lines` with `vars` (`NAME=value`) added to that
+ * line (or as a new one).
+ */
+export const withSetEnv = (lines: ReadonlyArray<string>, vars: ReadonlyArray<string>): Array<string> => {
+  const at = lines.findIndex((line) => line.startsWith("SetEnv "))
+  if (at === -1) return [...lines, `SetEnv ${vars.join(" ")}`]
+  return lines.map((line, i) => (i === at ? `${line} ${vars.join(" ")}` : line))
+}
+
+/** A fresh cluster per layer build. */
+export const layer = (options: SlurmClusterOptions = {}): Layer.Layer<TestSlurm, SlurmClusterError> =>
+  Layer.scoped(TestSlurm, start(options))
+
+/** A cluster and the harness sshd as its login node (`SLURM_CONF` set for every session). */
+export const loginNode = (
+  options: SlurmClusterOptions & { readonly sshd?: Sshd.SshdOptions } = {}
+): Layer.Layer<TestSlurm | Sshd.TestSshd, SlurmClusterError | Sshd.SshdError> =>
+  Layer.unwrapEffect(
+    Effect.map(TestSlurm, (cluster) =>
+      Sshd.layer({
+        ...options.sshd,
+        extraConfig: [...cluster.sshdConfig, ...(options.sshd?.extraConfig ?? [])]
+      })
+    )
+  ).pipe(Layer.provideMerge(layer(options)))

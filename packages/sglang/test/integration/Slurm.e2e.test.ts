@@ -1,0 +1,273 @@
+/**
+ * The Slurm placement end to end: a real Slurm 22.05 cluster (core's test support), the harness
+ * sshd as its login node, and the stand-in SGLang (written from SGLang's facts) as the job's
+ * program. Its log is read by the same classifier as on a plain host.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { assert, layer } from "@effect/vitest"
+import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Hosts from "@mlops/core/Hosts"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import { describeState } from "@mlops/core/SlurmJob"
+import * as Tunnel from "@mlops/core/Tunnel"
+import * as SlurmFollow from "@mlops/serve/SlurmFollow"
+import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
+import { Chunk, Context, Duration, Effect, Layer, Stream } from "effect"
+import * as TestSlurm from "../../../core/test/support/Slurm.js"
+import * as Sshd from "../../../core/test/support/Sshd.js"
+import { logs } from "../../src/internal/logs/index.js"
+import * as Serving from "../support/serving.js"
+import * as Standin from "./standin/install.js"
+import { alias, fixedStory, freePort } from "./support.js"
+
+const SECRET = "hf_slurm_s3cret"
+
+class Cluster extends Context.Tag("test/SlurmCluster")<
+  Cluster,
+  { readonly standin: Standin.Standin; readonly sshd: Sshd.Sshd; readonly slurm: TestSlurm.SlurmCluster }
+>() {}
+
+const cluster = Layer.scoped(
+  Cluster,
+  Effect.gen(function* () {
+    const standin = yield* Standin.install
+    standin.writeHostsFile(alias)
+    const slurm = yield* TestSlurm.start({ minJobAge: 30 })
+    const sshd = yield* Sshd.start({
+      extraConfig: TestSlurm.withSetEnv(standin.sshdConfig, [`SLURM_CONF=${slurm.confPath}`])
+    })
+    return { standin, sshd, slurm }
+  })
+)
+const live = Layer.unwrapEffect(
+  Effect.map(Cluster, ({ standin, sshd }) =>
+    ConnectionPool.layer().pipe(
+      Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
+    )
+  )
+)
+
+/** The stand-in's launch command (its environment carries a secret, as an HF token would). */
+const serverCommand = (standin: Standin.Standin, port: number, extra: ReadonlyArray<string> = []) =>
+  RemoteCommand.make(
+    [
+      path.join(standin.venv, "bin", "python"),
+      "-m",
+      "sglang.launch_server",
+      "--model-path",
+      standin.modelPath,
+      "--port",
+      String(port),
+      ...extra
+    ],
+    { env: { STANDIN_PHASE_SECONDS: "0.02", HF_TOKEN: SECRET } }
+  )
+
+let deployments = 0
+const runDirFor = (standin: Standin.Standin, name: string) =>
+  path.join(standin.stateDir, "deployments", `${name}-${++deployments}`)
+
+const spawnServer = (name: string, gpus: number, port: number, extra: ReadonlyArray<string> = []) =>
+  Effect.gen(function* () {
+    const { standin } = yield* Cluster
+    const placement = SlurmPlacement.make({
+      settings: {},
+      gpus,
+      jobName: `mlops-${name}`,
+      poll: "250 millis"
+    })
+    const runDir = runDirFor(standin, name)
+    const placed = yield* placement.spawn(alias, serverCommand(standin, port, extra), {
+      runDir,
+      logPath: path.join(runDir, "log"),
+      token: `token-${name}`
+    })
+    return { placement, placed }
+  })
+
+layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: Duration.minutes(3) })(
+  "SGLang on Slurm (real cluster, stand-in engine)",
+  (it) => {
+    it.effect(
+      "waits PENDING (Resources) behind a job holding both GPUs, then runs to ready through a tunnel to the node",
+      () =>
+        Effect.gen(function* () {
+          const { slurm, standin } = yield* Cluster
+          const holder = (yield* slurm.client("sbatch", [
+            "--parsable",
+            "--gres=gpu:2",
+            "--output=/dev/null",
+            "--wrap",
+            "sleep 300"
+          ])).trim()
+          const port = yield* freePort
+          const { placement, placed } = yield* spawnServer("ready", 1, port)
+          const seen: Array<string> = []
+          let released = false
+          const events = yield* SlurmFollow.follow(placement, placed, { engines: [logs] }).pipe(
+            Stream.tap((event) =>
+              Effect.gen(function* () {
+                if (event._tag !== "Job") return
+                seen.push(describeState(event.job))
+                // once it waits for the GPUs, the holder leaves
+                if (
+                  event.job.state._tag === "Pending" &&
+                  event.job.state.reason === "Resources" &&
+                  !released
+                ) {
+                  released = true
+                  yield* slurm.client("scancel", [holder])
+                }
+              })
+            ),
+            Stream.takeUntil((event) => event._tag === "Log" && event.event._tag === "Ready"),
+            Stream.runCollect
+          )
+          assert.include(seen, "PENDING (Resources)")
+          assert.include(seen, `RUNNING on ${slurm.node}`)
+          assert.strictEqual(
+            Chunk.last(events).pipe((last) => last._tag === "Some" && last.value._tag),
+            "Log"
+          )
+
+          // readiness through the login node: a tunnel to <node address>:<port>
+          const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
+          const target = yield* placement.target(conn, placed)
+          assert.strictEqual(target, "127.0.0.1", "the node's NodeAddr")
+          const health = yield* Tunnel.request(conn, { port, target, method: "GET", path: "/health" })
+          assert.strictEqual(health.status, 200)
+          const models = yield* Tunnel.request(conn, { port, target, method: "GET", path: "/v1/models" })
+          assert.include(models.body, standin.modelPath)
+          const generated = yield* Tunnel.request(conn, {
+            port,
+            target,
+            method: "POST",
+            path: "/generate",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ text: "Hello", sampling_params: { max_new_tokens: 4 } })
+          })
+          assert.strictEqual(generated.status, 200)
+
+          // status lists it: state, node, GPUs, elapsed
+          const listed = (yield* SlurmPlacement.jobs(alias)).find((job) => job.id === placed.job)
+          assert.deepStrictEqual(
+            [listed?.slurmState, listed?.nodes, listed?.gpus],
+            ["RUNNING", slurm.node, 1]
+          )
+          assert.isAtLeast(listed?.elapsedSeconds ?? -1, 0)
+
+          // the secret went through the 0600 env file only
+          const script = fs.readFileSync(path.join(placed.runDir, "job.sh"), "utf8")
+          assert.notInclude(script, SECRET)
+          assert.match(script.trimEnd().split("\n").pop()!, /^exec /)
+          assert.strictEqual(fs.statSync(path.join(placed.runDir, "env")).mode & 0o777, 0o600)
+          assert.strictEqual(fs.statSync(placed.logPath).mode & 0o777, 0o600)
+          assert.strictEqual(fs.statSync(placed.runDir).mode & 0o777, 0o700)
+          assert.notInclude(yield* slurm.client("scontrol", ["show", "job", "-o", placed.job!]), SECRET)
+
+          // stop = scancel, then the job has left the running states
+          assert.strictEqual(yield* placement.stop(conn, placed), "terminated")
+          const after = yield* placement.job(conn, placed)
+          assert.strictEqual(after.slurmState, "CANCELLED")
+          assert.isFalse(yield* placement.isAlive(conn, placed))
+          assert.strictEqual(
+            yield* placement.stop(conn, placed),
+            "exited-before",
+            "stopping again is a no-op"
+          )
+        })
+    )
+
+    it.effect("a crash is classified with its fix and named with the job's FAILED state", () =>
+      Effect.gen(function* () {
+        const port = yield* freePort
+        const { placement, placed } = yield* spawnServer("oom", 2, port, [
+          "--tp-size",
+          "2",
+          "--mem-fraction-static",
+          "0.96"
+        ])
+        const ended = yield* SlurmFollow.follow(placement, placed, { engines: [logs] }).pipe(
+          Stream.runDrain,
+          Effect.flip
+        )
+        assert.strictEqual(ended._tag, "SlurmJobEnded")
+        if (ended._tag !== "SlurmJobEnded") return
+        assert.match(ended.state, /^FAILED ExitCode=\d+:\d+$/)
+        assert.strictEqual(ended.failure?._tag, "OOM")
+        assert.include(ended.message, "--mem-fraction-static")
+        assert.include(ended.message, `Slurm job ${placed.job}`)
+      })
+    )
+
+    it.scoped(
+      "the launch program with the Slurm placement: queued past its stall timeout, then the job runs to ready through the node",
+      () =>
+        Effect.gen(function* () {
+          const { standin, slurm } = yield* Cluster
+          const port = yield* freePort
+          const name = `slurm-launch-${process.pid}`
+          const placement = SlurmPlacement.make({
+            settings: {},
+            gpus: 2,
+            jobName: `mlops-${name}`,
+            poll: "250 millis"
+          })
+          // both GPUs held for 8 s: the launch waits in the queue longer than its stall timeout
+          const holder = (yield* slurm.client("sbatch", [
+            "--parsable",
+            "--gres=gpu:2",
+            "--output=/dev/null",
+            "--wrap",
+            "sleep 300"
+          ])).trim()
+          yield* Effect.forkScoped(Effect.delay(slurm.client("scancel", [holder]), "8 seconds"))
+          const events = yield* Serving.launch({
+            host: alias,
+            name,
+            argv: fixedStory(standin.modelPath, port),
+            env: { STANDIN_PHASE_SECONDS: "0.02" },
+            stallTimeout: "2 seconds",
+            placement
+          }).pipe(Stream.runCollect)
+          const last = Chunk.toReadonlyArray(events).at(-1)
+          assert.strictEqual(last?._tag, "Launched", JSON.stringify(last))
+          if (last?._tag !== "Launched") return
+          const listed = (yield* SlurmPlacement.jobs(alias)).find((job) => job.name === `mlops-${name}`)
+          assert.deepStrictEqual(
+            [listed?.slurmState, listed?.nodes, listed?.gpus],
+            ["RUNNING", slurm.node, 2]
+          )
+          const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
+          const placed = yield* placement.attach(conn, last.deployment.runDir, last.deployment.logPath)
+          assert.strictEqual(yield* placement.stop(conn, placed), "terminated")
+        })
+    )
+
+    it.effect(
+      "more GPUs than any node has is refused before sbatch: nothing submitted, nothing written",
+      () =>
+        Effect.gen(function* () {
+          const { slurm, standin } = yield* Cluster
+          const before = yield* slurm.client("squeue", ["-h", "-o", "%i"])
+          const placement = SlurmPlacement.make({ settings: {}, gpus: 3, jobName: "mlops-big" })
+          const runDir = runDirFor(standin, "big")
+          const refused = yield* Effect.flip(
+            placement.spawn(alias, serverCommand(standin, 1), {
+              runDir,
+              logPath: path.join(runDir, "log"),
+              token: "t"
+            })
+          )
+          assert.strictEqual(refused._tag, "SlurmPreflightFailed")
+          assert.include(
+            refused.message,
+            "3 GPUs of GRES gpu on one node requested; the largest node of partition debug has 2"
+          )
+          assert.strictEqual(yield* slurm.client("squeue", ["-h", "-o", "%i"]), before)
+          assert.isFalse(fs.existsSync(runDir))
+        })
+    )
+  }
+)
