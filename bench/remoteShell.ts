@@ -84,7 +84,8 @@ const program = Effect.gen(function* () {
   }
   yield* Effect.addFinalizer(() =>
     Effect.forEach(running, (r) => Stop.stop(r.alias, r.name).pipe(Effect.ignore)).pipe(
-      Effect.provide(pool())
+      Effect.provide(pool()),
+      Effect.ignore
     )
   )
   if (process.env.BENCH_HOLD) {
@@ -94,7 +95,10 @@ const program = Effect.gen(function* () {
   const preflightPort = String(yield* freePort)
   const preflightArgv = (alias: string) => [...story(standins.get(alias)!.modelPath), "--port", preflightPort]
   const commands = [
-    { label: "status --host H (1 deployment)", run: (alias: string) => Status.ofHost(alias) },
+    {
+      label: "status --host H (1 deployment)",
+      run: (alias: string) => Status.ofHost(alias).pipe(Effect.asVoid, Effect.orDie)
+    },
     {
       label: "launch preflight (story: rules)",
       run: (alias: string) =>
@@ -116,7 +120,9 @@ const program = Effect.gen(function* () {
           Effect.filterOrDieMessage(
             (error) => error._tag === "LaunchRulesViolated",
             "expected the story's launch to stop at the rule check"
-          )
+          ),
+          Effect.asVoid,
+          Effect.orDie
         )
     }
   ]
@@ -134,6 +140,7 @@ const program = Effect.gen(function* () {
       if (only !== undefined && !command.label.startsWith(only)) continue
       const once = (alias: string) =>
         timed(Effect.provide(command.run(alias), pool())).pipe(
+          Effect.orDie,
           Effect.tap((t) =>
             process.env.BENCH_VERBOSE
               ? Effect.log(`${command.label} ${alias} ${t.toFixed(0)} ms`)
