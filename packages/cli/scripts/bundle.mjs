@@ -3,15 +3,17 @@
 // compile on each start), with code that is not needed on every run in chunks loaded on first
 // use (dist/chunks/: ssh2 and its crypto load on the first connect). Only ssh2's optional
 // native add-ons stay outside (ssh2 falls back to pure JS without them).
-import * as fs from "node:fs"
+//
+//   node scripts/bundle.mjs [OUTDIR]    (default: the package's dist/)
+//
+// Chunk names carry a content hash and older ones are left in place: an mlops that is running
+// while another one rebuilds still finds the chunks it loads later.
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 
 const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const dist = path.join(cli, "dist")
-
-fs.rmSync(path.join(dist, "chunks"), { recursive: true, force: true })
+const dist = path.resolve(process.argv[2] ?? path.join(cli, "dist"))
 await build({
   entryPoints: { mlops: path.join(cli, "src", "bin.ts") },
   outdir: dist,
