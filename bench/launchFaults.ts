@@ -18,7 +18,7 @@
 import { execFileSync } from "node:child_process"
 import type { Connection } from "@mlops/core/Connection"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import { Effect, Exit, Fiber, Layer, Random, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Random, Stream } from "effect"
 import type * as Sshd from "../packages/core/test/support/Sshd.js"
 import * as Launch from "../packages/sglang/src/Launch.js"
 import * as Stop from "../packages/sglang/src/Stop.js"
@@ -152,6 +152,7 @@ const once = (
       Stream.tap((event) =>
         Effect.sync(() => {
           if (event._tag === "Disconnected") disconnectedEvent = true
+          if (process.env.FAULT_TRACE === "live") console.log(`      +${Date.now() - started} ${event._tag}`)
           if (process.env.FAULT_TRACE)
             timeline.push(
               `${Date.now() - started} ${event._tag}${event._tag === "Log" ? ` ${event.event._tag}` : ""}`
@@ -171,6 +172,8 @@ const once = (
     const failure = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : undefined
     const result = launched ? "Launched" : (failure ?? (Exit.isFailure(exit) ? "defect" : "no result"))
     const correct = kind === "ready" ? launched : failure === "OOM"
+    if (!correct && Exit.isFailure(exit))
+      console.log(`    wrong verdict: ${String(Cause.squash(exit.cause))}`)
     const groups = standinGroups(standin)
     const own =
       launched && Exit.isSuccess(exit) && exit.value._tag === "Some" && exit.value.value._tag === "Launched"
@@ -203,7 +206,10 @@ const once = (
       )
       console.log(`    ${timeline.filter((l) => !l.includes(" Log ") || l.includes("Failed")).join(" | ")}`)
     }
+    if (process.env.FAULT_TRACE === "live")
+      console.log(`      +${Date.now() - started} verdict ${result}; stopping`)
     yield* Stop.stop(alias, name).pipe(Effect.ignore)
+    if (process.env.FAULT_TRACE === "live") console.log(`      +${Date.now() - started} stopped`)
     removeDeployment(standin, name)
     return {
       kind,

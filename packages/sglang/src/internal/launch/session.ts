@@ -19,7 +19,12 @@ export { isTransient } from "@mlops/core/ConnectionPool"
 const DYING_GRACE = "1 second"
 
 const isCutMidFlight = (e: { readonly _tag: string }): boolean =>
-  (e instanceof RemoteFileError && !e.notFound) || e._tag === "ChannelOpenFailed"
+  (e instanceof RemoteFileError && !e.notFound) ||
+  e._tag === "ChannelOpenFailed" ||
+  e._tag === "ForwardFailed"
+
+/** How often a step that failed as if cut mid-flight, on a connection that stayed open, runs again. */
+const CUT_RETRIES = 2
 
 /** How soon a lost connection is tried again: often, since a verdict may be waiting. */
 const RETRY_SPACING = "250 millis"
@@ -91,8 +96,8 @@ export const make = Effect.fn("Launch.session")(function* (o: {
       )
     }
     // What the connection's death looks like from one step: a read that got no answer in time
-    // (safe to repeat), or a file or channel error while the connection is closing (an sftp
-    // request cut mid-flight). Both become ConnectionLost, so the step runs again on a new one.
+    // (safe to repeat), or a file, channel or forward error while the connection is closing (an
+    // sftp request or a readiness request cut mid-flight). Both become ConnectionLost, so the step runs again on a new one.
     const guarded = <A, E extends { readonly _tag: string }, R>(
       conn: Connection,
       effect: Effect.Effect<A, E, R>
@@ -112,7 +117,11 @@ export const make = Effect.fn("Launch.session")(function* (o: {
     const attempt = ConnectionPool.withConnection(o.alias, (conn) => guarded(conn, step(conn)), {
       reconnect,
       onLost: (error) => markDown("message" in error ? String(error.message) : error._tag)
-    })
+    }).pipe(
+      // a cut that kills the sftp or forwarding process before the connection itself leaves the
+      // connection open and the request failed: try the step again a few times before believing it
+      Effect.retry({ schedule: Schedule.spaced(RETRY_SPACING), times: CUT_RETRIES, while: isCutMidFlight })
+    )
     return Effect.zipLeft(attempt, markUp)
   }
 
