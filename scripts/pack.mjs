@@ -64,7 +64,9 @@ for (const workspace of rootPkg.workspaces.filter((w) => w.startsWith("packages/
     const bundle = fs
       .readFileSync(path.join(built, "mlops.mjs"), "utf8")
       .replace(/\n\/\/# sourceMappingURL=.*$/, "")
-    fs.writeFileSync(path.join(stage, "dist", "mlops.mjs"), `#!/usr/bin/env node\n${bundle}\n`, {
+    // esbuild keeps bin.ts's own `#!/usr/bin/env node` line
+    const program = bundle.startsWith("#!") ? bundle : `#!/usr/bin/env node\n${bundle}`
+    fs.writeFileSync(path.join(stage, "dist", "mlops.mjs"), `${program}\n`, {
       mode: 0o755
     })
     fs.rmSync(built, { recursive: true, force: true })
