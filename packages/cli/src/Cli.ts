@@ -14,6 +14,7 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect } from "effect"
 import { check } from "./commands/check.js"
+import * as Completion from "./commands/completion.js"
 import { diagnose } from "./commands/diagnose.js"
 import { flags } from "./commands/flags.js"
 import { hosts } from "./commands/hosts.js"
@@ -25,14 +26,18 @@ import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
 import { ExitCode } from "./ExitCodes.js"
 import * as Layers from "./Layers.js"
+import * as Help from "./render/help.js"
 import * as Scrub from "./render/scrub.js"
+import { TerminalStyle } from "./render/style.js"
 
 /** @since 0.1.0 */
 export const version = "0.1.0"
 
+const DESCRIPTION = "Run SGLang and vLLM servers on your own GPU hosts over SSH"
+
 /** The root command with every subcommand. @category commands */
 export const command = Command.make("mlops").pipe(
-  Command.withDescription("Run SGLang servers on your own GPU hosts over SSH"),
+  Command.withDescription(DESCRIPTION),
   Command.withSubcommands([launch, check, flags, diagnose, status, logs, stop, rm, hosts])
 )
 
@@ -81,6 +86,9 @@ export const run = Command.run(command.pipe(Command.provide(Layers.layer)), { na
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
   Effect.suspend(() => {
     const split = splitAtDashDash(argv)
+    const own = split.mlops.slice(2)
+    const special = helpOrCompletion(own)
+    if (special !== undefined) return special
     return run(renameVersionOption(split.mlops)).pipe(
       Effect.provideService(SglangFlags, split.sglang),
       Effect.provideService(MlopsWords, split.mlops.slice(2))
@@ -99,6 +107,15 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number, never, 
     ),
     Scrub.scrubbing(secretsOfCommandLine(argv))
   )
+
+/** `--help` (rendered by render/help.ts) and `mlops completion SHELL`, before @effect/cli parses anything. */
+const helpOrCompletion = (words: ReadonlyArray<string>): Effect.Effect<void, CommandExit> | undefined => {
+  if (words[0] === "completion") return Completion.print(command, words.slice(1))
+  if (!Help.asksForHelp(words)) return undefined
+  return Effect.flatMap(TerminalStyle, (style) =>
+    Console.log(Help.helpFor(command, { version, description: DESCRIPTION }, words, style))
+  )
+}
 
 const secretsOfCommandLine = (argv: ReadonlyArray<string>) => {
   const split = splitAtDashDash(argv)

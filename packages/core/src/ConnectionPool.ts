@@ -114,17 +114,26 @@ export interface ConnectionOptions {
   /** Default timeout of each command and remote step. Default 30 seconds. */
   readonly commandTimeout?: Duration.DurationInput
   readonly passphrase?: Redacted.Redacted<string>
+  /**
+   * Run commands through one long-lived helper per connection (started once through the login
+   * shell; it needs `python3` >= 3.5 on the host and sshd's stream-local forwarding), so they
+   * do not pay for the user's `~/.bashrc` each time. Falls back to exec channels when the
+   * helper cannot start. Default true.
+   */
+  readonly remoteHelper?: boolean
 }
 
 /**
  * Settings from the environment: `MLOPS_MAX_CHANNELS` (default 8), `MLOPS_COMMAND_TIMEOUT`
- * (a duration such as `30 seconds`, default 30 s), `MLOPS_SSH_PASSPHRASE` (optional, redacted).
+ * (a duration such as `30 seconds`, default 30 s), `MLOPS_REMOTE_HELPER` (`false`/`0` turns
+ * the remote helper off, default on), `MLOPS_SSH_PASSPHRASE` (optional, redacted).
  *
  * @category config
  */
 export const config: Config.Config<{
   readonly maxChannels: number
   readonly commandTimeout: Duration.Duration
+  readonly remoteHelper: boolean
   readonly passphrase?: Redacted.Redacted<string>
 }> = Config.all({
   maxChannels: Config.integer("MLOPS_MAX_CHANNELS").pipe(
@@ -132,6 +141,7 @@ export const config: Config.Config<{
     Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
   ),
   commandTimeout: Config.duration("MLOPS_COMMAND_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),
+  remoteHelper: Config.boolean("MLOPS_REMOTE_HELPER").pipe(Config.withDefault(true)),
   passphrase: Config.option(Config.redacted("MLOPS_SSH_PASSPHRASE"))
 }).pipe(
   Config.map(({ passphrase, ...rest }) =>

@@ -15,7 +15,7 @@ const options = {
   lines: Options.integer("lines").pipe(
     Options.withAlias("n"),
     Options.withDefault(100),
-    Options.withDescription("How many of the last lines")
+    Options.withDescription("How many of the last lines (default 100)")
   ),
   json
 }

@@ -7,14 +7,15 @@
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Deferred, Effect, Exit, FiberId, Schedule, type Scope, Stream } from "effect"
-import type { Client, ClientChannel } from "ssh2"
 import type { ExecResult, Exited, ExitStatus, OutputLine } from "../Connection.js"
 import { ChannelOpenFailed, type ConnectionLost } from "../Errors.js"
+import type { ExecFn } from "./remoteHelper.js"
+import type { ExecChannel } from "./remoteHelperChannel.js"
 import { type Endpoint, isChannelOpenFailure, isDisconnected, lost, messageOf } from "./sshErrors.js"
 
 /** A budget permit's worth of channel: opened, tracked until sshd closes it. */
 export interface OpenChannel {
-  readonly channel: ClientChannel
+  readonly channel: ExecChannel
   /** How the remote command ended; `undefined` when the channel closed without an exit status. */
   readonly ended: Deferred.Deferred<ExitStatus | undefined>
 }
@@ -37,7 +38,7 @@ const REFUSED_FIX =
  * Listen for the exit status and the close at once, in the open callback: a short command can
  * exit (and its channel close) before the fiber that asked for it resumes.
  */
-const track = (channel: ClientChannel): OpenChannel => {
+const track = (channel: ExecChannel): OpenChannel => {
   const ended = Deferred.unsafeMake<ExitStatus | undefined>(FiberId.none)
   let status: ExitStatus | undefined
   channel.on("exit", (code: number | null, signal?: string) => {
@@ -49,11 +50,11 @@ const track = (channel: ClientChannel): OpenChannel => {
 }
 
 /**
- * One exec request. `onOpen` sees every channel that opens, before it is handed on; `late`
+ * One exec request (`exec`: ssh2's, or the connection's remote helper). `onOpen` sees every channel that opens, before it is handed on; `late`
  * says the request was interrupted meanwhile (the caller must release it, not leak it).
  */
 const openRaw = (
-  client: Client,
+  exec: ExecFn,
   endpoint: Pick<Endpoint, "alias">,
   line: string,
   onOpen: (open: OpenChannel, late: boolean) => void
@@ -61,14 +62,14 @@ const openRaw = (
   Effect.async<OpenChannel, ChannelOpenFailed | ConnectionLost>((resume) => {
     let cancelled = false
     try {
-      client.exec(line, (error, channel) => {
-        if (error) {
+      exec(line, (error, channel) => {
+        if (error || channel === undefined) {
           if (cancelled) return
           return resume(
             Effect.fail(
-              isDisconnected(error)
+              error !== undefined && isDisconnected(error)
                 ? lost(endpoint, error)
-                : new ChannelOpenFailed({ host: endpoint.alias, reason: messageOf(error) })
+                : new ChannelOpenFailed({ host: endpoint.alias, reason: messageOf(error ?? "no channel") })
             )
           )
         }
@@ -112,7 +113,7 @@ const release = (open: OpenChannel) =>
  * interruptible; a channel that opens after an interruption is released all the same.
  */
 export const openChannel = (
-  client: Client,
+  exec: ExecFn,
   endpoint: Pick<Endpoint, "alias">,
   line: string
 ): Effect.Effect<OpenChannel, ChannelOpenFailed | ConnectionLost, Scope.Scope> =>
@@ -125,7 +126,7 @@ export const openChannel = (
         else opened = open
       }
       const open = yield* restore(
-        openRaw(client, endpoint, line, onOpen).pipe(
+        openRaw(exec, endpoint, line, onOpen).pipe(
           Effect.retry({ schedule: retryRefused, while: isRefused }),
           Effect.mapError((e) => (isRefused(e) ? new ChannelOpenFailed({ ...e, fix: REFUSED_FIX }) : e))
         )

@@ -9,7 +9,6 @@ import * as net from "node:net"
 import type { Duplex } from "node:stream"
 import { Deferred, Effect, Exit, Redacted, Runtime, type Scope } from "effect"
 import type { AnyAuthMethod, AuthHandlerMiddleware, Client, ConnectConfig } from "ssh2"
-import ssh2 from "ssh2"
 import {
   type ConfigFileError,
   type ConnectError,
@@ -21,6 +20,22 @@ import type { HostConfig } from "../HostConfig.js"
 import * as KnownHosts from "../KnownHosts.js"
 import * as LocalFiles from "../LocalFiles.js"
 import { connectFailure, type Endpoint, isDisconnected, keyFileError, messageOf } from "./sshErrors.js"
+
+/**
+ * ssh2 (with its crypto) is loaded on the first connect, not when the module is imported: a
+ * command that never connects (`mlops --help`, `check --model-config`) does not pay for it.
+ */
+type Ssh2 = typeof import("ssh2")
+let ssh2Module: Promise<Ssh2> | undefined
+const loadSsh2 = async (): Promise<Ssh2> => {
+  // a CommonJS package: node's import() puts module.exports on `default`
+  const module: Ssh2 & { readonly default?: Ssh2 } = await import("ssh2")
+  return module.default ?? module
+}
+const ssh2Lib = Effect.promise(() => {
+  ssh2Module ??= loadSsh2()
+  return ssh2Module
+})
 
 export interface ClientOptions {
   /** Passphrase for encrypted keys (ConnectionPool's `config` reads `MLOPS_SSH_PASSPHRASE`). */
@@ -97,7 +112,7 @@ const loadKeys = (
       const data = yield* LocalFiles.readIfExists(path)
       // ssh skips identity files that do not exist (the default list names several)
       if (data === undefined) continue
-      const parsed = ssh2.utils.parseKey(data, passphrase)
+      const parsed = (yield* ssh2Lib).utils.parseKey(data, passphrase)
       if (parsed instanceof Error) {
         const problem = keyFileError(path, parsed)
         firstProblem ??= problem
@@ -203,6 +218,7 @@ const handshake = (
         : {})
     }
 
+    const ssh2 = yield* ssh2Lib
     const client = yield* Effect.acquireRelease(
       Effect.async<Client, ConnectError>((resume) => {
         const client = new ssh2.Client()

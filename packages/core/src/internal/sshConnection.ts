@@ -1,6 +1,7 @@
 /**
- * The live `Connection` on ssh2: commands under the lifeline wrapper and a channel budget,
- * detached processes, sftp files, and direct-tcpip forwards.
+ * The live `Connection` on ssh2: commands under the lifeline wrapper and a channel budget
+ * (through the connection's remote helper when it runs, else on exec channels), detached
+ * processes, sftp files, and direct-tcpip forwards.
  *
  * @internal
  */
@@ -12,6 +13,7 @@ import type { Connection, ExecOptions } from "../Connection.js"
 import { CommandTimeout, type ConnectError } from "../Errors.js"
 import type { HostConfig } from "../HostConfig.js"
 import * as RemoteCommand from "../RemoteCommand.js"
+import * as RemoteHelper from "./remoteHelper.js"
 import * as Scripts from "./shellScripts.js"
 import { parseSpawnResult } from "./spawnResult.js"
 import { collect, lines, openChannel, writeStdin } from "./sshChannels.js"
@@ -24,6 +26,8 @@ export interface ConnectionOptions extends ClientOptions {
   readonly maxChannels?: number
   /** Default command timeout. Default 30 s. */
   readonly commandTimeout?: Duration.DurationInput
+  /** Run commands through the remote helper (`remoteHelper.ts`) when it can start. Default true. */
+  readonly remoteHelper?: boolean
 }
 
 const bytesOf = (data: string | Uint8Array | undefined): Buffer =>
@@ -63,6 +67,10 @@ export const make = (
     const defaultTimeout = Duration.decode(options.commandTimeout ?? "30 seconds")
     const endpoint = { alias: host.alias }
     const files = yield* makeFiles(client, endpoint, budget, defaultTimeout)
+    const helper = yield* RemoteHelper.make(client, host.alias, {
+      enabled: options.remoteHelper ?? true,
+      startTimeout: Duration.min(defaultTimeout, Duration.seconds(15))
+    })
 
     const timeoutOf = (execOptions: ExecOptions | undefined) =>
       execOptions?.timeout === undefined ? defaultTimeout : Duration.decode(execOptions.timeout)
@@ -82,7 +90,7 @@ export const make = (
         .withPermits(1)(
           Effect.scoped(
             Effect.gen(function* () {
-              const open = yield* openChannel(client, endpoint, line)
+              const open = yield* openChannel(yield* helper.opener, endpoint, line)
               yield* writeStdin(open, stdin, options)
               return yield* collect(open, endpoint)
             })
@@ -109,7 +117,7 @@ export const make = (
               Effect.addFinalizer(() => budget.release(1))
             )
           )
-          const open = yield* openChannel(client, endpoint, line)
+          const open = yield* openChannel(yield* helper.opener, endpoint, line)
           yield* writeStdin(open, stdin)
           return lines(open, endpoint)
         })

@@ -31,13 +31,14 @@ const holdSlot = (conn: Connection, dir: string) =>
  * open is retried with jittered backoff (~10 s in all) while other commands free their slots. Commands
  * all succeed when slots free up in time; a command that cannot get a slot before the retries run
  * out fails typed with ChannelOpenFailed; a timeout or interruption stops the retrying and the
- * command never runs.
+ * command never runs. These are about exec channels, so the remote helper (which needs no
+ * session slot per command) is off.
  */
 describe("live channel budget against a smaller MaxSessions", () => {
   it.scopedLive("MaxSessions 2 with budget 8: 40 concurrent commands all succeed thanks to the retry", () =>
     Effect.gen(function* () {
       const sshd = yield* Sshd.start({ maxSessions: 2 })
-      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 8 })
+      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 8, remoteHelper: false })
       const results = yield* Effect.forEach(
         Array.from({ length: 40 }, (_, i) => i),
         (i) => conn.exec(cmd(["sh", "-c", `sleep 0.05; echo ${i}`]), { timeout: "30 seconds" }),
@@ -53,7 +54,7 @@ describe("live channel budget against a smaller MaxSessions", () => {
   it.scopedLive("no slot frees up before the retries run out: ChannelOpenFailed naming the host", () =>
     Effect.gen(function* () {
       const sshd = yield* Sshd.start({ maxSessions: 1 })
-      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 8 })
+      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 8, remoteHelper: false })
       const holder = yield* holdSlot(conn, sshd.dir)
       const exit = yield* conn.exec(cmd(["true"]), { timeout: "20 seconds" }).pipe(Effect.exit)
       assert.strictEqual(failureTag(exit), "ChannelOpenFailed")
@@ -71,7 +72,7 @@ describe("live channel budget against a smaller MaxSessions", () => {
   it.scopedLive("a timeout while sshd refuses the channel stops the retries: the command never runs", () =>
     Effect.gen(function* () {
       const sshd = yield* Sshd.start({ maxSessions: 1 })
-      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 8 })
+      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 8, remoteHelper: false })
       const started = path.join(sshd.dir, "holder-started")
       const marker = path.join(sshd.dir, "must-not-exist")
       // holds the only slot for 2 s, well inside the ~10 s of retries
@@ -91,7 +92,7 @@ describe("live channel budget against a smaller MaxSessions", () => {
   it.scopedLive("interrupting a stream that waits for a budget permit does not wait for the permit", () =>
     Effect.gen(function* () {
       const sshd = yield* Sshd.start()
-      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 1 })
+      const conn = yield* makeConnection(sshd.hostConfig, { maxChannels: 1, remoteHelper: false })
       const holder = yield* holdSlot(conn, sshd.dir)
       const waiter = yield* conn.stream(cmd(["echo", "never"])).pipe(Stream.runCollect, Effect.fork)
       yield* Effect.sleep("100 millis")
