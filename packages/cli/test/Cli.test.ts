@@ -66,6 +66,36 @@ describe("mlops launch", () => {
     })
   )
 
+  it.live(
+    "--engine vllm on sim: vLLM is found in its own environment (the host's setting has SGLang only)",
+    () =>
+      Effect.gen(function* () {
+        const ran = yield* mlops(
+          "launch",
+          "--host",
+          "sim",
+          "--engine",
+          "vllm",
+          "--name",
+          "vllm-found",
+          "--json",
+          "--",
+          "/root/models/Qwen3.6-27B",
+          "-tp",
+          "2",
+          "--max-model-len",
+          "32768"
+        )
+        assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
+        const events = parseLines(ran.stdout)
+        const python = events.find((e) => e._tag === "Python")?.python as Record<string, unknown> | undefined
+        assert.strictEqual(python?.source, "discovered")
+        assert.strictEqual(python?.setting, "~/vllm-env")
+        assert.strictEqual(python?.engine, "vllm")
+        assert.strictEqual(events[events.length - 1]!._tag, "Launched")
+      })
+  )
+
   it.live("an unknown host is a connection-class failure (exit 6) naming the known hosts", () =>
     Effect.gen(function* () {
       const ran = yield* mlops("launch", "--host", "nope", "--json", "--", ...story)

@@ -147,6 +147,7 @@ const probeEach = (conn: Connection, engine: Engine, configured: string | undefi
     const candidates: Array<readonly [string, string]> = [
       ...(configured === undefined ? [] : [["configured", configured] as const]),
       ["home", "~/ml-env"],
+      ["home", `~/${engine.python.package}-env`],
       ["home", "~/.venv"],
       ["home", "~/venv"]
     ]
@@ -215,7 +216,11 @@ export const choose = Effect.fn("Launch.pythonEnv")(function* (
   const configuredTry = configured === undefined ? undefined : tried.find((t) => t.how === "configured")
   const origin = source === "--python" ? "--python" : `hosts.json ("python" of ${host})`
 
-  if (configured !== undefined && configuredTry?.outcome !== "found") {
+  // the host's setting is its default environment: an engine that is not in it but in another
+  // environment of the host is run from there (the Python event names both); `--python` is a demand
+  const settingLacksEngine =
+    source === "hosts.json" && configuredTry?.outcome === "missing" && hit?.probed?.packageVersion != null
+  if (configured !== undefined && configuredTry?.outcome !== "found" && !settingLacksEngine) {
     const interpreter = configuredTry?.probed?.executable ?? configuredTry?.path ?? configured
     const reason =
       configuredTry?.outcome === "missing"
@@ -248,8 +253,8 @@ export const choose = Effect.fn("Launch.pythonEnv")(function* (
   const interpreter = hit.path
   return {
     interpreter,
-    setting: tilde(home, configured ?? settingOf(hit.path)),
-    source,
+    setting: tilde(home, settingLacksEngine ? settingOf(hit.path) : (configured ?? settingOf(hit.path))),
+    source: settingLacksEngine ? "discovered" : source,
     how: hit.how,
     pythonVersion: hit.probed.version,
     engine: engine.name,

@@ -101,7 +101,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
     case "Resolved":
       return [
         event.rulesVerified
-          ? `${green(style, "✓")} flags checked against SGLang's rules${event.adjustments.length > 0 ? `; SGLang will adjust:` : ""}`
+          ? `${green(style, "✓")} flags checked against the engine's launch rules${event.adjustments.length > 0 ? "; it will adjust:" : ""}`
           : `${green(style, "✓")} flags parse (names, values, types); rules left to the host`,
         ...event.adjustments.map((a) => `    ${dim(style, "·")} ${a}`)
       ]
@@ -151,8 +151,9 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
     case "Launched": {
       const d = event.deployment
       const spec = d.args as Record<string, unknown> | null
+      // the speculative summary is SGLang's (its args carry these fields); other engines have none
       const facts =
-        spec === null
+        spec === null || !("speculative_algorithm" in spec)
           ? []
           : [
               `    speculative: ${String(spec.speculative_algorithm ?? "off")}${spec.speculative_algorithm ? ` steps/topk/draft ${String(spec.speculative_num_steps)}/${String(spec.speculative_eagle_topk)}/${String(spec.speculative_num_draft_tokens)}` : ""}, max_running_requests ${String(spec.max_running_requests ?? "auto")}`

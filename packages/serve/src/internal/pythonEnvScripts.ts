@@ -64,7 +64,7 @@ print(json.dumps(out))`
  *
  * It stops (exit 0) at the first environment that has the package. Mode `configured` tries
  * the configured path first, then the usual places (to suggest one when the configured one
- * lacks the package); mode `discover` only the usual places: `~/ml-env`, `~/.venv`, `~/venv`,
+ * lacks the package); mode `discover` only the usual places: `~/ml-env`, `~/<package>-env`, `~/.venv`, `~/venv`,
  * the active conda env, conda/mamba environments and bases, `python3` on PATH, and the
  * interpreter of the engine's entry point (`sglang`, `vllm`) on PATH. Each interpreter is tried once.
  */
@@ -98,6 +98,7 @@ try_prefix() {
 }
 if [ "$mode" = configured ]; then try_prefix "$configured" configured; fi
 try_prefix '~/ml-env' home
+try_prefix "~/$pkg-env" home
 try_prefix '~/.venv' home
 try_prefix '~/venv' home
 if [ -n "\${CONDA_PREFIX:-}" ]; then try_prefix "$CONDA_PREFIX" conda; fi
