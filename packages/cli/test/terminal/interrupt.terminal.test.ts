@@ -43,7 +43,7 @@ describe("Ctrl-C in a terminal", () => {
     await term.clear()
     term.run("mlops status --host sim")
     const status = await term.finished()
-    assert.match(status.transcript, /qwen3\.6-27b\s+running\s+kv-cache/)
+    assert.match(status.transcript, /qwen3\.6-27b\s+sglang 0\.5\.11\s+running\s+kv-cache/)
     await term.clear()
     // pasted as printed
     term.run(stop.replace(/^ {2}stop it: +/, ""))
@@ -64,7 +64,7 @@ describe("Ctrl-C in a terminal", () => {
     await term.clear()
     term.run("mlops status --host sim")
     const status = await term.finished()
-    assert.match(status.transcript, /qwen3\.6-27b\s+stopped/)
+    assert.match(status.transcript, /qwen3\.6-27b\s+sglang 0\.5\.11\s+stopped/)
   })
 
   it("--tunnel: the result last, no clock after ready, a curl through the tunnel, Ctrl-C closes it", async () => {
@@ -144,6 +144,9 @@ describe("Ctrl-C in a terminal", () => {
     )
     await term.clear()
     term.run("mlops status --host sim")
-    assert.match((await term.finished()).transcript, /qwen3\.6-27b\s+stopped \(terminated\)/)
+    assert.match(
+      (await term.finished()).transcript,
+      /qwen3\.6-27b\s+sglang 0\.5\.11\s+stopped \(terminated\)/
+    )
   })
 })

@@ -165,10 +165,17 @@ export const start = (
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
     const node = os.hostname().split(".")[0]!
-    const ports = {
-      ctld: yield* Effect.mapError(Sshd.freePort, (e) => fail(e.reason)),
-      slurmd: yield* Effect.mapError(Sshd.freePort, (e) => fail(e.reason))
-    }
+    const port = Effect.mapError(Sshd.freePort, (e) => fail(e.reason))
+    const ctld = yield* port
+    // a port just released can be handed out again at once: the two daemons need two
+    const slurmd = yield* port.pipe(
+      Effect.filterOrFail(
+        (p) => p !== ctld,
+        () => fail("no second free port")
+      ),
+      Effect.retry({ times: 20 })
+    )
+    const ports = { ctld, slurmd }
     const confPath = path.join(dir, "slurm.conf")
     const mungeDir = path.join(dir, "munge")
     const socketDir = path.join(dir, "munge-run")
