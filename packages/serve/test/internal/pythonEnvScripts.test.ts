@@ -97,9 +97,10 @@ describe("Python environment discovery (real sh, real Python)", () => {
     assert.strictEqual(status, 3)
     assert.isUndefined(chosen)
     assert.deepStrictEqual(
-      lines.slice(0, 3).map((l) => [l.kind, l.path]),
+      lines.slice(0, 4).map((l) => [l.kind, l.path]),
       [
         ["none", `${home}/ml-env/bin/python`],
+        ["none", `${home}/sglang-env/bin/python`],
         ["none", `${home}/.venv/bin/python`],
         ["none", `${home}/venv/bin/python`]
       ]
@@ -108,7 +109,7 @@ describe("Python environment discovery (real sh, real Python)", () => {
     assert.isTrue(lines.some((l) => l.how === "path" && l.probe?.found === false))
   })
 
-  it("~/.venv with SGLang installed: chosen, version from its metadata, after ~/ml-env was tried", () => {
+  it("~/.venv with SGLang installed: chosen, version from its metadata, after ~/ml-env and ~/sglang-env were tried", () => {
     const home = tempHome()
     env(path.join(home, ".venv"), installed(path.join(home, "site"), "0.5.11"))
     const { status, lines, chosen } = discover(home)
@@ -116,6 +117,7 @@ describe("Python environment discovery (real sh, real Python)", () => {
     assert.deepStrictEqual(
       lines.map((l) => [l.kind, l.how]),
       [
+        ["none", "home"],
         ["none", "home"],
         ["env", "home"]
       ]
