@@ -47,7 +47,7 @@ const COMPOSE = /^[A-Za-z0-9][\w.-]{0,62}\s+\|(?: |$)/
 const ISO_TIME = /^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s+/
 const RANK = /^\[(?:rank\d+|default\d+|\d+)\]:\s?/
 const GLOG = /^\[[EWIF]\d{4} [\d:.]+ [\w.-]+:\d+\]\s?/
-// `(VllmWorker rank=1 pid=456)`, `(EngineCore_DP0 pid=1)`, `(pid=1, ip=10.0.0.1)`, `(raylet)`
+// `(VllmWorker rank=1 pid=456)`, `(EngineCore_DP0 pid=1)`, `(pid=1, ip=127.0.0.1)`, `(raylet)`
 const WORKER_INNER = /^(?:[A-Za-z_][\w-]*(?: rank=\d+)?(?: pid=\d+)?(?:, ip=[^)]*)?|pid=\d+(?:, ip=[^)]*)?)$/
 
 /** The length of a `(VllmWorker rank=1 pid=456) ` tag, 0 when there is none; the regex runs on the short inside only. */

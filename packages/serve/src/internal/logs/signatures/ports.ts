@@ -51,7 +51,7 @@ export const portInUse: Signature = {
     },
     {
       from: "vLLM-Ascend mooncake",
-      text: "Mooncake KVCacheSendingThread exception: Address already in use (addr='tcp://10.0.0.1:20012')"
+      text: "Mooncake KVCacheSendingThread exception: Address already in use (addr='tcp://127.0.0.1:20012')"
     }
   ],
   match: says(IN_USE),
