@@ -138,43 +138,38 @@ export class Classifier {
     return this.flush()
   }
 
+  /** A log that ends while something is still being waited for: a stall at its last lines. */
+  private endedWhileWaiting(tier: Tier, reason: string, action: string): Candidate {
+    return {
+      tier,
+      line: true,
+      at: this.lineNo,
+      failure: new F.StartupStalled({
+        evidence: this.lastLines(4),
+        process: "launcher",
+        phase: this.phase,
+        reason,
+        fix: { action }
+      })
+    }
+  }
+
   /** The final failure, if any; closes an open record. Reading it twice gives the same answer. */
   finish(exit?: ExitStatus): LaunchFailure | undefined {
     if (this.record !== undefined) this.closeRecord()
     if (this.best === undefined && this.ncclLast) {
-      this.best = {
-        tier: Tier.Crash,
-        line: true,
-        at: this.lineNo,
-        failure: new F.StartupStalled({
-          evidence: this.lastLines(4),
-          process: "launcher",
-          phase: this.phase,
-          reason:
-            "the log ends while the ranks initialise NCCL, the most common place for a multi-GPU start to hang",
-          fix: {
-            action:
-              "rerun with NCCL_DEBUG=INFO; if it hangs in P2P setup try NCCL_P2P_DISABLE=1 (or check the PCIe/NVLink topology with nvidia-smi topo -m)"
-          }
-        })
-      }
+      this.best = this.endedWhileWaiting(
+        Tier.Crash,
+        "the log ends while the ranks initialise NCCL, the most common place for a multi-GPU start to hang",
+        "rerun with NCCL_DEBUG=INFO; if it hangs in P2P setup try NCCL_P2P_DISABLE=1 (or check the PCIe/NVLink topology with nvidia-smi topo -m)"
+      )
     }
     if (this.waiting >= 2 && (this.best === undefined || this.best.tier < Tier.Stall)) {
-      this.best = {
-        tier: Tier.Stall,
-        line: true,
-        at: this.lineNo,
-        failure: new F.StartupStalled({
-          evidence: this.lastLines(4),
-          process: "launcher",
-          phase: this.phase,
-          reason: "the log ends while the front end still waits for its engine core to start",
-          fix: {
-            action:
-              "the engine core never came up: look for its own lines above; allow more time for large models"
-          }
-        })
-      }
+      this.best = this.endedWhileWaiting(
+        Tier.Stall,
+        "the log ends while the front end still waits for its engine core to start",
+        "the engine core never came up: look for its own lines above; allow more time for large models"
+      )
     }
     const failed =
       exit !== undefined && (exit.signal != null || (exit.exitCode != null && exit.exitCode !== 0))

@@ -129,6 +129,16 @@ const got: { process: string | undefined; header: boolean; level: Level | undefi
 const leadingLevel = (c: number): Level =>
   c === 68 ? "debug" : c === 73 ? "info" : c === 87 ? "warning" : "error"
 
+/** An ISO timestamp or a python-logging header (`[`-bracketed or not), else 0; `got.level` from the latter. */
+const datedHeader = (text: string): number => {
+  const iso = ISO_TIME.exec(text)
+  if (iso) return iso[0].length
+  const logging = LOGGING.exec(text)
+  if (!logging) return 0
+  got.level = levelOf(logging[0])
+  return logging[0].length
+}
+
 /** The length of one layer of prefix (0 when none applies); `got` says what it named. */
 const stripOnce = (text: string): number => {
   got.process = undefined
@@ -165,13 +175,8 @@ const stripOnce = (text: string): number => {
       return glog[0].length
     }
     if (dateAt(text, 1)) {
-      const iso = ISO_TIME.exec(text)
-      if (iso) return iso[0].length
-      const logging = LOGGING.exec(text)
-      if (logging) {
-        got.level = levelOf(logging[0])
-        return logging[0].length
-      }
+      const dated = datedHeader(text)
+      if (dated > 0) return dated
     }
     const short = SHORT_TIME.exec(text)
     if (short) {
@@ -182,13 +187,8 @@ const stripOnce = (text: string): number => {
   }
   if (isDigit(c)) {
     if (dateAt(text, 0)) {
-      const iso = ISO_TIME.exec(text)
-      if (iso) return iso[0].length
-      const logging = LOGGING.exec(text)
-      if (logging) {
-        got.level = levelOf(logging[0])
-        return logging[0].length
-      }
+      const dated = datedHeader(text)
+      if (dated > 0) return dated
     }
     const gutter = GUTTER.exec(text)
     if (gutter) {
