@@ -195,7 +195,9 @@ export class LogTruncated extends Schema.TaggedError<LogTruncated>()("LogTruncat
 export class ForwardFailed extends Schema.TaggedError<ForwardFailed>()("ForwardFailed", {
   host: Schema.String,
   port: Schema.Number,
-  reason: Schema.String
+  reason: Schema.String,
+  /** The tunnel was open and the request broke on it (a cut connection looks like this), not refused. */
+  midRequest: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
     return `could not reach port ${this.port} on ${this.host} through ssh: ${this.reason}`

@@ -59,7 +59,11 @@ export const request = (
       const duplex = yield* connection.forward(options.port, options.target)
       return yield* Effect.async<TunnelResponse, ForwardFailed>((resume) => {
         const fail = (error: Error) =>
-          resume(Effect.fail(new ForwardFailed({ host, port: options.port, reason: error.message })))
+          resume(
+            Effect.fail(
+              new ForwardFailed({ host, port: options.port, reason: error.message, midRequest: true })
+            )
+          )
         const req = http.request(
           {
             method: options.method,

@@ -93,7 +93,15 @@ describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
             host: alias,
             engine: VllmEngine,
             name,
-            argv: [standin.modelPath, "--host", "127.0.0.1", "--port", String(port), "--max-model-len", "8192"],
+            argv: [
+              standin.modelPath,
+              "--host",
+              "127.0.0.1",
+              "--port",
+              String(port),
+              "--max-model-len",
+              "8192"
+            ],
             env: { STANDIN_PHASE_SECONDS: "0.02" }
           }).pipe(Stream.runCollect))
         ]
@@ -125,7 +133,15 @@ describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
           host: alias,
           engine: VllmEngine,
           name,
-          argv: [standin.modelPath, "--host", "127.0.0.1", "--port", String(port), "--max-model-len", "131072"],
+          argv: [
+            standin.modelPath,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            String(port),
+            "--max-model-len",
+            "131072"
+          ],
           env: { STANDIN_PHASE_SECONDS: "0.02", VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1" },
           preflight: false
         }).pipe(Effect.exit)

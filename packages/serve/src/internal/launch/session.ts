@@ -10,7 +10,7 @@
  */
 import type { Connection } from "@mlops/core/Connection"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import { CommandTimeout, ConnectionLost, RemoteFileError } from "@mlops/core/Errors"
+import { CommandTimeout, ConnectionLost, ForwardFailed, RemoteFileError } from "@mlops/core/Errors"
 import { Clock, Effect, Option, Schedule } from "effect"
 
 export { isTransient } from "@mlops/core/ConnectionPool"
@@ -21,7 +21,7 @@ const DYING_GRACE = "1 second"
 const isCutMidFlight = (e: { readonly _tag: string }): boolean =>
   (e instanceof RemoteFileError && !e.notFound) ||
   e._tag === "ChannelOpenFailed" ||
-  e._tag === "ForwardFailed"
+  (e instanceof ForwardFailed && e.midRequest === true)
 
 /** How often a step that failed as if cut mid-flight, on a connection that stayed open, runs again. */
 const CUT_RETRIES = 2
