@@ -6,7 +6,7 @@
  * @internal
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Deferred, Effect, Exit, FiberId, Schedule, type Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, FiberId, Runtime, Schedule, type Scope, Stream } from "effect"
 import type { ExecResult, Exited, ExitStatus, OutputLine } from "../Connection.js"
 import { ChannelOpenFailed, type ConnectionLost } from "../Errors.js"
 import type { ExecFn } from "./remoteHelper.js"
@@ -119,10 +119,12 @@ export const openChannel = (
 ): Effect.Effect<OpenChannel, ChannelOpenFailed | ConnectionLost, Scope.Scope> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
+      // ssh2 hands the channel to a callback: a late one is released through this runtime
+      const runInBackground = Runtime.runFork(yield* Effect.runtime<never>())
       // the channel of an interrupted attempt: released here, it would otherwise hold a slot
       let opened: OpenChannel | undefined
       const onOpen = (open: OpenChannel, late: boolean) => {
-        if (late) Effect.runFork(release(open))
+        if (late) runInBackground(release(open))
         else opened = open
       }
       const open = yield* restore(

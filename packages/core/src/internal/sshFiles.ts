@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect, FiberId } from "effect"
+import { Deferred, Duration, Effect, FiberId, Runtime } from "effect"
 import type { Client, SFTPWrapper, Stats } from "ssh2"
 import type { FileStat, RemoteFs } from "../Connection.js"
 import { type ConnectError, RemoteFileError } from "../Errors.js"
@@ -25,6 +25,8 @@ export const makeFiles = (
   timeout: Duration.Duration
 ): Effect.Effect<RemoteFs> =>
   Effect.gen(function* () {
+    // ssh2 reports a closed channel through a callback: its permit goes back through this runtime
+    const releasePermit = Runtime.runSync(yield* Effect.runtime<never>())
     let current: SFTPWrapper | undefined
     let home: string | undefined
 
@@ -43,7 +45,7 @@ export const makeFiles = (
           sftp.on("error", () => {})
           sftp.once("close", () => {
             if (current === sftp) current = undefined
-            Effect.runSync(budget.release(1))
+            releasePermit(budget.release(1))
           })
           resume(Effect.succeed(sftp))
         })
@@ -60,28 +62,25 @@ export const makeFiles = (
      */
     const sftp: Effect.Effect<SFTPWrapper, FsError> = Effect.suspend(() => {
       if (current !== undefined) return Effect.succeed(current)
-      if (opening === undefined) {
-        const pending = Deferred.unsafeMake<SFTPWrapper, FsError>(FiberId.none)
-        opening = pending
-        Effect.runFork(
-          budget.take(1).pipe(
-            Effect.zipRight(open.pipe(Effect.tapError(() => budget.release(1)))),
-            Effect.tap((opened) =>
-              Effect.sync(() => {
-                current = opened
-              })
-            ),
-            Effect.exit,
-            Effect.flatMap((exit) =>
-              Effect.suspend(() => {
-                opening = undefined
-                return Deferred.done(pending, exit)
-              })
-            )
-          )
+      if (opening !== undefined) return Deferred.await(opening)
+      const pending = Deferred.unsafeMake<SFTPWrapper, FsError>(FiberId.none)
+      opening = pending
+      const openShared = budget.take(1).pipe(
+        Effect.zipRight(open.pipe(Effect.tapError(() => budget.release(1)))),
+        Effect.tap((opened) =>
+          Effect.sync(() => {
+            current = opened
+          })
+        ),
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Effect.suspend(() => {
+            opening = undefined
+            return Deferred.done(pending, exit)
+          })
         )
-      }
-      return Deferred.await(opening)
+      )
+      return Effect.forkDaemon(openShared).pipe(Effect.zipRight(Deferred.await(pending)))
     })
 
     /** One sftp request, with the connection's step timeout. */
