@@ -67,7 +67,7 @@ describe("mlops launch", () => {
   )
 
   it.live(
-    "--engine vllm on sim: vLLM is found in its own environment (the host's setting has SGLang only)",
+    "--engine vllm on sim: vLLM is found in its own environment (the host's setting has SGLang only); ready under its --served-model-name",
     () =>
       Effect.gen(function* () {
         const ran = yield* mlops(
@@ -84,7 +84,9 @@ describe("mlops launch", () => {
           "-tp",
           "2",
           "--max-model-len",
-          "32768"
+          "32768",
+          "--served-model-name",
+          "qwen"
         )
         assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
         const events = parseLines(ran.stdout)

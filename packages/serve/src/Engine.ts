@@ -231,8 +231,8 @@ export interface Engine {
   readonly resolve: (input: ResolveInput) => Effect.Effect<Resolution, LaunchRulesViolated>
   /** What its logs add to the neutral classifier. */
   readonly logs: EngineLogs
-  /** Readiness after its ready line, for `model` (the argv's model). */
-  readonly readiness: (o: { readonly model: string }) => ReadonlyArray<ReadinessRequest>
+  /** Readiness after its ready line, for what an argv serves (its model, under its served name). */
+  readonly readiness: (argv: ReadonlyArray<string>) => ReadonlyArray<ReadinessRequest>
   /** The flag whose value readiness sends as `Authorization: Bearer` (`--api-key`). */
   readonly apiKeyFlag: string | undefined
   /** Environment names that hold secrets beyond what their name says (`HF_TOKEN` is caught by name). */

@@ -115,7 +115,7 @@ describe("VllmEngine", () => {
   })
 
   it("is ready after /health 200, /v1/models listing the model, and one completion", () => {
-    const steps = VllmEngine.readiness({ model: M })
+    const steps = VllmEngine.readiness([M, "--port", "8001"])
     assert.deepStrictEqual(
       steps.map((s) => `${s.method} ${s.path}`),
       ["GET /health", "GET /v1/models", "POST /v1/completions"]
@@ -127,5 +127,18 @@ describe("VllmEngine", () => {
     assert.isFalse(lists("not json", M))
     assert.deepInclude(JSON.parse(steps[2]!.body!), { model: M, max_tokens: 1 })
     assert.isTrue(steps[2]!.passes(200, '{"choices":[{"text":" hi"}]}'))
+  })
+
+  it("asks for the model by its first --served-model-name, in either spelling", () => {
+    for (const argv of [
+      [M, "--served-model-name", "qwen", "q2"],
+      [M, "--served-model-name=qwen"],
+      ["--served_model_name", "qwen", "--model", M]
+    ]) {
+      const steps = VllmEngine.readiness(argv)
+      assert.isTrue(steps[1]!.passes(200, JSON.stringify({ data: [{ id: "qwen", root: "elsewhere" }] })))
+      assert.isFalse(steps[1]!.passes(200, JSON.stringify({ data: [{ id: M, root: "other" }] })))
+      assert.strictEqual(JSON.parse(steps[2]!.body!).model, "qwen", argv.join(" "))
+    }
   })
 })

@@ -247,7 +247,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
               budget: readinessBudget,
               overallMs,
               apiKey,
-              requests: engine.readiness({ model: engine.modelOf(argv) ?? "model" }),
+              requests: engine.readiness(argv),
               report: (endpoint, status, elapsedMs) =>
                 emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
             })

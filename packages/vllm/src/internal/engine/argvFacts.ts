@@ -35,9 +35,16 @@ export const portOf = (argv: ReadonlyArray<string>): number => {
   return port
 }
 
-/** The name clients use: the first `--served-model-name`, else the model. */
+/** The name clients use: the first `--served-model-name` (either spelling, `=` or not), else the model. */
 export const servedNameOf = (argv: ReadonlyArray<string>): string | undefined => {
-  const at = argv.findIndex((w) => w === "--served-model-name" || w === "--served_model_name")
-  const value = at === -1 ? undefined : argv[at + 1]
-  return value !== undefined && !value.startsWith("-") ? value : modelOf(argv)
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!
+    const [flag, inline] = word.includes("=")
+      ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]
+      : [word, undefined]
+    if (flag !== "--served-model-name" && flag !== "--served_model_name") continue
+    const value = inline ?? argv[i + 1]
+    if (value !== undefined && value !== "" && !value.startsWith("-")) return value
+  }
+  return modelOf(argv)
 }
