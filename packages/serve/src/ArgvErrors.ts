@@ -1,5 +1,5 @@
 /**
- * Why an SGLang command line would be rejected by `launch_server`'s argparse, found before
+ * Why an engine's command line would be rejected by its argument parser, found before
  * anything runs. Each error names the flag and says how to fix it.
  *
  * @since 0.1.0
@@ -12,14 +12,18 @@ const orList = (items: ReadonlyArray<string>) => items.join(", ")
 export class UnknownFlag extends Schema.TaggedError<UnknownFlag>()("UnknownFlag", {
   flag: Schema.String,
   suggestions: Schema.Array(Schema.String),
-  version: Schema.String
+  /** The engine's display name: `SGLang`, `vLLM`. */
+  engine: Schema.String,
+  version: Schema.String,
+  /** The command that lists the installed release's flags. */
+  helpCommand: Schema.String
 }) {
   override get message() {
     const hint =
       this.suggestions.length > 0
         ? `did you mean ${orList(this.suggestions)}?`
-        : "remove it or check `python -m sglang.launch_server --help`"
-    return `unknown flag ${this.flag} for SGLang ${this.version}; ${hint}`
+        : `remove it or check \`${this.helpCommand}\``
+    return `unknown flag ${this.flag} for ${this.engine} ${this.version}; ${hint}`
   }
 }
 

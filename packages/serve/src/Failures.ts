@@ -1,5 +1,5 @@
 /**
- * The typed reasons an SGLang launch fails, as recognised from its log. Every failure carries
+ * The typed reasons a launch fails, as recognised from its log. Every failure carries
  * the log lines that prove it (`evidence`, with 1-based line numbers), the process that
  * reported it (`launcher`, a rank prefix such as `TP1`, `detokenizer`), the last lifecycle
  * phase reached, and a `fix` when one is known (flags to change or an action in words).
@@ -70,10 +70,12 @@ const describe = (failure: Describable, headline: string): string =>
 export class ArgparseError extends Schema.TaggedError<ArgparseError>()("ArgparseError", {
   ...common,
   kind: Schema.Literal("invalid-choice", "unrecognized", "required", "invalid-value", "other"),
-  flags: Schema.Array(Schema.String)
+  flags: Schema.Array(Schema.String),
+  /** The engine's display name (`SGLang`, `vLLM`) when the log shows which one wrote it. */
+  engine: Schema.optional(Schema.String)
 }) {
   override get message() {
-    return describe(this, "SGLang rejected the command line")
+    return describe(this, `${this.engine ?? "the engine"} rejected the command line`)
   }
 }
 
@@ -213,7 +215,9 @@ export class StartupStalled extends Schema.TaggedError<StartupStalled>()("Startu
 export class ProcessExited extends Schema.TaggedError<ProcessExited>()("ProcessExited", {
   ...common,
   exitCode: Schema.optional(Schema.Number),
-  signal: Schema.optional(Schema.String)
+  signal: Schema.optional(Schema.String),
+  /** The engine's display name (`SGLang`, `vLLM`) when the log shows which one wrote it. */
+  engine: Schema.optional(Schema.String)
 }) {
   override get message() {
     const how =
@@ -222,7 +226,7 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>()("ProcessE
         : this.exitCode !== undefined
           ? `exited with code ${this.exitCode}`
           : "failed"
-    return describe(this, `SGLang ${how}`)
+    return describe(this, `${this.engine ?? "the server"} ${how}`)
   }
 }
 

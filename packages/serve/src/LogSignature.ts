@@ -62,6 +62,10 @@ export interface Context {
 export const engineName = (ctx: Context): string =>
   ctx.engine === "vllm" ? "vLLM" : ctx.engine === "sglang" ? "SGLang" : "the engine"
 
+/** The `engine` field of a failure whose headline names the engine, when the log shows which one. */
+export const namedEngine = (engine: Engine | undefined): { readonly engine?: string } =>
+  engine === "vllm" ? { engine: "vLLM" } : engine === "sglang" ? { engine: "SGLang" } : {}
+
 /** One wording a signature was checked against: where it comes from and the text. */
 export interface Variant {
   /** The emitter and its versions: `torch 2.1-2.9`, `SGLang 0.4.x-0.5.11`, `vLLM 0.6 (V0)`. */

@@ -74,3 +74,14 @@ describe("vLLM failure signatures on real logs", () => {
     })
   }
 })
+
+describe("vLLM failures name vLLM", () => {
+  it("an argparse refusal and a dead engine core say vLLM in their headline, not SGLang", () => {
+    const refused = classify("opea-project-genaicomps-336").failure
+    assert.strictEqual(refused?._tag, "ArgparseError")
+    assert.match(refused?.message ?? "", /^vLLM rejected the command line/)
+    const died = classify("docker-model-runner-1009").failure
+    assert.strictEqual(died?._tag, "ProcessExited")
+    assert.match(died?.message ?? "", /^vLLM failed/)
+  })
+})

@@ -14,7 +14,7 @@ import * as F from "../Failures.js"
 import type { LaunchEvent } from "../LaunchEvent.js"
 import { type Phase, phaseIndex } from "../LaunchEvent.js"
 import { headerTime, messageStart } from "../LogLine.js"
-import { type Context, type Level, type Signature, type Subject, Tier } from "../LogSignature.js"
+import { type Context, type Level, namedEngine, type Signature, type Subject, Tier } from "../LogSignature.js"
 import { recordOwner, shardProgress, withExit } from "./lineSignatures.js"
 import { type EngineGuess, EngineSniffer } from "./logs/engine.js"
 import { normalize } from "./logs/normalize.js"
@@ -183,7 +183,8 @@ export class Classifier {
       evidence: this.lastLines(12),
       process: "launcher",
       phase: this.phase,
-      reason: "the process ended without a recognisable error in the log"
+      reason: "the process ended without a recognisable error in the log",
+      ...namedEngine(this.sniffer.guess().engine)
     })
     return withExit(silent, exit)
   }

@@ -69,7 +69,9 @@ const classify = (catalogue: Catalogue, word: string): Either.Either<Token, Argv
     new UnknownFlag({
       flag: head,
       suggestions: suggest(head, catalogue.byFlag.keys()),
-      version: catalogue.version
+      engine: "SGLang",
+      version: catalogue.version,
+      helpCommand: "python -m sglang.launch_server --help"
     })
   )
 }

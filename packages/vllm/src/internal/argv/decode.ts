@@ -52,7 +52,9 @@ const lookup = (catalogue: Catalogue, spelling: string): FlagRecord | AmbiguousF
   return new UnknownFlag({
     flag: spelling,
     suggestions: suggest(spelling, catalogue.bySpelling.keys()),
-    version: `vLLM ${catalogue.snapshot.name}`
+    engine: "vLLM",
+    version: catalogue.snapshot.name,
+    helpCommand: "vllm serve --help"
   })
 }
 

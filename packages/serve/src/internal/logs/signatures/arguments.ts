@@ -14,6 +14,7 @@ import {
   firstLine,
   flagsIn,
   inException,
+  namedEngine,
   reasonOf,
   type Signature,
   type Subject,
@@ -78,7 +79,8 @@ export const argparse: Signature = {
       ),
       ...(usage === undefined ? {} : { evidence: [usage, ...s.evidence] }),
       kind,
-      flags
+      flags,
+      ...namedEngine(ctx.engine)
     })
   }
 }

@@ -6,7 +6,7 @@
  * @internal
  */
 import * as F from "../../../Failures.js"
-import { base, reasonOf, type Signature, type Subject, Tier } from "../../../LogSignature.js"
+import { base, namedEngine, reasonOf, type Signature, type Subject, Tier } from "../../../LogSignature.js"
 
 const SIGNALS: Record<number, string> = {
   1: "SIGHUP",
@@ -61,7 +61,8 @@ export const crash: Signature = {
           : undefined
       ),
       ...(scheduler ? { process: "scheduler" } : {}),
-      ...(signal === undefined ? {} : { signal })
+      ...(signal === undefined ? {} : { signal }),
+      ...namedEngine(ctx.engine)
     })
   }
 }
@@ -106,7 +107,7 @@ export const consequence: Signature = {
       ? CONSEQUENCE.test(s.text)
       : s.record.exceptions.length > 0 &&
         s.record.exceptions.every((e) => CONSEQUENCE.test(`${e.type}: ${e.message}`)),
-  build: (s) => {
+  build: (s, ctx) => {
     const exit = exitOf(s.flat)
     const rank = /Rank (\d+) scheduler/.exec(s.flat)
     return new F.ProcessExited({
@@ -118,7 +119,8 @@ export const consequence: Signature = {
           : { action: "the root cause was printed earlier by the process that died: look above this line" }
       ),
       ...(rank ? { process: `rank ${rank[1]}` } : {}),
-      ...exit
+      ...exit,
+      ...namedEngine(ctx.engine)
     })
   }
 }
