@@ -49,25 +49,28 @@ export const splitAtDashDash = (
   return at === -1 ? { mlops: argv, sglang: [] } : { mlops: argv.slice(0, at), sglang: argv.slice(at + 1) }
 }
 
-/** Subcommands whose `--version V` is an SGLang version, not a request for mlops' own version. */
-const sglangVersionCommands: ReadonlySet<string> = new Set(["check", "flags"])
+/** Subcommands whose `--version V` is an engine's version, not a request for mlops' own version. */
+const versionCommands: ReadonlySet<string> = new Set(["check", "flags"])
 
 /**
  * @effect/cli treats `--version` anywhere as its built-in "print the program's version"; for
- * `check` and `flags` it names an SGLang version, so it is handed on as `--sglang-version`.
+ * `check` it names the engine's version (`--engine-version`), for `flags` SGLang's
+ * (`--sglang-version`).
  *
  * @category running
  */
-export const renameVersionOption = (mlopsWords: ReadonlyArray<string>): ReadonlyArray<string> =>
-  sglangVersionCommands.has(mlopsWords[2] ?? "")
-    ? mlopsWords.map((word) =>
-        word === "--version"
-          ? "--sglang-version"
-          : word.startsWith("--version=")
-            ? `--sglang-${word.slice(2)}`
-            : word
-      )
-    : mlopsWords
+export const renameVersionOption = (mlopsWords: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const subcommand = mlopsWords[2] ?? ""
+  if (!versionCommands.has(subcommand)) return mlopsWords
+  const prefix = subcommand === "check" ? "--engine-" : "--sglang-"
+  return mlopsWords.map((word) =>
+    word === "--version"
+      ? `${prefix}version`
+      : word.startsWith("--version=")
+        ? `${prefix}${word.slice(2)}`
+        : word
+  )
+}
 
 /**
  * Parse `argv` (a full `process.argv`: the first two entries are skipped) and run. SGLang's

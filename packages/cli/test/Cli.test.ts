@@ -309,3 +309,70 @@ describe("mlops status / stop / logs", () => {
       })
   )
 })
+
+describe("mlops check --engine vllm", () => {
+  it.live("offline: vLLM's refusals in vLLM's words, and a fixed command that repeats --engine vllm", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops(
+        "check",
+        "--engine",
+        "vllm",
+        "--model-config",
+        modelConfig,
+        ...a6000,
+        "--",
+        "/root/models/Qwen3.6-27B",
+        "-tp",
+        "3",
+        "--max-model-len",
+        "300000"
+      )
+      assert.strictEqual(ran.code, ExitCode.RulesViolated, ran.text)
+      assert.include(
+        ran.text,
+        "ValueError: User-specified max_model_len (300000) is greater than the derived"
+      )
+      assert.include(ran.text, "please set tensor_parallel_size (3) to less than max local gpu count (2)")
+      const fixed = ran.text.split("\n").find((line) => line.trim().startsWith("mlops check --engine vllm"))
+      assert.isDefined(fixed, ran.text)
+      assert.include(fixed!, "--max-model-len 262144")
+      assert.include(fixed!, "--tensor-parallel-size 2")
+      assert.notInclude(ran.text, "SGLang")
+    })
+  )
+
+  it.live("against sim: the vLLM in ~/vllm-env is checked, and --json names the engine and its version", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops(
+        "check",
+        "--host",
+        "sim",
+        "--engine",
+        "vllm",
+        "--json",
+        "--",
+        "/root/models/Qwen3.6-27B",
+        "-tp",
+        "2",
+        "--max-model-len",
+        "32768"
+      )
+      assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
+      const result = parseLines(ran.stdout).at(-1)!
+      assert.strictEqual(result._tag, "Checked")
+      assert.strictEqual(result.engine, "vllm")
+      const python = result.python as Record<string, unknown>
+      assert.strictEqual(python.setting, "~/vllm-env")
+      assert.strictEqual(python.engineVersion, result.version)
+      assert.strictEqual((result.effective as Record<string, unknown>).tensor_parallel_size, 2)
+    })
+  )
+
+  it.live("--target-version is SGLang's upgrade check: with --engine vllm it is a usage error (exit 2)", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("check", "--engine", "vllm", "--target-version", "0.5.12", "--", "m")
+      assert.strictEqual(ran.code, ExitCode.Usage)
+      assert.include(ran.text, "--target-version compares SGLang releases only")
+    })
+  )
+})

@@ -221,6 +221,8 @@ export interface Engine {
   readonly portOf: (argv: ReadonlyArray<string>) => number
   /** The GPUs a decoded launch needs on this node: `perNode` ranks at `first + rank × step` of the visible ones. */
   readonly gpusOf: (args: EngineArgs) => GpuPlan
+  /** The releases whose flags mlops ships, oldest first, as messages name them. */
+  readonly releases: ReadonlyArray<string>
   /** The newest shipped flags: how secrets are told apart before the host's version is known. */
   readonly latestFlags: Flags
   /** The shipped flags of a version (the nearest release standing in for an unknown one), offline. */
@@ -240,6 +242,8 @@ export interface Engine {
   /** Python code run with the argv to let the host's own parser check it, when the engine has one. */
   readonly remoteCheck: string | undefined
   readonly sim: SimulatedEngine
+  /** The effective fields a short summary shows (`check`), when set. */
+  readonly summaryFields: ReadonlyArray<string>
 }
 
 /** The engines the CLI knows, by name; the first is the default when a host has several. @category models */

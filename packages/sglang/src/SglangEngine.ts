@@ -158,6 +158,7 @@ export const engine: Engine = {
   modelOf,
   portOf,
   gpusOf,
+  releases: Catalogue.releases.map((release) => release.version),
   latestFlags,
   shippedFlags: (version) => {
     const match = Catalogue.match(version)
@@ -196,6 +197,18 @@ export const engine: Engine = {
     ),
   logs,
   readiness,
+  summaryFields: [
+    "tp_size",
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "mamba_scheduler_strategy",
+    "max_running_requests",
+    "mem_fraction_static",
+    "attention_backend",
+    "page_size"
+  ],
   apiKeyFlag: "--api-key",
   secretEnv: [],
   remoteCheck: REMOTE_CHECK,

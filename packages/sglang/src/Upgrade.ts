@@ -11,13 +11,14 @@
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
 import type { ArgvError } from "@mlops/serve/ArgvErrors"
+import { offlineGpus, traitsOf } from "@mlops/serve/Check"
 import type * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as Preflight from "@mlops/serve/Preflight"
 import type * as Violations from "@mlops/serve/Violations"
 import { Effect, Either } from "effect"
 import * as Argv from "./Argv.js"
 import * as Catalogue from "./Catalogue.js"
-import { type GpuFacts, offlineContext, traitsOf } from "./Check.js"
+import type { GpuFacts } from "./Check.js"
 import * as Flags from "./Flags.js"
 import * as HostFlags from "./HostFlags.js"
 import { lookupOption } from "./internal/argv/decode.js"
@@ -246,13 +247,12 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
   const decodedFrom = yield* Argv.decodeArgv(o.argv, from.catalogue)
   const decodedTo = yield* Effect.either(Argv.decodeArgv(o.argv, to.catalogue))
   const traits = o.traits ?? (yield* traitsOf(o.modelConfig))
-  const context = (version: string) =>
-    offlineContext({
-      traits,
-      ...(o.gpus === undefined ? {} : { gpus: o.gpus }),
-      ...(o.env === undefined ? {} : { env: o.env }),
-      version
-    })
+  const context = (version: string): Resolve.ResolveContext => ({
+    traits,
+    gpus: offlineGpus(o.gpus),
+    env: o.env ?? {},
+    version
+  })
   const rulesFrom = Rules.forVersion(o.from)
   const rulesTo = Rules.forVersion(o.to)
   const before = Resolve.resolveEither(decodedFrom.args, decodedFrom.explicit, context(o.from))

@@ -46,6 +46,9 @@ const gpusOf = (engineArgs: object): GpuPlan => {
 
 const latestFlags = flagsOf(Catalogue.latest, Catalogue.latest.snapshot.near, "shipped", null)
 
+/** The shipped snapshots as messages name them: the release each is near, and its name. */
+const releases = Catalogue.snapshots.map((s) => `${s.near} (${s.name})`)
+
 /** @category engines */
 export const VllmEngine: Engine = {
   name: "vllm",
@@ -62,6 +65,7 @@ export const VllmEngine: Engine = {
   modelOf,
   portOf,
   gpusOf,
+  releases,
   latestFlags,
   shippedFlags,
   flags: (request) => {
@@ -73,7 +77,7 @@ export const VllmEngine: Engine = {
           new UnsupportedEngineVersion({
             engine: "vLLM",
             version,
-            known: Catalogue.snapshots.map((s) => `${s.near} (${s.name})`),
+            known: releases,
             fix: "give a version such as 0.13.0 (the host's `pip show vllm` names it)"
           })
         )
@@ -81,6 +85,18 @@ export const VllmEngine: Engine = {
   resolve,
   logs,
   readiness,
+  summaryFields: [
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "gpu_memory_utilization",
+    "dtype",
+    "quantization",
+    "kv_cache_dtype"
+  ],
   apiKeyFlag: "--api-key",
   secretEnv: ["VLLM_API_KEY"],
   // the host's own parser is not run: vLLM's parser module moved between releases

@@ -1,24 +1,29 @@
 /**
- * `mlops check (--host H | --model-config FILE | --version V) [--gpus N --compute-capability X.Y --gpu-memory 48GiB] -- <flags>`:
- * SGLang's rules without launching. With `--host` the host is probed (SGLang version, GPUs,
- * model config); otherwise everything is local and offline, for `--version` (default 0.5.11).
- * GPU defaults when not given: 1 GPU, compute capability 9.0, 80 GiB (an H100).
+ * `mlops check [--engine E] (--host H | --model-config FILE | --version V) [--gpus N --compute-capability X.Y --gpu-memory 48GiB] -- <flags>`:
+ * the engine's rules without launching. With `--host` the host is probed (the engine and its
+ * version, GPUs, model config); otherwise everything is local and offline, for `--version`
+ * (default the engine's newest shipped release). GPU defaults when not given: 1 GPU, compute
+ * capability 9.0, 80 GiB (an H100). Offline, the engine is SGLang unless `--engine` says.
  *
- * `--target-version V`: the upgrade check instead (from `--version`, or the host's version):
- * which flags were removed, renamed or changed, which rules start or stop applying, and whether
- * V accepts the command (exit 0), or its refusal's exit code.
+ * `--target-version V` (SGLang): the upgrade check instead (from `--version`, or the host's
+ * version): which flags were removed, renamed or changed, which rules start or stop applying,
+ * and whether V accepts the command (exit 0), or its refusal's exit code.
  */
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import * as Catalogue from "@mlops/sglang/Catalogue"
-import * as Check from "@mlops/sglang/Check"
+import * as Check from "@mlops/serve/Check"
+import * as Engine from "@mlops/serve/Engine"
+import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import * as Upgrade from "@mlops/sglang/Upgrade"
 import { Console, Effect, Option } from "effect"
+import * as Engines from "../Engines.js"
 import * as ExitCodes from "../ExitCodes.js"
 import { bold, green, type Style, TerminalStyle, yellow } from "../render/style.js"
 import * as UpgradeView from "../render/upgrade.js"
 import {
   CommandExit,
+  engine,
+  engineOf,
   handle,
   json,
   MlopsWords,
@@ -41,8 +46,9 @@ export const parseGiB = (text: string): number | undefined => {
 const options = {
   host: Options.text("host").pipe(
     Options.optional,
-    Options.withDescription("Probe this host for GPUs, SGLang version, model")
+    Options.withDescription("Probe this host for its engine and version, GPUs, model")
   ),
+  engine,
   python,
   modelConfig: Options.file("model-config").pipe(
     Options.optional,
@@ -60,15 +66,15 @@ const options = {
     Options.optional,
     Options.withDescription(`Memory of one GPU, e.g. 48GiB (default ${Check.defaultGpus.memoryGiB}GiB)`)
   ),
-  version: Options.text("sglang-version").pipe(
+  version: Options.text("engine-version").pipe(
     Options.optional,
     Options.withDescription(
-      `SGLang version to check for offline, also written --version (default ${Catalogue.latest.version})`
+      `The engine's version to check for offline, also written --version (default its newest: ${Engines.registry.map((e) => `${e.displayName} ${e.latestFlags.version}`).join(", ")})`
     )
   ),
   targetVersion: Options.text("target-version").pipe(
     Options.optional,
-    Options.withDescription("Upgrade check: what changes for these flags in this SGLang version")
+    Options.withDescription("Upgrade check (SGLang): what changes for these flags in this SGLang version")
   ),
   flagsFromHost: Options.boolean("flags-from-host").pipe(
     Options.withDescription(
@@ -79,31 +85,22 @@ const options = {
 }
 
 const human = (style: Style, result: Check.CheckResult): string => {
-  const e = result.effective as unknown as Record<string, unknown>
-  const interesting = [
-    "tp_size",
-    "speculative_algorithm",
-    "speculative_num_steps",
-    "speculative_eagle_topk",
-    "speculative_num_draft_tokens",
-    "mamba_scheduler_strategy",
-    "max_running_requests",
-    "mem_fraction_static",
-    "attention_backend",
-    "page_size"
-  ].filter((field) => e[field] !== null && e[field] !== undefined)
+  const e = result.effective as Readonly<Record<string, unknown>>
+  const shown = Engine.byName(Engines.registry, result.engine)?.summaryFields ?? []
+  const interesting = shown.filter((field) => e[field] !== null && e[field] !== undefined)
+  const name = Engines.displayName(result.engine)
   const python =
     result.python === undefined
       ? []
       : [
-          `  checked against SGLang ${result.python.sglangVersion} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
+          `  checked against ${name} ${result.python.engineVersion} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
         ]
   return [
-    `${green(style, "✓")} ${bold(style, `SGLang ${result.version} accepts these flags`)}${result.rulesVerified ? "" : " (flags only)"}`,
+    `${green(style, "✓")} ${bold(style, `${name} ${result.version} accepts these flags`)}${result.rulesVerified ? "" : " (flags only)"}`,
     ...python,
     ...result.warnings.map((w) => `  ${yellow(style, "!")} ${w}`),
     ...(result.adjustments.length > 0
-      ? ["  SGLang will adjust:", ...result.adjustments.map((a) => `    · ${a}`)]
+      ? [`  ${name} will adjust:`, ...result.adjustments.map((a) => `    · ${a}`)]
       : []),
     "  effective:",
     ...interesting.map((field) => `    ${field} = ${String(e[field])}`)
@@ -163,7 +160,14 @@ export const check = Command.make("check", options, (options) =>
           configPath === undefined
             ? undefined
             : yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(configPath))
+        const named = Option.map(parsed.engine, (name) => Engine.byName(Engines.registry, name))
+        const offlineEngine = Option.getOrUndefined(named) ?? Engines.registry[0]!
         if (Option.isSome(parsed.targetVersion)) {
+          if (Option.isSome(parsed.engine) && parsed.engine.value !== SglangEngine.engine.name) {
+            return yield* new UsageError({
+              message: "--target-version compares SGLang releases only: drop --engine or --target-version"
+            })
+          }
           const common = {
             argv: parsed.flags,
             to: parsed.targetVersion.value,
@@ -173,20 +177,23 @@ export const check = Command.make("check", options, (options) =>
           const report =
             host !== undefined
               ? yield* Upgrade.fromHost({ argv: parsed.flags, to: parsed.targetVersion.value, host })
-              : yield* Upgrade.compare({ ...common, from: offlineVersion ?? Catalogue.latest.version })
+              : yield* Upgrade.compare({
+                  ...common,
+                  from: offlineVersion ?? SglangEngine.engine.latestFlags.version
+                })
           if (parsed.json) yield* printJson({ _tag: "UpgradeChecked", ...report })
           else yield* Console.log(UpgradeView.human(style, report))
           return report.target._tag === "Refused" ? ExitCodes.fromFailure(report.target.error) : undefined
         }
         const result: Check.CheckResult =
           host !== undefined
-            ? yield* Check.host({
+            ? yield* Check.host(engineOf(parsed.engine), {
                 host,
                 argv: parsed.flags,
                 flagsFromHost: parsed.flagsFromHost,
                 ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {})
               })
-            : yield* Check.offline({
+            : yield* Check.offline(offlineEngine, {
                 argv: parsed.flags,
                 gpus,
                 ...(configText === undefined ? {} : { modelConfig: configText }),
@@ -201,6 +208,6 @@ export const check = Command.make("check", options, (options) =>
   })
 ).pipe(
   Command.withDescription(
-    "Check SGLang flags (after `--`) against SGLang's rules without launching: offline with --model-config, or against --host"
+    "Check an engine's flags (after `--`) against its rules without launching: offline with --model-config, or against --host"
   )
 )
