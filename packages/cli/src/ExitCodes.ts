@@ -65,6 +65,10 @@ const byTag: Record<string, ExitCode> = {
   DependencyError: ExitCode.Preflight,
   UnsupportedSglangVersion: ExitCode.Preflight,
   UnsupportedEngineVersion: ExitCode.Preflight,
+  // a Slurm cluster that cannot take the job: no Slurm on the host, its preflight, sbatch refusing
+  SlurmUnavailable: ExitCode.Preflight,
+  SlurmPreflightFailed: ExitCode.Preflight,
+  SlurmSubmitRefused: ExitCode.Preflight,
   // classified from the log
   ArgparseError: ExitCode.LaunchFailed,
   AssertionFailure: ExitCode.LaunchFailed,
@@ -78,6 +82,9 @@ const byTag: Record<string, ExitCode> = {
   ProcessExited: ExitCode.LaunchFailed,
   Unclassified: ExitCode.LaunchFailed,
   NotHealthy: ExitCode.LaunchFailed,
+  // the job ended (its log's failure and Slurm's state), or the scheduler lost it
+  SlurmJobEnded: ExitCode.LaunchFailed,
+  SlurmJobNotFound: ExitCode.LaunchFailed,
   // reaching and trusting the host
   HostNotFound: ExitCode.Connection,
   ConfigFileError: ExitCode.Connection,
@@ -100,6 +107,8 @@ const byTag: Record<string, ExitCode> = {
   LaunchTimedOut: ExitCode.Timeout,
   CommandTimeout: ExitCode.Timeout,
   TunnelTimeout: ExitCode.Timeout,
+  // scancel did not end the job in time
+  SlurmJobStillActive: ExitCode.Timeout,
   // diagnose's input
   NotALog: ExitCode.NotALog
 }

@@ -376,3 +376,41 @@ describe("mlops check --engine vllm", () => {
     })
   )
 })
+
+describe("mlops launch's Slurm options", () => {
+  it.live("a bad --time is a usage error (exit 2) that names --time and what it must be", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("launch", "--host", "sim", "--time", "1:2:3:4", "--", ...story, ...storyFixes)
+      assert.strictEqual(ran.code, ExitCode.Usage, ran.text)
+      assert.include(ran.text, '--time expects a Slurm time such as 30, 4:00:00 or 1-12:00:00, got "1:2:3:4"')
+    })
+  )
+
+  it.live(
+    "--partition on a host without Slurm: SlurmUnavailable (exit 4) with its fix, and no server left",
+    () =>
+      Effect.gen(function* () {
+        const ran = yield* mlops(
+          "launch",
+          "--host",
+          "sim",
+          "--name",
+          "no-slurm",
+          "--partition",
+          "gpu",
+          "--json",
+          "--",
+          ...story,
+          ...storyFixes
+        )
+        assert.strictEqual(ran.code, ExitCode.Preflight, ran.text)
+        const result = parseLines(ran.stdout).at(-1)!
+        assert.strictEqual(result._tag, "SlurmUnavailable")
+        assert.include(String(result.fix), "login node")
+        assert.isUndefined(parseLines(ran.stdout).find((e) => e._tag === "Spawned"))
+        const status = yield* mlops("status", "--host", "sim", "--json")
+        const rows = JSON.stringify(parseLines(status.stdout))
+        assert.notMatch(rows, /"name":"no-slurm"[^}]*"alive":true/)
+      })
+  )
+})

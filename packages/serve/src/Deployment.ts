@@ -33,6 +33,7 @@ import {
   ResolvedFile,
   versionOf
 } from "./internal/deploymentFiles.js"
+import type { Placed } from "./Placement.js"
 
 /** The mlops version written into `meta.json`. @category constants */
 export const mlopsVersion = "0.1.0"
@@ -117,6 +118,8 @@ export interface State {
   readonly stopped: string | undefined
   /** The group leader's start time recorded at spawn (the `start` file): the group is ours while it matches. */
   readonly startTime: string | undefined
+  /** A batch scheduler's job id (the `job` file a Slurm placement writes). */
+  readonly job: string | undefined
 }
 
 // one read per file (no stat first): a missing file is undefined
@@ -145,7 +148,7 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
   const runDir = yield* hostDirOf(conn, name)
   const dir = yield* conn.files.stat(runDir)
   if (dir === undefined || !dir.isDirectory) return undefined
-  const [argv, resolved, meta, ready, pid, pgid, exit, stopped, start] = yield* Effect.all(
+  const [argv, resolved, meta, ready, pid, pgid, exit, stopped, start, job] = yield* Effect.all(
     [
       readJson(conn, `${runDir}/argv.json`, ArgvFile),
       readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
@@ -155,7 +158,8 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
       readInt(conn, `${runDir}/pgid`),
       readText(conn, `${runDir}/exit`),
       readText(conn, `${runDir}/stopped`),
-      readText(conn, `${runDir}/start`)
+      readText(conn, `${runDir}/start`),
+      readText(conn, `${runDir}/job`)
     ],
     { concurrency: "unbounded" }
   )
@@ -171,7 +175,8 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
     pgid,
     exit: exit?.trim() || undefined,
     stopped: stopped?.trim() || undefined,
-    startTime: start?.trim() || undefined
+    startTime: start?.trim() || undefined,
+    job: job?.trim() || undefined
   }
   return state
 })
@@ -275,13 +280,17 @@ export const fromState = (host: string, state: State, url?: string): Deployment 
 }
 
 /**
- * The detached process a recorded state describes (undefined without its pid files), for
- * core's `RemoteProcess` without reading the pid files again.
+ * The server a recorded state describes, as its placement knows it: a batch job by its id, a
+ * detached process by its pid files (undefined without them), without reading them again.
  *
  * @category constructors
  */
-export const processOf = (host: string, state: State): RemoteProcess.DetachedProcess | undefined =>
-  state.pid === undefined || state.pgid === undefined
+export const processOf = (host: string, state: State): Placed | undefined => {
+  // a batch job is known by its id: the server's own pids live on a compute node
+  if (state.job !== undefined && /^\d+$/.test(state.job)) {
+    return { host, pid: 0, pgid: 0, runDir: state.runDir, logPath: state.logPath, job: state.job }
+  }
+  return state.pid === undefined || state.pgid === undefined
     ? undefined
     : {
         host,
@@ -291,6 +300,7 @@ export const processOf = (host: string, state: State): RemoteProcess.DetachedPro
         logPath: state.logPath,
         ...(state.startTime === undefined ? {} : { startTime: state.startTime })
       }
+}
 
 /**
  * The process group a recorded state names, with the start time that proves it is still ours

@@ -26,6 +26,7 @@ import type {
 } from "@mlops/core/SlurmErrors"
 import type { SlurmJob } from "@mlops/core/SlurmJob"
 import type { Duration, Effect, Schedule, Stream } from "effect"
+import * as SlurmPlacement from "./SlurmPlacement.js"
 
 /** A started server as its placement knows it. @category models */
 export interface Placed {
@@ -143,8 +144,15 @@ export const detachedGroup: Placement = {
   stop: (conn, placed, grace) => RemoteProcess.stop(conn, { ...placed }, grace === undefined ? {} : { grace })
 }
 
-/** The placements mlops knows, by `name`. @category placements */
-export const known: ReadonlyArray<Placement> = [detachedGroup]
+/**
+ * The placements mlops knows, by `name`. A Slurm job found from its record needs no submit
+ * settings: status, logs and stop only ask the scheduler about the recorded job id.
+ * @category placements
+ */
+export const known: ReadonlyArray<Placement> = [
+  detachedGroup,
+  SlurmPlacement.make({ settings: {}, gpus: 0, jobName: SlurmPlacement.jobPrefix })
+]
 
 /** The placement a deployment record names (records before placements were named: `detachedGroup`). @category placements */
 export const of = (record: { readonly meta?: { readonly placement: string } | undefined }): Placement =>

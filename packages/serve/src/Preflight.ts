@@ -102,17 +102,26 @@ export const run = Effect.fn("Launch.preflight")(function* (
     readonly busyGpus?: BusyGpuPolicy
     /** Read the flags from the host's own parser even for a shipped release. Default false. */
     readonly flagsFromHost?: boolean
+    /**
+     * Whether the server runs on this host (default true). False for a batch job submitted
+     * from a login node: its GPUs and port are on a compute node the scheduler picks, so they
+     * are not probed here (the placement checks the GPUs against the cluster).
+     */
+    readonly serverOnHost?: boolean
   }
 ) {
   const host = conn.host.alias
   const engine = o.engine
-  const policy = o.busyGpus ?? "refuse"
+  const onHost = o.serverOnHost !== false
+  const policy = onHost ? (o.busyGpus ?? "refuse") : "ignore"
   const outcomes = yield* Effect.all(
     [
       Effect.either(o.python),
-      Effect.either(Probes.gpus(conn)),
+      Effect.either(onHost ? Probes.gpus(conn) : Effect.succeed([])),
       Effect.either(policy === "ignore" ? Effect.succeed([]) : Probes.gpuProcesses(conn)),
-      Effect.either(o.checkPort === false ? Effect.succeed(undefined) : Probes.portHolder(conn, o.port)),
+      Effect.either(
+        o.checkPort === false || !onHost ? Effect.succeed(undefined) : Probes.portHolder(conn, o.port)
+      ),
       Effect.either(readModelConfig(conn, o.modelPath))
     ],
     { concurrency: "unbounded" }
@@ -147,7 +156,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
   const plan = engine.gpusOf(decoded.args)
 
   let busyGpus: ReadonlyArray<GpuHolder> = []
-  if (gpus !== undefined) {
+  if (gpus !== undefined && onHost) {
     const needed = plan.total
     if (needed > gpus.length * Math.max(1, plan.nodes)) {
       gpuProblems.push(
@@ -191,7 +200,8 @@ export const run = Effect.fn("Launch.preflight")(function* (
   if (python === undefined || gpus === undefined || match === undefined) {
     return yield* Effect.dieMessage("preflight: a probe gave neither a value nor a problem")
   }
-  const first = gpus[0]
+  // off the host, the GPUs are unknown here: the hardware rules are skipped
+  const first = onHost ? gpus[0] : undefined
   const resolved = yield* engine.resolve({
     decoded,
     traits,

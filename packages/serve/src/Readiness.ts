@@ -19,8 +19,14 @@ import type { Session } from "./internal/launch/session.js"
 import { LaunchTimedOut, NotHealthy } from "./internal/launch/types.js"
 
 /** One `GET /health` through the tunnel: 200 or not (any error, timeout included, is "no"). */
-export const isHealthy = (conn: Connection, port: number, timeout: Duration.DurationInput) =>
-  Tunnel.request(conn, { port, method: "GET", path: "/health", timeout }).pipe(
+export const isHealthy = (conn: Connection, port: number, timeout: Duration.DurationInput, target?: string) =>
+  Tunnel.request(conn, {
+    port,
+    method: "GET",
+    path: "/health",
+    timeout,
+    ...(target === undefined ? {} : { target })
+  }).pipe(
     Effect.map((r) => r.status === 200),
     Effect.orElseSucceed(() => false)
   )

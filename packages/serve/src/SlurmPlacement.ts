@@ -174,6 +174,8 @@ export const make = (options: SlurmPlacementOptions): SlurmPlacement => {
 
   const stop: Placement["stop"] = (conn, placed, grace) =>
     Effect.gen(function* () {
+      // a record without a job id: the submit never happened (or failed), nothing runs
+      if (placed.job === undefined) return "exited-before" as const
       const id = yield* jobIdOf(placed)
       const slurm = Slurm.clientOf(conn)
       const before = yield* slurm
@@ -182,12 +184,16 @@ export const make = (options: SlurmPlacementOptions): SlurmPlacement => {
       if (before === undefined || !isActive(before.state)) return "exited-before" as const
       // Slurm's own TERM → KILL (KillWait) runs after scancel; `grace` bounds the wait on top of it
       const after = yield* slurm.stop(id, { within: grace ?? "60 seconds" })
-      return exitStatusOf(after)?.signal === "KILL" ? ("killed" as const) : ("terminated" as const)
+      const outcome = exitStatusOf(after)?.signal === "KILL" ? ("killed" as const) : ("terminated" as const)
+      // recorded as a deliberate stop, as on a plain host: status shows it stopped, not failed
+      yield* conn.files.write(`${placed.runDir}/stopped`, outcome, { mode: 0o600 })
+      return outcome
     })
 
   // what is left of a job whose server died: SIGKILL to every step, then wait for it to end
   const kill: Placement["kill"] = (conn, placed) =>
     Effect.gen(function* () {
+      if (placed.job === undefined) return "gone" as const
       const id = yield* jobIdOf(placed)
       const slurm = Slurm.clientOf(conn)
       yield* slurm.cancel(id, { signal: "KILL" })
@@ -203,16 +209,20 @@ export const make = (options: SlurmPlacementOptions): SlurmPlacement => {
     attach,
     kill,
     isAlive: (conn, placed) =>
-      job(conn, placed).pipe(
-        Effect.map((record) => isActive(record.state)),
-        Effect.catchTag("SlurmJobNotFound", () => Effect.succeed(false))
-      ),
+      placed.job === undefined
+        ? Effect.succeed(false)
+        : job(conn, placed).pipe(
+            Effect.map((record) => isActive(record.state)),
+            Effect.catchTag("SlurmJobNotFound", () => Effect.succeed(false))
+          ),
     watch,
     exitStatus: (conn, placed) =>
-      job(conn, placed).pipe(
-        Effect.map(exitStatusOf),
-        Effect.catchAll(() => Effect.succeed(undefined))
-      ),
+      placed.job === undefined
+        ? Effect.succeed(undefined)
+        : job(conn, placed).pipe(
+            Effect.map(exitStatusOf),
+            Effect.catchAll(() => Effect.succeed(undefined))
+          ),
     stop,
     preflight,
     job,

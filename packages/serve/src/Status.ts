@@ -60,7 +60,8 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
   Effect.gen(function* () {
     const host = conn.host.alias
     const placed = Deployment.processOf(host, state)
-    const alive = placed === undefined ? false : yield* Placement.of(state).isAlive(conn, placed)
+    const placement = Placement.of(state)
+    const alive = placed === undefined ? false : yield* placement.isAlive(conn, placed)
     const engine = Engine.byName(engines, state.meta?.engine ?? "sglang")
     const lines = yield* LogTail.tail(host, state.logPath, { lines: TAIL_LINES }).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<LogTail.LogLine>)
@@ -72,10 +73,18 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       alive || stopped !== undefined ? undefined : classifier.finish(Deployment.exitStatusOf(state))
     const phase: Phase = state.ready !== undefined && alive ? "ready" : classifier.phase()
     const port = state.meta?.port
-    const healthy = alive && port !== undefined ? yield* isHealthy(conn, port, "5 seconds") : undefined
+    // a batch job's server listens on its compute node, asked through the host
+    const target =
+      alive && placed !== undefined && placement.target !== undefined
+        ? yield* placement.target(conn, placed).pipe(Effect.orElseSucceed(() => undefined))
+        : undefined
+    const healthy =
+      alive && port !== undefined && (placed?.job === undefined || target !== undefined)
+        ? yield* isHealthy(conn, port, "5 seconds", target)
+        : undefined
     const now = yield* Clock.currentTimeMillis
     const gpuMemoryMiB =
-      alive && state.pid !== undefined && state.pgid !== undefined
+      alive && placed?.job === undefined && state.pid !== undefined && state.pgid !== undefined
         ? yield* groupPids(conn, { pid: state.pid, pgid: state.pgid }).pipe(
             Effect.flatMap((pids) => gpuMemoryOf(conn, pids)),
             Effect.map((held) => held.usedMiB),

@@ -93,8 +93,15 @@ export const stop = Effect.fn("Stop.stop")(function* (
   if (state === undefined || proc === undefined) {
     return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
   }
+  const placement = Placement.of(state)
+  // a batch job's processes and GPUs are on its compute node: the scheduler's end of the job
+  // (which `stop` waits for) is the confirmation there
+  if (proc.job !== undefined) {
+    const outcome = yield* placement.stop(conn, proc, options.grace)
+    return { host, name, pid: proc.pid, outcome } satisfies StopResult
+  }
   const pids = yield* groupPids(conn, proc)
-  const outcome = yield* Placement.of(state).stop(conn, proc, options.grace)
+  const outcome = yield* placement.stop(conn, proc, options.grace)
   // drivers release VRAM a moment after the process is gone: poll briefly before deciding
   const within = Duration.decode(options.confirmWithin ?? "10 seconds")
   const held = yield* gpuMemoryOf(conn, pids).pipe(

@@ -9,6 +9,7 @@
 import { Command, Options } from "@effect/cli"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import type { SlurmSettings } from "@mlops/core/SlurmSettings"
 import * as Launch from "@mlops/serve/Launch"
 import * as Stop from "@mlops/serve/Stop"
 import { Cause, Clock, Console, Effect, Fiber, Option, Ref, Stream } from "effect"
@@ -26,6 +27,7 @@ import {
   SglangFlags,
   UsageError
 } from "./shared.js"
+import { slurmOptions, slurmOverrides } from "./slurmOptions.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
@@ -71,7 +73,8 @@ const options = {
   ),
   tunnel: Options.boolean("tunnel").pipe(
     Options.withDescription("Keep a local tunnel to the server open until Ctrl-C")
-  )
+  ),
+  ...slurmOptions
 }
 
 /** `K=V` entries to a record; the first `=` splits. */
@@ -110,7 +113,16 @@ type Parsed = {
 }
 
 /** The library request for these command-line options. */
-export const toRequest = (parsed: Parsed, env: Record<string, string>): Launch.LaunchRequest => ({
+export const toRequest = (
+  parsed: Parsed,
+  env: Record<string, string>,
+  slurm?: SlurmSettings
+): Launch.LaunchRequest => ({
+  ...baseRequest(parsed, env),
+  ...(slurm === undefined ? {} : { slurm })
+})
+
+const baseRequest = (parsed: Parsed, env: Record<string, string>): Launch.LaunchRequest => ({
   host: parsed.host,
   engine: engineOf(parsed.engine),
   argv: parsed.flags,
@@ -268,7 +280,7 @@ export const launch = Command.make("launch", options, (options) =>
         if (parsed.remoteCheck && parsed.noRemoteCheck) {
           return yield* new UsageError({ message: "give --remote-check or --no-remote-check, not both" })
         }
-        const request = toRequest(parsed, env)
+        const request = toRequest(parsed, env, yield* slurmOverrides(parsed))
         yield* printEvents(style, parsed.json, context, Launch.launch(request).pipe(Stream.tap(track)))
       })
     ).pipe(

@@ -115,7 +115,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       return [`${yellow(style, "↻")} replacing ${event.name} (pid ${event.pid}): ${event.outcome}`]
     case "Spawned":
       return [
-        `${cyan(style, "▶")} started pid ${event.pid}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}: ${dim(style, event.commandLine)}`,
+        `${cyan(style, "▶")} ${event.job === undefined ? `started pid ${event.pid}` : `submitted Slurm job ${event.job}`}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}: ${dim(style, event.commandLine)}`,
         `    log: ${event.logPath}`
       ]
     case "Log": {

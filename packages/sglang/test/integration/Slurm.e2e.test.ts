@@ -13,6 +13,7 @@ import { describeState } from "@mlops/core/SlurmJob"
 import * as Tunnel from "@mlops/core/Tunnel"
 import * as SlurmFollow from "@mlops/serve/SlurmFollow"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
+import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Context, Duration, Effect, Layer, Stream } from "effect"
 import * as TestSlurm from "../../../core/test/support/Slurm.js"
 import * as Sshd from "../../../core/test/support/Sshd.js"
@@ -242,6 +243,64 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
           const placed = yield* placement.attach(conn, last.deployment.runDir, last.deployment.logPath)
           assert.strictEqual(yield* placement.stop(conn, placed), "terminated")
+        })
+    )
+
+    it.scoped(
+      "a login node whose hosts.json entry has slurm: launch submits a job, status and stop work from its record",
+      () =>
+        Effect.gen(function* () {
+          const { standin, sshd, slurm } = yield* Cluster
+          const login = "cluster-login"
+          // the same sshd under a second alias, a Slurm login node by its hosts.json entry
+          const sshConfig = fs.readFileSync(sshd.sshConfigPath, "utf8")
+          fs.writeFileSync(
+            sshd.sshConfigPath,
+            `${sshConfig}\n${sshConfig.replace("Host testhost", `Host ${login}`)}`
+          )
+          const hostsPath = path.join(standin.mlopsHome, "hosts.json")
+          const hosts = JSON.parse(fs.readFileSync(hostsPath, "utf8"))
+          hosts.hosts[login] = { ...hosts.hosts[alias], slurm: { time: "10:00" } }
+          fs.writeFileSync(hostsPath, JSON.stringify(hosts))
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              fs.writeFileSync(sshd.sshConfigPath, sshConfig)
+              standin.writeHostsFile(alias)
+            })
+          )
+          const port = yield* freePort
+          const name = `slurm-record-${process.pid}`
+          const events = yield* Serving.launch({
+            host: login,
+            name,
+            argv: fixedStory(standin.modelPath, port),
+            env: { STANDIN_PHASE_SECONDS: "0.02" }
+          }).pipe(Stream.runCollect)
+          const last = Chunk.toReadonlyArray(events).at(-1)
+          assert.strictEqual(last?._tag, "Launched", JSON.stringify(last))
+          const job = (yield* SlurmPlacement.jobs(login)).find((j) => j.name === `mlops-${name}`)
+          assert.deepStrictEqual([job?.slurmState, job?.gpus, job?.timeLimitSeconds], ["RUNNING", 2, 600])
+          const spawned = Chunk.toReadonlyArray(events).find((e) => e._tag === "Spawned")
+          const runDir = spawned?._tag === "Spawned" ? spawned.runDir : ""
+          assert.strictEqual(fs.readFileSync(path.join(runDir, "job"), "utf8").trim(), job?.id)
+          assert.strictEqual(spawned?._tag === "Spawned" ? spawned.job : undefined, job?.id)
+          const meta = JSON.parse(fs.readFileSync(path.join(runDir, "meta.json"), "utf8"))
+          assert.strictEqual(meta.placement, "slurm")
+
+          // status from the record: alive by the job's state, healthy through the node
+          const [running] = yield* Serving.statusOfHost(login, { name })
+          assert.deepStrictEqual([running?.alive, running?.phase, running?.healthy], [true, "ready", true])
+
+          // stop: scancel, the job leaves the running states, recorded as a deliberate stop
+          const stopped = yield* Stop.stop(login, name)
+          assert.strictEqual(stopped.outcome, "terminated")
+          const after = yield* slurm.client("scontrol", ["show", "job", "-o", job!.id])
+          assert.include(after, "JobState=CANCELLED")
+          const [ended] = yield* Serving.statusOfHost(login, { name })
+          assert.deepStrictEqual(
+            [ended?.alive, ended?.stopped, ended?.failure],
+            [false, "terminated", undefined]
+          )
         })
     )
 

@@ -90,7 +90,11 @@ export const check = Effect.fn("Launch.existing")(function* (
   if (existing === undefined || !existingAlive) return undefined
   const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets)
   const port0 = existing.meta?.port ?? port
-  if (different === undefined && (yield* isHealthy(conn, port0, "10 seconds"))) {
+  const target =
+    placed !== undefined && placement.target !== undefined
+      ? yield* placement.target(conn, placed).pipe(Effect.orElseSucceed(() => undefined))
+      : undefined
+  if (different === undefined && (yield* isHealthy(conn, port0, "10 seconds", target))) {
     const deployment = Deployment.fromState(host, existing)
     if (deployment !== undefined) {
       yield* emit({ _tag: "AlreadyRunning", deployment })

@@ -11,6 +11,7 @@
  * @internal
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as SlurmSettings from "@mlops/core/SlurmSettings"
 import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
 import { applyFix, fixViolations } from "../../AutoFix.js"
@@ -23,6 +24,7 @@ import * as PythonEnv from "../../PythonEnv.js"
 import * as Readiness from "../../Readiness.js"
 import * as Secrets from "../../Secrets.js"
 import * as ServerCommand from "../../ServerCommand.js"
+import * as SlurmPlacement from "../../SlurmPlacement.js"
 import { boundedCleanup } from "../cleanup.js"
 import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
@@ -43,7 +45,11 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     const first = yield* pool.get(request.host)
     const host = first.host.alias
     const env = request.env ?? {}
-    const placement = request.placement ?? Placement.detachedGroup
+    // a cluster's login node submits Slurm jobs: the settings of its hosts.json entry, overridden
+    const slurm =
+      request.placement === undefined && (first.host.slurm !== undefined || request.slurm !== undefined)
+        ? SlurmSettings.merge(first.host.slurm ?? {}, request.slurm ?? {})
+        : undefined
     const candidates: ReadonlyArray<Engine> = Array.isArray(request.engine)
       ? request.engine
       : [request.engine]
@@ -114,7 +120,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
               port,
               modelPath: engine.modelOf(argv) ?? "model",
               busyGpus: request.allowBusyGpus === true ? "report" : "refuse",
-              flagsFromHost: request.flagsFromHost === true
+              flagsFromHost: request.flagsFromHost === true,
+              serverOnHost: slurm === undefined && request.placement?.target === undefined
             })
           )
         )
@@ -180,6 +187,16 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     // spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
     for (let attempt = 1; ; attempt++) {
       const createdAt = yield* Clock.currentTimeMillis
+      // a job asks the scheduler for the GPUs this attempt's flags need (a fix may change them)
+      const placement =
+        request.placement ??
+        (slurm === undefined
+          ? Placement.detachedGroup
+          : SlurmPlacement.make({
+              settings: slurm,
+              gpus: engine.gpusOf((yield* flags.decode(argv)).args).total,
+              jobName: `${SlurmPlacement.jobPrefix}${name}`
+            }))
       const files = {
         argv: { argv, requestedArgv: requested },
         resolved: {
@@ -215,6 +232,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         attempt,
         pid: proc.pid,
         pgid: proc.pgid,
+        ...(proc.job === undefined ? {} : { job: proc.job }),
         runDir: proc.runDir,
         logPath: proc.logPath,
         commandLine: ServerCommand.commandLine(python.interpreter, engine.command, argv)

@@ -6,6 +6,7 @@
  */
 
 import type { Errors, LogTail, Probes, Tunnel } from "@mlops/core"
+import type { SlurmSettings } from "@mlops/core/SlurmSettings"
 import type { Duration } from "effect"
 import type { ArgvError } from "../../ArgvErrors.js"
 import type { Deployment } from "../../Deployment.js"
@@ -39,8 +40,17 @@ export interface LaunchRequest {
    * Python environment has is launched.
    */
   readonly engine: Engine | ReadonlyArray<Engine>
-  /** Where the server runs. Default `Placement.detachedGroup` (a detached process group on the host). */
+  /**
+   * Where the server runs. Default: a Slurm job when the host's hosts.json entry has `slurm`
+   * settings or `slurm` is given here, else `Placement.detachedGroup` (a detached process
+   * group on the host).
+   */
   readonly placement?: Placement
+  /**
+   * Slurm settings over the host's hosts.json `slurm` entry, field by field (the CLI's
+   * `--partition`, `--time`, ...); given for a host without one, they make the launch a Slurm job.
+   */
+  readonly slurm?: SlurmSettings
   /** Deployment name (a directory name); default: the model directory's name, lower-cased. */
   readonly name?: string
   /** The engine's flags exactly as its command takes them (`python -m sglang.launch_server ...`, `vllm serve ...`). */
@@ -151,6 +161,8 @@ export type LaunchProgress =
       readonly attempt: number
       readonly pid: number
       readonly pgid: number
+      /** The batch job's id, for a placement that submits one (the server's pid is then on its node). */
+      readonly job?: string
       readonly runDir: string
       readonly logPath: string
       readonly commandLine: string
