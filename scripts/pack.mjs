@@ -57,18 +57,13 @@ for (const workspace of rootPkg.workspaces.filter((w) => w.startsWith("packages/
     const built = path.join(stage, "build")
     execFileSync("node", [bundler, built], { stdio: "inherit" })
     fs.mkdirSync(path.join(stage, "dist"))
-    fs.cpSync(path.join(built, "chunks"), path.join(stage, "dist", "chunks"), {
-      recursive: true,
-      filter: (file) => !file.endsWith(".map")
-    })
-    const bundle = fs
-      .readFileSync(path.join(built, "mlops.mjs"), "utf8")
+    // the program without its source map, and the launcher that runs it from V8's code cache
+    const program = fs
+      .readFileSync(path.join(built, "mlops.cjs"), "utf8")
       .replace(/\n\/\/# sourceMappingURL=.*$/, "")
-    // esbuild keeps bin.ts's own `#!/usr/bin/env node` line
-    const program = bundle.startsWith("#!") ? bundle : `#!/usr/bin/env node\n${bundle}`
-    fs.writeFileSync(path.join(stage, "dist", "mlops.mjs"), `${program}\n`, {
-      mode: 0o755
-    })
+    fs.writeFileSync(path.join(stage, "dist", "mlops.cjs"), `${program}\n`)
+    fs.copyFileSync(path.join(built, "mlops.mjs"), path.join(stage, "dist", "mlops.mjs"))
+    fs.chmodSync(path.join(stage, "dist", "mlops.mjs"), 0o755)
     fs.rmSync(built, { recursive: true, force: true })
     staged.bin = Object.fromEntries(Object.keys(pkg.bin).map((name) => [name, "./dist/mlops.mjs"]))
   } else {

@@ -61,6 +61,44 @@ describe("bin/mlops", () => {
     assert.include(result.fixedCommand, "--speculative-num-steps 1 --speculative-eagle-topk 1")
   })
 
+  it("keeps V8's code cache private in XDG_CACHE_HOME, reuses it, and writes none with MLOPS_CODE_CACHE=0", () => {
+    const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-code-cache-"))
+    const run = (extra: Record<string, string>) =>
+      spawnSync(bin, ["hosts", "--json"], {
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          MLOPS_HOME: home,
+          MLOPS_SSH_CONFIG: sshConfig,
+          XDG_CACHE_HOME: cacheHome,
+          ...extra
+        },
+        timeout: 60_000
+      })
+    const dir = path.join(cacheHome, "mlops")
+    const off = run({ MLOPS_CODE_CACHE: "0" })
+    assert.strictEqual(off.status, ExitCode.Ok, off.stderr)
+    assert.isFalse(fs.existsSync(dir), "no cache with MLOPS_CODE_CACHE=0")
+    const first = run({})
+    assert.strictEqual(first.status, ExitCode.Ok, first.stderr)
+    const files = fs.readdirSync(dir)
+    assert.strictEqual(files.length, 1, files.join(", "))
+    assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700)
+    const cache = path.join(dir, files[0]!)
+    assert.strictEqual(fs.statSync(cache).mode & 0o777, 0o600)
+    const written = fs.statSync(cache).mtimeMs
+    // a valid cache is read, not rewritten; the output is the same
+    const second = run({})
+    assert.strictEqual(second.stdout, first.stdout)
+    assert.strictEqual(fs.statSync(cache).mtimeMs, written)
+    // a damaged cache is rejected by V8 and replaced
+    fs.writeFileSync(cache, "not a code cache")
+    const third = run({})
+    assert.strictEqual(third.stdout, first.stdout)
+    assert.isAbove(fs.statSync(cache).size, 1000)
+    fs.rmSync(cacheHome, { recursive: true, force: true })
+  })
+
   it("rebuilds a stale bundle before running (a source newer than the bundle)", () => {
     const bundle = path.join(here, "..", "dist", "mlops.mjs")
     mlops("hosts")

@@ -2,7 +2,7 @@
 // project outside the monorepo (dependencies from the npm registry), a TypeScript program
 // there typechecked with plain tsc (library checks on) and run with plain node; and the CLI
 // tarball installed globally into a prefix, its `mlops` run from that prefix's bin.
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,22 +13,50 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "..", "..", "..", "..")
 const fixture = path.join(here, "..", "fixtures", "fresh-project")
 const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version as string
+/**
+ * A child process run to its end without blocking the test worker (npm install takes minutes
+ * on a loaded machine; a synchronous call would starve vitest's own messages).
+ */
+const run = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv; readonly timeout?: number } = {}
+) =>
+  new Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }>(
+    (resolve) => {
+      execFile(
+        file,
+        [...args],
+        { encoding: "utf8", timeout: 400_000, maxBuffer: 64 << 20, ...options },
+        (error, stdout, stderr) =>
+          resolve({
+            status: error === null ? 0 : typeof error.code === "number" ? error.code : null,
+            stdout,
+            stderr
+          })
+      )
+    }
+  )
+
+const succeed = async (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string } = {}
+) => {
+  const ran = await run(file, args, options)
+  assert.strictEqual(ran.status, 0, `${file} ${args.join(" ")}: ${ran.stderr}`)
+  return ran
+}
+
 const npm = (cwd: string, ...args: Array<string>) =>
-  execFileSync("npm", [...args, "--no-audit", "--no-fund", "--prefer-offline"], {
-    cwd,
-    encoding: "utf8",
-    timeout: 400_000
-  })
+  succeed("npm", [...args, "--no-audit", "--no-fund", "--prefer-offline"], { cwd })
 
 describe("published packages", () => {
-  it("a fresh project installs the tarballs, typechecks with tsc and runs with node; mlops installs globally", () => {
+  it("a fresh project installs the tarballs, typechecks with tsc and runs with node; mlops installs globally", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-fresh-"))
     try {
       const packed = path.join(dir, "tarballs")
-      execFileSync("node", [path.join(root, "scripts", "pack.mjs"), packed], {
-        stdio: "pipe",
-        timeout: 400_000
-      })
+      await succeed("node", [path.join(root, "scripts", "pack.mjs"), packed])
       const tarball = (name: string) => path.join(packed, `mlops-${name}-${version}.tgz`)
       for (const name of ["core", "serve", "sglang", "vllm", "cli"])
         assert.isTrue(fs.existsSync(tarball(name)), name)
@@ -52,33 +80,28 @@ describe("published packages", () => {
           devDependencies: { typescript: "5.9.3", "@types/node": "20.19.43" }
         })
       )
-      npm(project, "install")
+      await npm(project, "install")
       // nothing of the monorepo is reachable from there
       assert.isFalse(fs.existsSync(path.join(project, "node_modules", "@mlops", "core", "src")))
-      execFileSync(path.join(project, "node_modules", ".bin", "tsc"), ["-p", "."], {
+      await succeed(path.join(project, "node_modules", ".bin", "tsc"), ["-p", "."], { cwd: project })
+      const program = await run("node", ["dist/main.js"], {
         cwd: project,
-        encoding: "utf8"
-      })
-      const run = spawnSync("node", ["dist/main.js"], {
-        cwd: project,
-        encoding: "utf8",
         env: { ...process.env, MLOPS_HOME: path.join(dir, "home") },
         timeout: 120_000
       })
-      assert.strictEqual(run.status, 0, run.stderr)
+      assert.strictEqual(program.status, 0, program.stderr)
       assert.include(
-        run.stdout,
+        program.stdout,
         'handled MissingSchedulerStrategy fix {"--mamba-scheduler-strategy":"extra_buffer"}'
       )
 
       const prefix = path.join(dir, "global")
-      npm(dir, "install", "--global", "--prefix", prefix, tarball("cli"))
+      await npm(dir, "install", "--global", "--prefix", prefix, tarball("cli"))
       const mlops = path.join(prefix, "bin", "mlops")
-      const help = spawnSync(mlops, ["--help"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } })
+      const help = await run(mlops, ["--help"], { env: { ...process.env, NO_COLOR: "1" } })
       assert.strictEqual(help.status, 0, help.stderr)
       assert.include(help.stdout, "mlops <command>")
-      const hosts = spawnSync(mlops, ["hosts"], {
-        encoding: "utf8",
+      const hosts = await run(mlops, ["hosts"], {
         env: { ...process.env, MLOPS_HOME: path.join(dir, "home"), MLOPS_SSH_CONFIG: "/dev/null" }
       })
       assert.strictEqual(hosts.status, 0, hosts.stderr)
