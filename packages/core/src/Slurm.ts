@@ -56,6 +56,13 @@ export interface FollowOptions {
 export interface SlurmClient {
   /** `sbatch --parsable SCRIPT` (options in the script's `#SBATCH` lines): the job id. */
   readonly submit: (script: string) => Effect.Effect<string, SlurmSubmitRefused | client.Failure>
+  /** Returns once no `sbatch --parsable SCRIPT` runs on the login node (at most sbatch's timeout). */
+  readonly submitsSettled: (script: string) => Effect.Effect<void, client.Failure>
+  /** The queued or running job of this name whose `--comment` is `comment` (a lost submit found again). */
+  readonly submittedWith: (
+    jobName: string,
+    comment: string
+  ) => Effect.Effect<string | undefined, client.Failure>
   /** The job wherever Slurm still knows it: squeue, then scontrol, then sacct, then sacct -c. */
   readonly job: (jobId: string) => Effect.Effect<SlurmJob, SlurmJobNotFound | client.Failure>
   /** Queued and running jobs of every user, optionally only names starting with `namePrefix`. */
@@ -85,6 +92,8 @@ export interface SlurmClient {
 /** The Slurm commands on `conn`. @category constructors */
 export const clientOf = (conn: Connection): SlurmClient => ({
   submit: (script) => client.submit(conn, script),
+  submittedWith: (jobName, comment) => client.submittedWith(conn, jobName, comment),
+  submitsSettled: (script) => client.submitsSettled(conn, script),
   job: (jobId) => client.job(conn, jobId),
   jobs: (options) => client.jobs(conn, options),
   partitions: client.partitions(conn),
@@ -140,6 +149,8 @@ export const make: Effect.Effect<SlurmApi, never, ConnectionPool> = Effect.map(C
   }
   return {
     submit: (host, script) => on(host, (slurm) => slurm.submit(script)),
+    submittedWith: (host, jobName, comment) => on(host, (slurm) => slurm.submittedWith(jobName, comment)),
+    submitsSettled: (host, script) => on(host, (slurm) => slurm.submitsSettled(script)),
     job: (host, jobId) => on(host, (slurm) => slurm.job(jobId)),
     jobs: (host, options) => on(host, (slurm) => slurm.jobs(options)),
     partitions: (host) => on(host, (slurm) => slurm.partitions),

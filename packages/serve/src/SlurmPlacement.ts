@@ -18,7 +18,7 @@
  */
 
 import type { Connection, ExitStatus } from "@mlops/core/Connection"
-import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import { ConnectionPool, defaultReconnect, isTransient } from "@mlops/core/ConnectionPool"
 import { ProcessError } from "@mlops/core/Errors"
 import * as Slurm from "@mlops/core/Slurm"
 import { SlurmJobNotFound } from "@mlops/core/SlurmErrors"
@@ -54,6 +54,9 @@ export interface SlurmPlacement extends Placement {
 
 /** The prefix of the names of the jobs mlops submits. @category constants */
 export const jobPrefix = "mlops-"
+
+/** The job's `--comment`: the start's token (Slurm shows it in `squeue -o %k`). */
+const commentOf = (token: string) => `mlops:${token}`
 
 const files = (runDir: string) => ({
   script: `${runDir}/job.sh`,
@@ -116,10 +119,11 @@ export const make = (options: SlurmPlacementOptions): SlurmPlacement => {
       const failed = (reason: string) => new ProcessError({ host: alias, runDir, reason })
       const script = SlurmScript.render({
         jobName: options.jobName,
-        options: SlurmSettings.sbatchOptions(
-          { ...options.settings, partition: checked.partition },
-          options.gpus
-        ),
+        options: [
+          ...SlurmSettings.sbatchOptions({ ...options.settings, partition: checked.partition }, options.gpus),
+          // this start's token: a submit whose answer is lost is found again by it
+          `--comment=${commentOf(spawnRequest.token)}`
+        ],
         logPath,
         envPath: paths.env,
         workDir: runDir,
@@ -138,8 +142,20 @@ export const make = (options: SlurmPlacementOptions): SlurmPlacement => {
       yield* conn.files.write(paths.env, SlurmScript.envFile(command), { mode: 0o600 })
       yield* conn.files.write(paths.script, script.right, { mode: 0o600 })
       yield* conn.files.write(paths.token, spawnRequest.token, { mode: 0o600 })
-      const job = yield* slurm.submit(paths.script)
-      yield* conn.files.write(paths.job, job, { mode: 0o600 })
+      const record = (on: Connection, id: string) =>
+        Effect.as(on.files.write(paths.job, id, { mode: 0o600 }), id)
+      // a connection that drops around sbatch leaves it unknown whether the job exists: on a
+      // fresh connection, the job carrying this start's token is it; without one, submit again
+      const settle = Effect.gen(function* () {
+        const again = yield* (yield* ConnectionPool).get(alias)
+        const client = Slurm.clientOf(again)
+        yield* client.submitsSettled(paths.script)
+        const found = yield* client.submittedWith(options.jobName, commentOf(spawnRequest.token))
+        return yield* record(again, found ?? (yield* client.submit(paths.script)))
+      }).pipe(Effect.retry({ schedule: spawnRequest.reconnect ?? defaultReconnect, while: isTransient }))
+      const job = yield* Effect.flatMap(slurm.submit(paths.script), (id) => record(conn, id)).pipe(
+        Effect.catchIf(isTransient, () => settle)
+      )
       return { host: alias, runDir, logPath, pid: 0, pgid: 0, job } satisfies Placed
     })
 

@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { Duration, Effect, Either } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
 import type { Connection } from "../Connection.js"
 import type { CommandError } from "../Errors.js"
 import {
@@ -166,6 +166,60 @@ export const jobs = Effect.fn("Slurm.jobs")(function* (
   const all = yield* query(conn, ["squeue", "-h", "-o", SQUEUE_FORMAT], parseSqueue)
   const prefix = options.namePrefix
   return prefix === undefined ? all : all.filter((j) => j.name.startsWith(prefix))
+})
+
+/** A regular expression matching exactly `text` (for pgrep). */
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * Wait (up to sbatch's own timeout) until no `sbatch --parsable SCRIPT` runs on the login node:
+ * one orphaned by a dropped connection may still submit, so the queue only answers for it once
+ * it is gone.
+ */
+export const submitsSettled = Effect.fn("Slurm.submitsSettled")(function* (
+  conn: Connection,
+  script: string
+): Effect.fn.Return<void, Failure> {
+  const pattern = `^sbatch --parsable ${literally(script)}$`
+  const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.decode(SUBMIT_TIMEOUT))
+  for (;;) {
+    const found = yield* run(conn, ["pgrep", "-f", "--", pattern])
+    // pgrep: 1 = none running (0 = some; anything else: pgrep cannot tell, so do not wait on it)
+    if (found.exitCode !== 0 || (yield* Clock.currentTimeMillis) > deadline) return
+    yield* Effect.sleep("200 millis")
+  }
+})
+
+/** `id|comment` lines of `squeue -h -o "%i|%k"`: the ids whose comment is `comment`. */
+export const parseCommented = (
+  stdout: string,
+  comment: string
+): Either.Either<ReadonlyArray<string>, string> => {
+  const ids: Array<string> = []
+  for (const line of stdout.split("\n")) {
+    if (line.trim() === "") continue
+    const bar = line.indexOf("|")
+    const id = line.slice(0, bar).trim()
+    if (bar === -1 || !/^\d+(?:_\d+)?$/.test(id))
+      return Either.left(`not an "id|comment" line: ${JSON.stringify(line)}`)
+    if (line.slice(bar + 1).trim() === comment) ids.push(id)
+  }
+  return Either.right(ids)
+}
+
+/**
+ * The queued or running job named `jobName` whose `--comment` is `comment` (a start's own
+ * token), when there is one: how a submit whose answer was lost is found again.
+ */
+export const submittedWith = Effect.fn("Slurm.submittedWith")(function* (
+  conn: Connection,
+  jobName: string,
+  comment: string
+): Effect.fn.Return<string | undefined, Failure> {
+  const ids = yield* query(conn, ["squeue", "-h", `--name=${jobName}`, "-o", "%i|%k"], (stdout) =>
+    parseCommented(stdout, comment)
+  )
+  return ids[0]
 })
 
 export const partitions = (conn: Connection) =>

@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, layer } from "@effect/vitest"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import { ConnectionLost } from "@mlops/core/Errors"
 import * as Hosts from "@mlops/core/Hosts"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { describeState } from "@mlops/core/SlurmJob"
@@ -301,6 +302,54 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             [ended?.alive, ended?.stopped, ended?.failure],
             [false, "terminated", undefined]
           )
+        })
+    )
+
+    it.effect(
+      "an sbatch answer lost to a cut connection, before or after the job was queued: the job is found by its token or submitted once, never twice",
+      () =>
+        Effect.gen(function* () {
+          const { slurm, sshd, standin } = yield* Cluster
+          const pool = yield* ConnectionPool.ConnectionPool
+          for (const when of ["after", "before"] as const) {
+            const name = `lost-${when}`
+            let cuts = 0
+            // our own pool, whose first sbatch answer is lost: the connection is really cut
+            // (its sshd session processes killed), after or before sbatch ran
+            const cutting: typeof pool = {
+              ...pool,
+              get: (host) =>
+                Effect.map(pool.get(host), (conn) => ({
+                  ...conn,
+                  exec: (command, options) => {
+                    if (command.argv[0] !== "sbatch" || cuts > 0) return conn.exec(command, options)
+                    cuts++
+                    const lost = new ConnectionLost({ host, reason: "cut by the test" })
+                    return when === "after"
+                      ? conn
+                          .exec(command, options)
+                          .pipe(Effect.zipRight(sshd.killSessionProcesses), Effect.zipRight(lost))
+                      : sshd.killSessionProcesses.pipe(Effect.zipRight(lost))
+                  }
+                }))
+            }
+            const placement = SlurmPlacement.make({ settings: {}, gpus: 1, jobName: `mlops-${name}` })
+            const runDir = runDirFor(standin, name)
+            const placed = yield* placement
+              .spawn(alias, serverCommand(standin, yield* freePort), {
+                runDir,
+                logPath: path.join(runDir, "log"),
+                token: `token-${name}`
+              })
+              .pipe(Effect.provideService(ConnectionPool.ConnectionPool, cutting))
+            assert.strictEqual(cuts, 1, when)
+            const queued = (yield* slurm.client("squeue", ["-h", `--name=mlops-${name}`, "-o", "%i"]))
+              .split("\n")
+              .filter((line) => line.trim() !== "")
+            assert.deepStrictEqual(queued, [placed.job], `${when}: exactly the recorded job`)
+            assert.strictEqual(fs.readFileSync(path.join(runDir, "job"), "utf8").trim(), placed.job)
+            yield* slurm.client("scancel", [placed.job!])
+          }
         })
     )
 
