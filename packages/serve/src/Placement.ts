@@ -118,6 +118,8 @@ export interface Placement {
    * job's compute node, for the readiness tunnel `<target>:<port>`); absent: the host itself.
    */
   readonly target?: (conn: Connection, placed: Placed) => Effect.Effect<string, PlacementError>
+  /** A batch scheduler's record of the job (its state, node, GPUs, elapsed time), for placements that submit one. */
+  readonly job?: (conn: Connection, placed: Placed) => Effect.Effect<SlurmJob, PlacementError>
   /** TERM, then KILL after `grace`, only while what runs is still ours (recorded as a deliberate stop). */
   readonly stop: (
     conn: Connection,

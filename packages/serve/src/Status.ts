@@ -11,6 +11,7 @@ import type { Connection } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
 import * as LogTail from "@mlops/core/LogTail"
+import { describeState } from "@mlops/core/SlurmJob"
 import { Clock, Effect } from "effect"
 import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
@@ -44,6 +45,14 @@ export interface DeploymentStatus {
   readonly argv: ReadonlyArray<string>
   /** For a dead server: why, from its log. */
   readonly failure: LaunchFailure | undefined
+  /** For a batch job: the scheduler's word on it (`RUNNING on node1`, `PENDING (Resources)`), node, GPUs, elapsed. */
+  readonly job?: {
+    readonly id: string
+    readonly state: string
+    readonly node?: string
+    readonly gpus?: number
+    readonly elapsedSeconds?: number
+  }
 }
 
 /** A host whose status could not be read. @category models */
@@ -62,6 +71,10 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
     const placed = Deployment.processOf(host, state)
     const placement = Placement.of(state)
     const alive = placed === undefined ? false : yield* placement.isAlive(conn, placed)
+    const record =
+      placed?.job !== undefined && placement.job !== undefined
+        ? yield* placement.job(conn, placed).pipe(Effect.orElseSucceed(() => undefined))
+        : undefined
     const engine = Engine.byName(engines, state.meta?.engine ?? "sglang")
     const lines = yield* LogTail.tail(host, state.logPath, { lines: TAIL_LINES }).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<LogTail.LogLine>)
@@ -69,8 +82,13 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
     const classifier = Classifier.make(engine === undefined ? [] : [engine.logs])
     for (const line of lines) classifier.feed(line.text)
     const stopped = alive ? undefined : state.stopped
-    const failure =
-      alive || stopped !== undefined ? undefined : classifier.finish(Deployment.exitStatusOf(state))
+    // a batch job's end is the scheduler's record (its ExitCode), not an `exit` file
+    const ended =
+      Deployment.exitStatusOf(state) ??
+      (record === undefined || placed === undefined
+        ? undefined
+        : yield* placement.exitStatus(conn, placed).pipe(Effect.orElseSucceed(() => undefined)))
+    const failure = alive || stopped !== undefined ? undefined : classifier.finish(ended)
     const phase: Phase = state.ready !== undefined && alive ? "ready" : classifier.phase()
     const port = state.meta?.port
     // a batch job's server listens on its compute node, asked through the host
@@ -106,7 +124,18 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       engine: state.meta?.engine ?? "sglang",
       engineVersion: state.meta === undefined ? null : Deployment.versionOf(state.meta),
       argv: state.argv?.argv ?? [],
-      failure
+      failure,
+      ...(record === undefined
+        ? {}
+        : {
+            job: {
+              id: record.id,
+              state: describeState(record),
+              ...(record.nodes == null ? {} : { node: record.nodes }),
+              ...(record.gpus == null ? {} : { gpus: record.gpus }),
+              ...(record.elapsedSeconds == null ? {} : { elapsedSeconds: record.elapsedSeconds })
+            }
+          })
     } satisfies DeploymentStatus
   })
 

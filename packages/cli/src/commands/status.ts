@@ -29,12 +29,17 @@ const rowsOf = (deployments: ReadonlyArray<Status.DeploymentStatus>) =>
     d.host,
     d.name,
     d.engineVersion === null ? d.engine : `${d.engine} ${d.engineVersion}`,
-    d.alive ? "running" : d.stopped !== undefined ? `stopped (${d.stopped})` : (d.exit ?? "not running"),
+    `${d.alive ? "running" : d.stopped !== undefined ? `stopped (${d.stopped})` : (d.exit ?? "not running")}${d.job === undefined ? "" : ` (Slurm job ${d.job.id}: ${d.job.state}${d.job.gpus === undefined ? "" : `, ${d.job.gpus} GPUs`})`}`,
     d.phase,
     health(d),
-    d.pid === undefined ? "-" : String(d.pid),
+    // a batch job's processes are on its node: the job id stands for them
+    d.job !== undefined || d.pid === undefined ? "-" : String(d.pid),
     d.port === undefined ? "-" : String(d.port),
-    d.uptimeMs === undefined ? "-" : duration(d.uptimeMs),
+    d.job?.elapsedSeconds !== undefined && d.alive
+      ? duration(d.job.elapsedSeconds * 1000)
+      : d.uptimeMs === undefined
+        ? "-"
+        : duration(d.uptimeMs),
     d.gpuMemoryMiB === undefined ? "-" : `${d.gpuMemoryMiB} MiB`,
     d.failure === undefined ? "" : d.failure._tag
   ])

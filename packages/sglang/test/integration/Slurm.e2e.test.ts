@@ -291,6 +291,10 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           // status from the record: alive by the job's state, healthy through the node
           const [running] = yield* Serving.statusOfHost(login, { name })
           assert.deepStrictEqual([running?.alive, running?.phase, running?.healthy], [true, "ready", true])
+          assert.deepStrictEqual(
+            [running?.job?.id, running?.job?.state, running?.job?.node, running?.job?.gpus],
+            [job?.id, `RUNNING on ${slurm.node}`, slurm.node, 2]
+          )
 
           // stop: scancel, the job leaves the running states, recorded as a deliberate stop
           const stopped = yield* Stop.stop(login, name)
