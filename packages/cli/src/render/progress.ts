@@ -137,6 +137,8 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       return [
         `    ${event.status === 200 ? green(style, "✓") : red(style, "✗")} ${event.endpoint} ${event.status}`
       ]
+    case "Job":
+      return [`    Slurm job ${event.id}: ${event.state} ${dim(style, duration(event.elapsedMs))}`]
     case "AttemptFailed": {
       // the last attempt's failure is the command's error, printed once after the launch
       if (event.nextArgv === undefined) return []
@@ -190,6 +192,7 @@ const withoutAutoFix = (prefix: ReadonlyArray<string>) => prefix.filter((word) =
 /** Lines a server event adds under the phases of the live block (plain mode prints them as they come). */
 const isNote = (event: Progress): boolean =>
   event._tag === "HealthChecked" ||
+  event._tag === "Job" ||
   (event._tag === "Log" && (event.event._tag === "Capacity" || event.event._tag === "Listening"))
 
 /** Phase/status changes an event makes to the live block. */
@@ -210,6 +213,8 @@ export const update = (state: ViewState, event: Progress, nowMs: number): ViewSt
       return state
     case "HealthChecked":
       return { ...state, status: `health ${event.endpoint}` }
+    case "Job":
+      return { ...state, status: `Slurm job ${event.id}: ${event.state}` }
     case "Launched":
       return { ...state, status: "ready" }
     default:

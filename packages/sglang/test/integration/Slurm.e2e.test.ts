@@ -236,6 +236,10 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           const last = Chunk.toReadonlyArray(events).at(-1)
           assert.strictEqual(last?._tag, "Launched", JSON.stringify(last))
           if (last?._tag !== "Launched") return
+          // the job's states reach the caller as events: queued behind the holder, then running
+          const states = Chunk.toReadonlyArray(events).flatMap((e) => (e._tag === "Job" ? [e.state] : []))
+          assert.include(states, "PENDING (Resources)")
+          assert.include(states, `RUNNING on ${slurm.node}`)
           const listed = (yield* SlurmPlacement.jobs(alias)).find((job) => job.name === `mlops-${name}`)
           assert.deepStrictEqual(
             [listed?.slurmState, listed?.nodes, listed?.gpus],
@@ -306,6 +310,31 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             [ended?.alive, ended?.stopped, ended?.failure],
             [false, "terminated", undefined]
           )
+        })
+    )
+
+    it.effect(
+      "a launch whose job crashes: the classified failure with its fix, after the job's FAILED state",
+      () =>
+        Effect.gen(function* () {
+          const { standin } = yield* Cluster
+          const port = yield* freePort
+          const states: Array<string> = []
+          const failure = yield* Serving.launch({
+            host: alias,
+            name: `slurm-crash-${process.pid}`,
+            argv: [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.96"],
+            env: { STANDIN_PHASE_SECONDS: "0.02" },
+            // given here, the settings make the launch a Slurm job (the host's entry has none)
+            slurm: { time: "5:00" }
+          }).pipe(
+            Stream.tap((event) => Effect.sync(() => event._tag === "Job" && states.push(event.state))),
+            Stream.runDrain,
+            Effect.flip
+          )
+          assert.strictEqual(failure._tag, "OOM", failure.message)
+          assert.include(failure.message, "--mem-fraction-static")
+          assert.match(states.at(-1) ?? "", /^FAILED ExitCode=\d+:\d+$/, states.join(" → "))
         })
     )
 

@@ -16,6 +16,7 @@
  */
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as LogTail from "@mlops/core/LogTail"
+import type { SlurmJob } from "@mlops/core/SlurmJob"
 import { Clock, Duration, Effect, Option, Stream } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
@@ -52,6 +53,8 @@ export const follow = Effect.fn("Launch.follow")(function* (
     /** The launch's cap (ms), for the error. The deadline is the session's. */
     readonly overallMs: number
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
+    /** A batch job's new state, as the scheduler reports it. */
+    readonly onJob?: (job: SlurmJob, elapsedMs: number) => Effect.Effect<void>
     /** Run once the ready line is seen (the HTTP checks); the death watchers keep running meanwhile. */
     readonly readiness: Effect.Effect<void, ReadinessError | Placement.PlacementError, ConnectionPool>
   }
@@ -111,9 +114,10 @@ export const follow = Effect.fn("Launch.follow")(function* (
           ? session.markUp
           : event._tag === "Job"
             ? // a batch job: waiting in the queue is not a stall, and each new state is progress
-              Effect.map(Clock.currentTimeMillis, (now) => {
+              Effect.flatMap(Clock.currentTimeMillis, (now) => {
                 queued = event.job.state._tag === "Pending"
                 lastProgressAt = now
+                return o.onJob === undefined ? Effect.void : o.onJob(event.job, now - o.startedAt)
               })
             : Effect.void
     ),

@@ -11,6 +11,7 @@
  * @internal
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import { describeState } from "@mlops/core/SlurmJob"
 import * as SlurmSettings from "@mlops/core/SlurmSettings"
 import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
@@ -251,6 +252,14 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
         overallMs,
         emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs }),
+        onJob: (job, elapsedMs) =>
+          emit({
+            _tag: "Job",
+            id: job.id,
+            state: describeState(job),
+            ...(job.state._tag === "Running" ? { node: job.state.node } : {}),
+            elapsedMs
+          }),
         // a batch job's server listens on its compute node, reached through the host
         readiness: Effect.flatMap(
           placement.target === undefined

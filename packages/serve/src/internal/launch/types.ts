@@ -169,6 +169,18 @@ export type LaunchProgress =
     }
   /** A classifier event from the server log (phases with timings, adjustments, warnings, progress). */
   | { readonly _tag: "Log"; readonly event: LaunchEvent; readonly elapsedMs: number }
+  /**
+   * A batch job's state changed: `PENDING (Resources)`, `RUNNING on gpu01`, and how it ended
+   * (`FAILED ExitCode=1:0`, `TIMEOUT`) before the launch's failure.
+   */
+  | {
+      readonly _tag: "Job"
+      readonly id: string
+      /** Slurm's words (`describeState`). */
+      readonly state: string
+      readonly node?: string
+      readonly elapsedMs: number
+    }
   | {
       readonly _tag: "HealthChecked"
       readonly endpoint: string
