@@ -78,8 +78,11 @@ export {
 export interface Deployment {
   readonly host: string
   readonly name: string
+  /** The process group leader on the host (0 for a batch job: its processes are on the job's node). */
   readonly pid: number
   readonly pgid: number
+  /** A batch scheduler's job id, for a deployment that runs as one. */
+  readonly job?: string
   readonly port: number
   /** `http://127.0.0.1:<port>` as seen on the host, or the local tunnel URL when one was asked for. */
   readonly url: string
@@ -253,17 +256,20 @@ export const writeReady = Effect.fn("Deployment.writeReady")(function* (
 })
 
 /**
- * The `Deployment` value of a recorded state (undefined when the pid files or meta are missing).
+ * The `Deployment` value of a recorded state (undefined when meta or what the server runs as,
+ * its pid files or a batch job's id, is missing).
  *
  * @category constructors
  */
 export const fromState = (host: string, state: State, url?: string): Deployment | undefined => {
-  if (state.pid === undefined || state.pgid === undefined || state.meta === undefined) return undefined
+  const placed = processOf(host, state)
+  if (placed === undefined || state.meta === undefined) return undefined
   return {
     host,
     name: state.name,
-    pid: state.pid,
-    pgid: state.pgid,
+    pid: placed.pid,
+    pgid: placed.pgid,
+    ...(placed.job === undefined ? {} : { job: placed.job }),
     port: state.meta.port,
     url: url ?? `http://127.0.0.1:${state.meta.port}`,
     engine: state.meta.engine,

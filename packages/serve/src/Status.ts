@@ -20,6 +20,7 @@ import type { LaunchFailure } from "./Failures.js"
 import type { Phase } from "./LaunchEvent.js"
 import * as Placement from "./Placement.js"
 import { isHealthy } from "./Readiness.js"
+import * as SlurmPlacement from "./SlurmPlacement.js"
 import { gpuMemoryOf, groupPids } from "./Stop.js"
 
 /** @category models */
@@ -186,4 +187,40 @@ export const ofHosts = Effect.fn("Status.ofHosts")(function* (
     else unreachable.push({ host, _tag: either.left._tag, error: either.left.message })
   }
   return { deployments, unreachable }
+})
+
+/** One of a cluster's mlops jobs, whoever started it. @category models */
+export interface ClusterJob {
+  readonly id: string
+  /** The deployment name (the job's name without `mlops-`). */
+  readonly name: string
+  readonly user: string | undefined
+  /** Slurm's words: `RUNNING on gpu01`, `PENDING (Priority)`. */
+  readonly state: string
+  readonly node: string | undefined
+  readonly gpus: number | undefined
+  readonly elapsedSeconds: number | undefined
+}
+
+/**
+ * The mlops jobs queued or running on the cluster behind a Slurm login node (every user's, so
+ * servers others started show too); none for a host that is not one.
+ *
+ * @category programs
+ */
+export const clusterJobs = Effect.fn("Status.clusterJobs")(function* (host: string) {
+  const conn = yield* (yield* ConnectionPool).get(host)
+  if (conn.host.slurm === undefined) return [] as ReadonlyArray<ClusterJob>
+  const jobs = yield* SlurmPlacement.jobs(host)
+  return jobs.map(
+    (job): ClusterJob => ({
+      id: job.id,
+      name: job.name.slice(SlurmPlacement.jobPrefix.length),
+      user: job.user,
+      state: describeState(job),
+      node: job.nodes,
+      gpus: job.gpus,
+      elapsedSeconds: job.elapsedSeconds
+    })
+  )
 })

@@ -21,6 +21,9 @@ const options = {
   json
 }
 
+const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+
 const health = (s: Status.DeploymentStatus) =>
   s.healthy === undefined ? "-" : s.healthy ? "healthy" : "unhealthy"
 
@@ -55,9 +58,23 @@ export const status = Command.make("status", options, (parsed) =>
             deployments: yield* handle(parsed.json, { host }, Status.ofHost(host, Engines.registry)),
             unreachable: [] as ReadonlyArray<Status.HostUnreachable>
           }
+    // a Slurm login node: the cluster's mlops jobs too, every user's (best effort: the
+    // deployments above are the answer; a scheduler that does not answer is said on stderr)
+    const jobs =
+      host === undefined
+        ? []
+        : yield* Status.clusterJobs(host).pipe(
+            Effect.catchAll((error) =>
+              Effect.as(
+                Console.error(`${red(style, "!")} Slurm jobs on ${host} not listed: ${messageOf(error)}`),
+                [] as ReadonlyArray<Status.ClusterJob>
+              )
+            )
+          )
     if (parsed.json) {
       yield* printJson({
         _tag: "Status",
+        ...(jobs.length === 0 ? {} : { slurmJobs: jobs }),
         deployments: result.deployments.map((d) => ({
           ...d,
           failure:
@@ -86,6 +103,23 @@ export const status = Command.make("status", options, (parsed) =>
             "FAILURE"
           ],
           rowsOf(result.deployments)
+        )
+      )
+    }
+    if (!parsed.json && jobs.length > 0) {
+      yield* Console.log(`\nSlurm jobs named ${"mlops-*"} on ${host} (every user's):`)
+      yield* Console.log(
+        table(
+          ["JOB", "NAME", "USER", "STATE", "NODE", "GPUS", "ELAPSED"],
+          jobs.map((j) => [
+            j.id,
+            j.name,
+            j.user ?? "-",
+            j.state,
+            j.node ?? "-",
+            j.gpus === undefined ? "-" : String(j.gpus),
+            j.elapsedSeconds === undefined ? "-" : duration(j.elapsedSeconds * 1000)
+          ])
         )
       )
     }

@@ -110,7 +110,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         `${green(style, "✓")} the host's SGLang accepts the flags${event.reason === "rules-unverified" ? " (its own validation, run because the rules are unverified)" : ""} ${dim(style, duration(event.elapsedMs))}`
       ]
     case "AlreadyRunning":
-      return [`${green(style, "✓")} already running with the same flags (pid ${event.deployment.pid})`]
+      return [`${green(style, "✓")} already running with the same flags (${runsAs(event.deployment)})`]
     case "Replacing":
       return [`${yellow(style, "↻")} replacing ${event.name} (pid ${event.pid}): ${event.outcome}`]
     case "Spawned":
@@ -168,7 +168,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
             ]
           : []
       return [
-        `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (pid ${d.pid}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
+        `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (${runsAs(d)}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
         `    url: ${d.url}`,
         ...facts,
         ...relaunch,
@@ -185,6 +185,10 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       return []
   }
 }
+
+/** What a deployment runs as: its process group, or its batch job. */
+const runsAs = (d: { readonly pid: number; readonly job?: string }) =>
+  d.job === undefined ? `pid ${d.pid}` : `Slurm job ${d.job}`
 
 /** The mlops words without `--auto-fix` (the relaunch command carries the fixes already). */
 const withoutAutoFix = (prefix: ReadonlyArray<string>) => prefix.filter((word) => word !== "--auto-fix")

@@ -14,6 +14,7 @@ import { describeState } from "@mlops/core/SlurmJob"
 import * as Tunnel from "@mlops/core/Tunnel"
 import * as SlurmFollow from "@mlops/serve/SlurmFollow"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
+import * as Status from "@mlops/serve/Status"
 import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Context, Duration, Effect, Layer, Stream } from "effect"
 import * as TestSlurm from "../../../core/test/support/Slurm.js"
@@ -299,6 +300,14 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             [running?.job?.id, running?.job?.state, running?.job?.node, running?.job?.gpus],
             [job?.id, `RUNNING on ${slurm.node}`, slurm.node, 2]
           )
+
+          // the cluster's mlops jobs, as `status` lists them under the deployments
+          const listed = (yield* Status.clusterJobs(login)).find((j) => j.id === job?.id)
+          assert.deepStrictEqual(
+            [listed?.name, listed?.state, listed?.node, listed?.gpus],
+            [name, `RUNNING on ${slurm.node}`, slurm.node, 2]
+          )
+          assert.deepStrictEqual(yield* Status.clusterJobs(alias), [], "not a login node: no jobs asked for")
 
           // stop: scancel, the job leaves the running states, recorded as a deliberate stop
           const stopped = yield* Stop.stop(login, name)

@@ -296,6 +296,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           name,
           pid: proc.pid,
           pgid: proc.pgid,
+          ...(proc.job === undefined ? {} : { job: proc.job }),
           port,
           url: `http://127.0.0.1:${port}`,
           engine: engine.name,
