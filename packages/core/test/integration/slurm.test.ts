@@ -5,7 +5,7 @@
  */
 import * as path from "node:path"
 import { assert, layer } from "@effect/vitest"
-import { Chunk, Duration, Effect, Fiber, Layer, Schedule, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Fiber, Layer, Schedule, Stream } from "effect"
 import { ConnectionPool } from "../../src/ConnectionPool.js"
 import * as Slurm from "../../src/Slurm.js"
 import { describeState, type SlurmJob } from "../../src/SlurmJob.js"
@@ -106,9 +106,17 @@ layer(services, { excludeTestServices: true, timeout: Duration.minutes(2) })(
           "testhost",
           yield* script("mlops-waiter", ["#SBATCH --gres=gpu:1", "exec sleep 300"])
         )
+        // the follower's own sight of the wait: the holder is let go only once it has reported
+        // it (a loaded machine may otherwise poll past the whole PENDING (Resources) window)
+        const sawResources = yield* Deferred.make<void>()
         const followed = yield* Effect.fork(
           Stream.runCollect(
-            slurm.follow("testhost", waiter, { poll: "200 millis" }).pipe(Stream.map(describeState))
+            slurm.follow("testhost", waiter, { poll: "200 millis" }).pipe(
+              Stream.map(describeState),
+              Stream.tap((state) =>
+                state === "PENDING (Resources)" ? Deferred.succeed(sawResources, undefined) : Effect.void
+              )
+            )
           )
         )
         const pending = yield* waitFor(
@@ -124,6 +132,7 @@ layer(services, { excludeTestServices: true, timeout: Duration.minutes(2) })(
           listed.map((job) => `${job.id} ${job.slurmState}`),
           [`${holder} RUNNING`, `${waiter} PENDING`]
         )
+        yield* Deferred.await(sawResources).pipe(Effect.timeout("60 seconds"))
         const stopped = yield* slurm.stop("testhost", holder)
         assert.deepStrictEqual(
           [stopped.slurmState, describeState(stopped)],
