@@ -1,7 +1,7 @@
 /**
  * How long `mlops` takes to start, against `node -e 0` measured in the same run: `mlops --help`,
  * `mlops hosts` and `mlops check --model-config <file> -- <the story's command>` (exit 3), each
- * the built bundle (`packages/cli/dist/mlops.mjs`, what the installed command runs) with plain
+ * the built launcher and bundle (`packages/cli/dist/mlops.cjs`, what the installed command runs) with plain
  * node, interleaved, median of BENCH_RUNS (15). Goal: within 3x of `node -e 0`.
  *
  *   npx tsx bench/cliStart.ts
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15)
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const bundle = path.join(root, "packages", "cli", "dist", "mlops.mjs")
+const bundle = path.join(root, "packages", "cli", "dist", "mlops.cjs")
 const config = path.join(root, "packages", "cli", "test", "fixtures", "qwen3.6-27b.config.json")
 
 execFileSync("node", [path.join(root, "packages", "cli", "scripts", "bundle.mjs")])

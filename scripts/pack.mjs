@@ -59,13 +59,13 @@ for (const workspace of rootPkg.workspaces.filter((w) => w.startsWith("packages/
     fs.mkdirSync(path.join(stage, "dist"))
     // the program without its source map, and the launcher that runs it from V8's code cache
     const program = fs
-      .readFileSync(path.join(built, "mlops.cjs"), "utf8")
+      .readFileSync(path.join(built, "program.cjs"), "utf8")
       .replace(/\n\/\/# sourceMappingURL=.*$/, "")
-    fs.writeFileSync(path.join(stage, "dist", "mlops.cjs"), `${program}\n`)
-    fs.copyFileSync(path.join(built, "mlops.mjs"), path.join(stage, "dist", "mlops.mjs"))
-    fs.chmodSync(path.join(stage, "dist", "mlops.mjs"), 0o755)
+    fs.writeFileSync(path.join(stage, "dist", "program.cjs"), `${program}\n`)
+    fs.copyFileSync(path.join(built, "mlops.cjs"), path.join(stage, "dist", "mlops.cjs"))
+    fs.chmodSync(path.join(stage, "dist", "mlops.cjs"), 0o755)
     fs.rmSync(built, { recursive: true, force: true })
-    staged.bin = Object.fromEntries(Object.keys(pkg.bin).map((name) => [name, "./dist/mlops.mjs"]))
+    staged.bin = Object.fromEntries(Object.keys(pkg.bin).map((name) => [name, "./dist/mlops.cjs"]))
   } else {
     fs.cpSync(path.join(dir, "dist", "src"), path.join(stage, "dist"), { recursive: true })
     staged.exports = Object.fromEntries(

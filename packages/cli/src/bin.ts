@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `mlops` process: Node platform services, the exit code of the failure's class, and
  * Ctrl-C interrupting the running command (its finalizers run: channels close, and a launch

@@ -61,10 +61,10 @@ describe("bin/mlops", () => {
     assert.include(result.fixedCommand, "--speculative-num-steps 1 --speculative-eagle-topk 1")
   })
 
-  it("keeps V8's code cache private in XDG_CACHE_HOME, reuses it, and writes none with MLOPS_CODE_CACHE=0", () => {
+  it("keeps V8's code cache private in XDG_CACHE_HOME, one per subcommand, reuses it, and writes none with MLOPS_CODE_CACHE=0", () => {
     const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-code-cache-"))
-    const run = (extra: Record<string, string>) =>
-      spawnSync(bin, ["hosts", "--json"], {
+    const run = (extra: Record<string, string>, args: ReadonlyArray<string> = ["hosts", "--json"]) =>
+      spawnSync(bin, args, {
         encoding: "utf8",
         env: {
           ...process.env,
@@ -96,11 +96,15 @@ describe("bin/mlops", () => {
     const third = run({})
     assert.strictEqual(third.stdout, first.stdout)
     assert.isAbove(fs.statSync(cache).size, 1000)
+    // another subcommand compiles other code: it keeps a cache of its own beside it
+    assert.strictEqual(run({}, ["--help"]).status, ExitCode.Ok)
+    assert.strictEqual(fs.readdirSync(dir).length, 2, fs.readdirSync(dir).join(", "))
+    assert.isTrue(fs.existsSync(cache))
     fs.rmSync(cacheHome, { recursive: true, force: true })
   })
 
   it("rebuilds a stale bundle before running (a source newer than the bundle)", () => {
-    const bundle = path.join(here, "..", "dist", "mlops.mjs")
+    const bundle = path.join(here, "..", "dist", "mlops.cjs")
     mlops("hosts")
     const past = new Date(Date.now() - 3_600_000)
     fs.utimesSync(bundle, past, past)

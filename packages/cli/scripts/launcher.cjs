@@ -1,26 +1,25 @@
 #!/usr/bin/env node
-// The `mlops` program as installed: runs the bundled CLI (mlops.cjs, next to this file) from
+// The `mlops` program as installed: runs the bundled CLI (program.cjs, next to this file) from
 // V8's code cache when there is a valid one. Compiling the 2 MB bundle was a third of every
 // start; with the cache V8 deserialises what it compiled last time instead. Node 20 has no
 // compile cache for ES modules (module.enableCompileCache is Node 22), hence a CommonJS bundle
 // run through vm.Script with `cachedData`.
 //
 // The cache lives in $XDG_CACHE_HOME/mlops (default ~/.cache/mlops; a 0700 directory, 0600
-// files), keyed by the bundle's size and mtime and node's version; V8 itself rejects a cache
-// that does not match the source, and a rejected or missing one is rewritten once the command
-// has run (so it holds the functions that ran). Any trouble with the cache only costs speed.
-// MLOPS_CODE_CACHE=0 turns it off.
-import * as fs from "node:fs"
-import { createRequire } from "node:module"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import * as vm from "node:vm"
+// files), keyed by the bundle's size and mtime, node's version and flags, and the subcommand;
+// V8 itself rejects a cache that does not match the source, and a rejected or missing one is
+// rewritten once the command has run (so it holds the functions that ran). Any trouble with the
+// cache only costs speed. MLOPS_CODE_CACHE=0 turns it off. CommonJS itself: node starts a
+// CommonJS entry point without setting up its ES module loader, a few percent of a start.
+const fs = require("node:fs")
+const { createRequire } = require("node:module")
+const os = require("node:os")
+const path = require("node:path")
+const vm = require("node:vm")
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const bundle = path.join(here, "mlops.cjs")
-const source = fs.readFileSync(bundle, "utf8").replace(/^#!.*/, "")
-const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`
+const bundle = path.join(__dirname, "program.cjs")
+// the bundle is one function expression, CommonJS's module wrapper (see scripts/bundle.mjs)
+const source = fs.readFileSync(bundle, "utf8")
 
 /** A short, stable hash of a string (FNV-1a, 32 bits), for a file name. */
 const fnv1a = (text) => {
@@ -37,7 +36,10 @@ const cacheFile = (() => {
     // V8 rejects a cache made under other V8 flags: each set of node options has its own
     const flags = fnv1a(`${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`)
     const build = `${stat.size}-${Math.trunc(stat.mtimeMs)}`
-    return path.join(root, "mlops", `cli-${build}-${process.version}-${process.arch}-${flags}.v8`)
+    // V8 caches what ran: each subcommand keeps its own (`hosts` compiles other code than `check`)
+    const word = process.argv[2] ?? ""
+    const command = /^[a-z][a-z-]{0,19}$/.test(word) ? word : "-"
+    return path.join(root, "mlops", `cli-${build}-${process.version}-${process.arch}-${flags}-${command}.v8`)
   } catch {
     return undefined
   }
@@ -52,10 +54,9 @@ if (cacheFile !== undefined) {
   }
 }
 
-const script = new vm.Script(wrapped, {
+const script = new vm.Script(source, {
   filename: bundle,
-  ...(cachedData === undefined ? {} : { cachedData }),
-  importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER
+  ...(cachedData === undefined ? {} : { cachedData })
 })
 
 if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected)) {
@@ -78,5 +79,5 @@ if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRej
   })
 }
 
-const module = { exports: {} }
-script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, here)
+const program = { exports: {} }
+script.runInThisContext()(program.exports, createRequire(bundle), program, bundle, __dirname)
