@@ -8,10 +8,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import * as TestSlurm from "../../../core/test/support/Slurm.js"
-import * as Sshd from "../../../core/test/support/Sshd.js"
-import * as Standin from "../../../sglang/test/integration/standin/install.js"
-import { alias, fixedStory, freePort } from "../../../sglang/test/integration/support.js"
+import type * as TestSlurm from "../../../core/test/support/Slurm.js"
+import type * as Sshd from "../../../core/test/support/Sshd.js"
+import type * as Standin from "../../../sglang/test/integration/standin/install.js"
+import { alias, fixedStory, freePort, startCluster } from "../../../sglang/test/integration/support.js"
 import { ExitCode } from "../../src/ExitCodes.js"
 import { mlopsWith } from "../support/run.js"
 
@@ -23,11 +23,7 @@ class Cluster extends Context.Tag("test/CliSlurmCluster")<
 const ClusterLayer = Layer.scoped(
   Cluster,
   Effect.gen(function* () {
-    const standin = yield* Standin.install
-    const slurm = yield* TestSlurm.start({ minJobAge: 30 })
-    const sshd = yield* Sshd.start({
-      extraConfig: TestSlurm.withSetEnv(standin.sshdConfig, [`SLURM_CONF=${slurm.confPath}`])
-    })
+    const { standin, sshd, slurm } = yield* startCluster
     // the login node: its entry has Slurm settings
     fs.writeFileSync(
       path.join(standin.mlopsHome, "hosts.json"),
@@ -52,17 +48,22 @@ describe("mlops on a Slurm login node (real cluster, stand-in SGLang)", () => {
           const name = `cli-slurm-${process.pid}`
           const port = yield* freePort
 
-          const launched = yield* run(
-            "launch",
-            "--host",
-            alias,
-            "--name",
-            name,
-            "--env",
-            "STANDIN_PHASE_SECONDS=0.02",
-            "--",
-            ...fixedStory(standin.modelPath, port)
-          )
+          const launch = (options: ReadonlyArray<string>, flags: ReadonlyArray<string>) =>
+            run(
+              "launch",
+              "--host",
+              alias,
+              "--name",
+              name,
+              "--env",
+              "STANDIN_PHASE_SECONDS=0.02",
+              ...options,
+              "--",
+              ...fixedStory(standin.modelPath, port),
+              ...flags
+            )
+
+          const launched = yield* launch([], [])
           assert.strictEqual(launched.code, ExitCode.Ok, launched.text)
           const submitted = /submitted Slurm job (\d+)/.exec(launched.text)
           assert.isNotNull(submitted, launched.text)
@@ -84,20 +85,6 @@ describe("mlops on a Slurm login node (real cluster, stand-in SGLang)", () => {
           )
 
           // the same launch again: the job that runs is the answer, nothing is submitted
-          const launch = (options: ReadonlyArray<string>, flags: ReadonlyArray<string>) =>
-            run(
-              "launch",
-              "--host",
-              alias,
-              "--name",
-              name,
-              "--env",
-              "STANDIN_PHASE_SECONDS=0.02",
-              ...options,
-              "--",
-              ...fixedStory(standin.modelPath, port),
-              ...flags
-            )
           const again = yield* launch([], [])
           assert.strictEqual(again.code, ExitCode.Ok, again.text)
           assert.include(again.text, `already running with the same flags (Slurm job ${job})`)

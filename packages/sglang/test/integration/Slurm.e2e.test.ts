@@ -17,12 +17,12 @@ import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import * as Status from "@mlops/serve/Status"
 import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Context, Duration, Effect, Layer, Stream } from "effect"
-import * as TestSlurm from "../../../core/test/support/Slurm.js"
-import * as Sshd from "../../../core/test/support/Sshd.js"
+import type * as TestSlurm from "../../../core/test/support/Slurm.js"
+import type * as Sshd from "../../../core/test/support/Sshd.js"
 import { logs } from "../../src/internal/logs/index.js"
 import * as Serving from "../support/serving.js"
-import * as Standin from "./standin/install.js"
-import { alias, fixedStory, freePort } from "./support.js"
+import type * as Standin from "./standin/install.js"
+import { alias, fixedStory, freePort, startCluster } from "./support.js"
 
 const SECRET = "hf_slurm_s3cret"
 
@@ -31,18 +31,7 @@ class Cluster extends Context.Tag("test/SlurmCluster")<
   { readonly standin: Standin.Standin; readonly sshd: Sshd.Sshd; readonly slurm: TestSlurm.SlurmCluster }
 >() {}
 
-const cluster = Layer.scoped(
-  Cluster,
-  Effect.gen(function* () {
-    const standin = yield* Standin.install
-    standin.writeHostsFile(alias)
-    const slurm = yield* TestSlurm.start({ minJobAge: 30 })
-    const sshd = yield* Sshd.start({
-      extraConfig: TestSlurm.withSetEnv(standin.sshdConfig, [`SLURM_CONF=${slurm.confPath}`])
-    })
-    return { standin, sshd, slurm }
-  })
-)
+const cluster = Layer.scoped(Cluster, startCluster)
 const live = Layer.unwrapEffect(
   Effect.map(Cluster, ({ standin, sshd }) =>
     ConnectionPool.layer().pipe(

@@ -9,6 +9,7 @@ import * as path from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
 import { Effect, Layer } from "effect"
+import * as TestSlurm from "../../../core/test/support/Slurm.js"
 import * as Sshd from "../../../core/test/support/Sshd.js"
 import { mambaFix, storyArgv, storyModelPath, tripleFix } from "../support/story.js"
 import * as Standin from "./standin/install.js"
@@ -22,6 +23,17 @@ export const startHost = Effect.gen(function* () {
   standin.writeHostsFile(alias)
   const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
   return { standin, sshd }
+})
+
+/** A real Slurm cluster whose login node is a test sshd serving the stand-in (its hosts.json written for `alias`, without Slurm settings). */
+export const startCluster = Effect.gen(function* () {
+  const standin = yield* Standin.install
+  standin.writeHostsFile(alias)
+  const slurm = yield* TestSlurm.start({ minJobAge: 30 })
+  const sshd = yield* Sshd.start({
+    extraConfig: TestSlurm.withSetEnv(standin.sshdConfig, [`SLURM_CONF=${slurm.confPath}`])
+  })
+  return { standin, sshd, slurm }
 })
 
 /** The live ssh layer (pool + hosts) for that sshd and the stand-in's hosts.json. */
