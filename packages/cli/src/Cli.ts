@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import { type CliApp, Command, ValidationError } from "@effect/cli"
-import { Cause, Console, Effect } from "effect"
+import { Cause, Console, Effect, Layer } from "effect"
 import { check } from "./commands/check.js"
 import * as Completion from "./commands/completion.js"
 import { diagnose } from "./commands/diagnose.js"
@@ -25,7 +25,7 @@ import { CommandExit, MlopsWords, SglangFlags } from "./commands/shared.js"
 import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
 import { ExitCode } from "./ExitCodes.js"
-import * as Layers from "./Layers.js"
+import type * as Layers from "./Layers.js"
 import * as Help from "./render/help.js"
 import * as Scrub from "./render/scrub.js"
 import { TerminalStyle } from "./render/style.js"
@@ -35,10 +35,36 @@ export const version = "0.1.0"
 
 const DESCRIPTION = "Run SGLang and vLLM servers on your own GPU hosts over SSH"
 
+/** A layer of `Layers`, its module (hosts, SSH, the simulator) loaded once a command runs, not at start. */
+const fromLayers = <A>(pick: (layers: typeof Layers) => Layer.Layer<A>): Layer.Layer<A> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() => import("./Layers.js")),
+      pick
+    )
+  )
+
+/** A command that may read a host's own SGLang parser, with the cache of what it printed. */
+const readingHostFlags = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>) =>
+  Command.provide(
+    command,
+    fromLayers((layers) => layers.flagCache)
+  )
+
 /** The root command with every subcommand. @category commands */
 export const command = Command.make("mlops").pipe(
   Command.withDescription(DESCRIPTION),
-  Command.withSubcommands([launch, check, flags, diagnose, status, logs, stop, rm, hosts])
+  Command.withSubcommands([
+    readingHostFlags(launch),
+    readingHostFlags(check),
+    readingHostFlags(flags),
+    diagnose,
+    status,
+    logs,
+    stop,
+    rm,
+    hosts
+  ])
 )
 
 /** `[...mlops words, "--", ...sglang words]` split at the first `--` (after the program name). @category running */
@@ -78,7 +104,10 @@ export const renameVersionOption = (mlopsWords: ReadonlyArray<string>): Readonly
  *
  * @category running
  */
-export const run = Command.run(command.pipe(Command.provide(Layers.layer)), { name: "mlops", version })
+export const run = Command.run(command.pipe(Command.provide(fromLayers((layers) => layers.layer))), {
+  name: "mlops",
+  version
+})
 
 /**
  * Run and return the exit code: 0, the code of the failure's class, 2 for a command line

@@ -5,9 +5,10 @@
  *
  * @since 0.1.0
  */
-import type * as Engine from "@mlops/serve/Engine"
+import * as Engine from "@mlops/serve/Engine"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import { VllmEngine } from "@mlops/vllm/Engine"
+import { Option } from "effect"
 
 /** @category engines */
 export const registry: Engine.Registry = [SglangEngine.engine, VllmEngine]
@@ -24,3 +25,10 @@ export const names: ReadonlyArray<string> = registry.map((engine) => engine.name
 /** An engine's display name (`SGLang`) from its name (`sglang`); the name itself for one not registered. @category engines */
 export const displayName = (name: string): string =>
   registry.find((engine) => engine.name === name)?.displayName ?? name
+
+/** The engine `--engine` names, or every registered one to look for in order. @category engines */
+export const engineOf = (named: Option.Option<string>): Engine.Engine | Engine.Registry =>
+  Option.match(named, {
+    onNone: () => registry,
+    onSome: (name) => Engine.byName(registry, name) ?? registry
+  })

@@ -6,7 +6,9 @@
  * same commands, and `mlops hosts` / `mlops status` see both.
  *
  * Each side is built on first use: a `--host sim` command never reads ssh_config, a real-host
- * command never starts the simulator.
+ * command never starts the simulator, and `mlops hosts` lists `sim` without starting it
+ * (`simListing`). The simulator's and the flag cache's modules (every engine) are loaded only
+ * when built.
  *
  * Environment: `MLOPS_SSH_CONFIG`, `MLOPS_HOME`, `MLOPS_SSH_PASSPHRASE`, `MLOPS_MAX_CHANNELS`,
  * `MLOPS_COMMAND_TIMEOUT` (read through `Config`).
@@ -18,11 +20,10 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConfigFileError } from "@mlops/core/Errors"
+import { defaultStateDir, HostConfig } from "@mlops/core/HostConfig"
 import * as Hosts from "@mlops/core/Hosts"
-import * as SimHost from "@mlops/serve/SimHost"
-import * as HostFlags from "@mlops/sglang/HostFlags"
+import type * as HostFlags from "@mlops/sglang/HostFlags"
 import { Config, Context, Effect, Layer, Option } from "effect"
-import * as Engines from "./Engines.js"
 
 /** The alias of the built-in simulated host. @category constants */
 export const simAlias = "sim"
@@ -55,6 +56,9 @@ export const simStateFile = (mlopsHome: string): string => join(mlopsHome, "sim"
  */
 export const sim: Layer.Layer<Services, ConfigFileError> = Layer.unwrapEffect(
   Effect.gen(function* () {
+    const [SimHost, Engines] = yield* Effect.promise(() =>
+      Promise.all([import("@mlops/serve/SimHost"), import("./Engines.js")])
+    )
     const options = yield* Hosts.config.pipe(Effect.orElseSucceed((): Hosts.HostsOptions => ({})))
     const stateFile = simStateFile(options.mlopsHome ?? join(homedir(), ".mlops"))
     const engines = yield* Effect.forEach(Engines.registry, (engine) =>
@@ -76,10 +80,41 @@ export const sim: Layer.Layer<Services, ConfigFileError> = Layer.unwrapEffect(
   })
 )
 
-/** Route `sim` to `simulated`, every other alias to `real`; both built lazily. @category constructors */
+/**
+ * `sim` as the simulated side lists it (the first engine's environment as its `python`), so
+ * that `mlops hosts` need not start the simulator; `test/Layers.test.ts` holds it to the
+ * built simulator's own listing.
+ *
+ * @category constants
+ */
+export const simListing: HostConfig = HostConfig.make({
+  alias: simAlias,
+  hostname: "sim.local",
+  port: 22,
+  user: "root",
+  identityFiles: [],
+  proxyJump: [],
+  knownHostsFiles: [],
+  hostKeyPolicy: "strict",
+  keepaliveIntervalMs: 15_000,
+  keepaliveCountMax: 3,
+  connectTimeoutMs: 10_000,
+  python: "/root/ml-env",
+  tags: ["simulated", "gpu"],
+  stateDir: defaultStateDir,
+  source: "FakeHost"
+})
+
+/**
+ * Route `sim` to `simulated`, every other alias to `real`; both built lazily. `list` names
+ * `sim` from `simulatedListing` without building the simulated side.
+ *
+ * @category constructors
+ */
 export const makeRouted = (
   simulated: Layer.Layer<Services, ConfigFileError>,
-  real: Layer.Layer<Services, ConfigFileError>
+  real: Layer.Layer<Services, ConfigFileError>,
+  simulatedListing: ReadonlyArray<HostConfig> = [simListing]
 ) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
@@ -101,25 +136,28 @@ export const makeRouted = (
       resolve: (alias) =>
         side(alias).pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).resolve(alias))),
       list: Effect.gen(function* () {
-        const simulatedHosts = yield* simContext.pipe(
-          Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list)
-        )
         const realHosts = yield* realContext.pipe(
           Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list)
         )
-        return [...simulatedHosts, ...realHosts.filter((host) => host.alias !== simAlias)]
+        return [...simulatedListing, ...realHosts.filter((host) => host.alias !== simAlias)]
       })
     })
     return Context.make(ConnectionPool.ConnectionPool, pool).pipe(Context.add(Hosts.Hosts, hosts))
   })
 
 /**
- * What the CLI runs with: the routed hosts, and host flag dumps cached under
- * `$MLOPS_HOME/flags/`.
+ * The host flag dumps cached under `$MLOPS_HOME/flags/`, for the commands that read a host's
+ * SGLang parser (`launch`, `check`, `flags`); its module (SGLang's catalogues) is loaded when
+ * one of them runs.
  *
  * @category layers
  */
-export const layer: Layer.Layer<Services | HostFlags.FlagCache> = Layer.merge(
-  Layer.scopedContext(makeRouted(sim, live)),
-  HostFlags.layerConfig
+export const flagCache: Layer.Layer<HostFlags.FlagCache> = Layer.unwrapEffect(
+  Effect.map(
+    Effect.promise(() => import("@mlops/sglang/HostFlags")),
+    (HostFlags) => HostFlags.layerConfig
+  )
 )
+
+/** What every command runs with: the routed hosts. @category layers */
+export const layer: Layer.Layer<Services> = Layer.scopedContext(makeRouted(sim, live))

@@ -3,11 +3,11 @@
  * Ctrl-C interrupting the running command (its finalizers run: channels close, and a launch
  * leaves the server running unless `--stop-on-interrupt`).
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit } from "effect"
 import { main } from "./Cli.js"
 import { ExitCode } from "./ExitCodes.js"
+import * as Platform from "./Platform.js"
 
 let code: number = ExitCode.Ok
 
@@ -17,7 +17,7 @@ main(process.argv).pipe(
       code = result
     })
   ),
-  Effect.provide(NodeContext.layer),
+  Effect.provide(Platform.layer),
   NodeRuntime.runMain({
     disableErrorReporting: true,
     teardown: (exit, onExit) =>

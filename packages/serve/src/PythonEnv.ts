@@ -20,6 +20,9 @@ import type { Engine } from "./Engine.js"
 import { PythonEnvUnusable, type PythonFacts } from "./internal/launch/types.js"
 import { DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
 
+/** No usable Python environment with the engine (also exported by `Launch`). @category errors */
+export { PythonEnvUnusable }
+
 /** Where the environment setting came from. */
 export type PythonSource = PythonFacts["source"]
 

@@ -71,8 +71,11 @@ export const schemaFor = (catalogue: Catalogue.Catalogue): Schema.Schema<ServerA
   return Schema.Struct(fields) as unknown as Schema.Schema<ServerArgs>
 }
 
-/** ServerArgs of the newest catalogue. @category schemas */
-export const ServerArgs: Schema.Schema<ServerArgs> = schemaFor(Catalogue.latest)
+/**
+ * ServerArgs of the newest catalogue, built when first used (a schema of some 400 fields is a
+ * noticeable part of a program's start). @category schemas
+ */
+export const ServerArgs: Schema.Schema<ServerArgs> = Schema.suspend(() => schemaFor(Catalogue.latest))
 
 const defaultsCache = new WeakMap<Catalogue.Catalogue, Defaults>()
 

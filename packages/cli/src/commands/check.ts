@@ -10,38 +10,8 @@
  * and whether V accepts the command (exit 0), or its refusal's exit code.
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
-import * as Check from "@mlops/serve/Check"
-import * as Engine from "@mlops/serve/Engine"
-import * as SglangEngine from "@mlops/sglang/SglangEngine"
-import * as Upgrade from "@mlops/sglang/Upgrade"
-import { Console, Effect, Option } from "effect"
-import * as Engines from "../Engines.js"
-import * as ExitCodes from "../ExitCodes.js"
-import { bold, green, type Style, TerminalStyle, yellow } from "../render/style.js"
-import * as UpgradeView from "../render/upgrade.js"
-import {
-  CommandExit,
-  engine,
-  engineOf,
-  handle,
-  json,
-  MlopsWords,
-  printJson,
-  python,
-  SglangFlags,
-  UsageError
-} from "./shared.js"
-
-/** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
-/** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
-export const parseGiB = (text: string): number | undefined => {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m)?\s*$/i.exec(text)
-  if (match === null) return undefined
-  const value = Number(match[1])
-  const unit = (match[2] ?? "gib").toLowerCase()
-  return unit.startsWith("m") ? value / 1024 : value
-}
+import { defaultGpus, engines } from "./facts.js"
+import { engine, json, lazily, python } from "./shared.js"
 
 const options = {
   host: Options.text("host").pipe(
@@ -56,20 +26,20 @@ const options = {
   ),
   gpus: Options.integer("gpus").pipe(
     Options.optional,
-    Options.withDescription(`GPU count (default ${Check.defaultGpus.count})`)
+    Options.withDescription(`GPU count (default ${defaultGpus.count})`)
   ),
   computeCapability: Options.text("compute-capability").pipe(
     Options.optional,
-    Options.withDescription(`e.g. 8.6 (default ${Check.defaultGpus.computeCapability})`)
+    Options.withDescription(`e.g. 8.6 (default ${defaultGpus.computeCapability})`)
   ),
   gpuMemory: Options.text("gpu-memory").pipe(
     Options.optional,
-    Options.withDescription(`Memory of one GPU, e.g. 48GiB (default ${Check.defaultGpus.memoryGiB}GiB)`)
+    Options.withDescription(`Memory of one GPU, e.g. 48GiB (default ${defaultGpus.memoryGiB}GiB)`)
   ),
   version: Options.text("engine-version").pipe(
     Options.optional,
     Options.withDescription(
-      `The engine's version to check for offline, also written --version (default its newest: ${Engines.registry.map((e) => `${e.displayName} ${e.latestFlags.version}`).join(", ")})`
+      `The engine's version to check for offline, also written --version (default its newest: ${engines.map((e) => `${e.displayName} ${e.latestVersion}`).join(", ")})`
     )
   ),
   targetVersion: Options.text("target-version").pipe(
@@ -84,128 +54,14 @@ const options = {
   json
 }
 
-const human = (style: Style, result: Check.CheckResult): string => {
-  const e = result.effective as Readonly<Record<string, unknown>>
-  const shown = Engine.byName(Engines.registry, result.engine)?.summaryFields ?? []
-  const interesting = shown.filter((field) => e[field] !== null && e[field] !== undefined)
-  const name = Engines.displayName(result.engine)
-  const python =
-    result.python === undefined
-      ? []
-      : [
-          `  checked against ${name} ${result.python.engineVersion} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
-        ]
-  return [
-    `${green(style, "✓")} ${bold(style, `${name} ${result.version} accepts these flags`)}${result.rulesVerified ? "" : " (flags only)"}`,
-    ...python,
-    ...result.warnings.map((w) => `  ${yellow(style, "!")} ${w}`),
-    ...(result.adjustments.length > 0
-      ? [`  ${name} will adjust:`, ...result.adjustments.map((a) => `    · ${a}`)]
-      : []),
-    "  effective:",
-    ...interesting.map((field) => `    ${field} = ${String(e[field])}`)
-  ].join("\n")
-}
+/** @internal */
+export type Parsed = Command.Command.ParseConfig<typeof options>
 
-export const check = Command.make("check", options, (options) =>
-  Effect.gen(function* () {
-    const parsed = { ...options, flags: yield* SglangFlags }
-    const style = yield* TerminalStyle
-    const host = Option.getOrUndefined(parsed.host)
-    const context = { host, argv: parsed.flags, prefix: yield* MlopsWords }
-    // the upgrade check prints its report, then exits with the target's refusal's code
-    const refusedWith = yield* handle(
-      parsed.json,
-      context,
-      Effect.gen(function* () {
-        if (
-          Option.isSome(parsed.host) &&
-          (Option.isSome(parsed.modelConfig) || Option.isSome(parsed.version))
-        ) {
-          return yield* new UsageError({
-            message:
-              "give either --host <alias> or --model-config <config.json> / --version <V> (a host has its own)"
-          })
-        }
-        if (Option.isSome(parsed.python) && host === undefined) {
-          return yield* new UsageError({
-            message: "--python names an environment on a host: add --host <alias>"
-          })
-        }
-        const offlineVersion = Option.getOrUndefined(parsed.version)
-        if (
-          host === undefined &&
-          Option.isNone(parsed.modelConfig) &&
-          offlineVersion === undefined &&
-          Option.isNone(parsed.targetVersion)
-        ) {
-          return yield* new UsageError({
-            message:
-              "give either --host <alias> or --model-config <config.json> (or --version / --target-version)"
-          })
-        }
-        const memory = Option.map(parsed.gpuMemory, parseGiB)
-        if (Option.isSome(memory) && memory.value === undefined) {
-          return yield* new UsageError({ message: "--gpu-memory expects e.g. 48GiB or 49152MiB" })
-        }
-        const gpus: Check.GpuFacts = {
-          ...(Option.isSome(parsed.gpus) ? { count: parsed.gpus.value } : {}),
-          ...(Option.isSome(parsed.computeCapability)
-            ? { computeCapability: parsed.computeCapability.value }
-            : {}),
-          ...(Option.isSome(memory) && memory.value !== undefined ? { memoryGiB: memory.value } : {})
-        }
-        const configPath = Option.getOrUndefined(parsed.modelConfig)
-        const configText =
-          configPath === undefined
-            ? undefined
-            : yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(configPath))
-        const named = Option.map(parsed.engine, (name) => Engine.byName(Engines.registry, name))
-        const offlineEngine = Option.getOrUndefined(named) ?? Engines.registry[0]!
-        if (Option.isSome(parsed.targetVersion)) {
-          if (Option.isSome(parsed.engine) && parsed.engine.value !== SglangEngine.engine.name) {
-            return yield* new UsageError({
-              message: "--target-version compares SGLang releases only: drop --engine or --target-version"
-            })
-          }
-          const common = {
-            argv: parsed.flags,
-            to: parsed.targetVersion.value,
-            gpus,
-            ...(configText === undefined ? {} : { modelConfig: configText })
-          }
-          const report =
-            host !== undefined
-              ? yield* Upgrade.fromHost({ argv: parsed.flags, to: parsed.targetVersion.value, host })
-              : yield* Upgrade.compare({
-                  ...common,
-                  from: offlineVersion ?? SglangEngine.engine.latestFlags.version
-                })
-          if (parsed.json) yield* printJson({ _tag: "UpgradeChecked", ...report })
-          else yield* Console.log(UpgradeView.human(style, report))
-          return report.target._tag === "Refused" ? ExitCodes.fromFailure(report.target.error) : undefined
-        }
-        const result: Check.CheckResult =
-          host !== undefined
-            ? yield* Check.host(engineOf(parsed.engine), {
-                host,
-                argv: parsed.flags,
-                flagsFromHost: parsed.flagsFromHost,
-                ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {})
-              })
-            : yield* Check.offline(offlineEngine, {
-                argv: parsed.flags,
-                gpus,
-                ...(configText === undefined ? {} : { modelConfig: configText }),
-                ...(offlineVersion === undefined ? {} : { version: offlineVersion })
-              })
-        if (parsed.json) yield* printJson({ _tag: "Checked", ...result })
-        else yield* Console.log(human(style, result))
-        return undefined
-      })
-    )
-    if (refusedWith !== undefined) return yield* new CommandExit({ code: refusedWith })
-  })
+export const check = Command.make("check", options, (parsed) =>
+  lazily(
+    () => import("../programs/check.js"),
+    (program) => program.check(parsed)
+  )
 ).pipe(
   Command.withDescription(
     "Check an engine's flags (after `--`) against its rules without launching: offline with --model-config, or against --host"

@@ -1,39 +1,15 @@
 /** `mlops hosts`: the hosts mlops knows (sim, ssh_config aliases, hosts.json entries). */
 import { Command } from "@effect/cli"
-import { Hosts } from "@mlops/core/Hosts"
-import { Console, Effect } from "effect"
-import { table } from "../render/style.js"
-import { handle, json, printJson } from "./shared.js"
+import { json, lazily } from "./shared.js"
 
-export const hosts = Command.make("hosts", { json }, ({ json: asJson }) =>
-  handle(
-    asJson,
-    {},
-    Effect.gen(function* () {
-      const list = yield* Effect.flatMap(Hosts, (h) => h.list)
-      if (asJson) {
-        return yield* printJson({
-          hosts: list.map((h) => ({
-            alias: h.alias,
-            hostname: h.hostname,
-            port: h.port,
-            user: h.user,
-            python: h.python ?? null,
-            stateDir: h.stateDir,
-            proxyJump: h.proxyJump.map((hop) => hop.alias),
-            hostKeyPolicy: h.hostKeyPolicy,
-            tags: h.tags,
-            source: h.source
-          }))
-        })
-      }
-      const rows = list.map((h) => [
-        h.alias,
-        `${h.user}@${h.hostname}:${h.port}`,
-        h.python ?? "~/ml-env",
-        h.source
-      ])
-      yield* Console.log(table(["ALIAS", "ADDRESS", "PYTHON", "SOURCE"], rows))
-    })
+const options = { json }
+
+/** @internal */
+export type Parsed = Command.Command.ParseConfig<typeof options>
+
+export const hosts = Command.make("hosts", options, (parsed) =>
+  lazily(
+    () => import("../programs/hosts.js"),
+    (program) => program.hosts(parsed)
   )
 ).pipe(Command.withDescription("List the hosts mlops knows: sim, ssh_config aliases and hosts.json entries"))

@@ -5,10 +5,7 @@
  * `--all` the running ones are kept and named. An unreachable host is an error (exit 6).
  */
 import { Command, Options } from "@effect/cli"
-import * as Remove from "@mlops/serve/Remove"
-import { Console, Effect } from "effect"
-import { green, TerminalStyle, yellow } from "../render/style.js"
-import { handle, host, json, printJson, UsageError } from "./shared.js"
+import { host, json, lazily } from "./shared.js"
 
 const options = {
   host,
@@ -22,46 +19,14 @@ const options = {
   json
 }
 
-const removedLine = (r: Remove.Removed) =>
-  `removed ${r.name} on ${r.host} (${r.ended}${r.pid === undefined ? "" : `, pid ${r.pid}`}): ${r.path}`
+/** @internal */
+export type Parsed = Command.Command.ParseConfig<typeof options>
 
 export const rm = Command.make("rm", options, (parsed) =>
-  Effect.gen(function* () {
-    const style = yield* TerminalStyle
-    const context = { host: parsed.host }
-    if (parsed.all === parsed.name.length > 0) {
-      return yield* handle(
-        parsed.json,
-        context,
-        Effect.fail(
-          new UsageError({ message: "give --name N (repeatable) or --all, not both and not neither" })
-        )
-      )
-    }
-    if (!parsed.all) {
-      const removed = yield* handle(parsed.json, context, Remove.remove(parsed.host, parsed.name))
-      if (parsed.json) return yield* printJson({ _tag: "Removed", removed, kept: [] })
-      for (const r of removed) yield* Console.log(`${green(style, "✓")} ${removedLine(r)}`)
-      return
-    }
-    const result = yield* handle(parsed.json, context, Remove.removeEnded(parsed.host))
-    if (parsed.json) {
-      return yield* printJson({
-        _tag: "Removed",
-        removed: result.removed,
-        kept: result.kept.map((k) => ({ name: k.name, pid: k.pid ?? null, message: k.message }))
-      })
-    }
-    for (const r of result.removed) yield* Console.log(`${green(style, "✓")} ${removedLine(r)}`)
-    for (const k of result.kept) {
-      yield* Console.log(
-        `${yellow(style, "!")} kept ${k.name} on ${k.host}: ${k.pid === undefined ? "being started" : `running (pid ${k.pid})`}`
-      )
-    }
-    if (result.removed.length === 0 && result.kept.length === 0) {
-      yield* Console.log(`no deployments on ${parsed.host}`)
-    }
-  })
+  lazily(
+    () => import("../programs/rm.js"),
+    (program) => program.rm(parsed)
+  )
 ).pipe(
   Command.withDescription(
     "Remove the records of deployments that have ended (never a running one): --name N, or --all"

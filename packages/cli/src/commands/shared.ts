@@ -1,15 +1,11 @@
 /**
- * What every command shares: the `--json` and `--host` options, printing, and turning a
- * failure into its rendering plus the exit code of its class.
+ * What every command definition shares: the `--json`, `--host`, `--python` and `--engine`
+ * options, the command line's two halves, the failures a command ends with, and loading a
+ * command's program on first use. Light on purpose: every `mlops` start evaluates it.
  */
 import { Options } from "@effect/cli"
-import * as Engine from "@mlops/serve/Engine"
-import { Console, Context, Data, Effect, Option, Schema } from "effect"
-import * as Engines from "../Engines.js"
-import * as ExitCodes from "../ExitCodes.js"
-import * as RenderFailure from "../render/failure.js"
-import * as Json from "../render/json.js"
-import { TerminalStyle } from "../render/style.js"
+import { Context, Data, Effect, Schema } from "effect"
+import { engineNames } from "./facts.js"
 
 export const json = Options.boolean("json").pipe(
   Options.withDescription("Print JSON (one object; `launch`: NDJSON events, then the result)")
@@ -27,19 +23,12 @@ export const python = Options.text("python").pipe(
 )
 
 /** `--engine NAME`: which engine (default: the one the host's Python environment has, the first registered when several). */
-export const engine = Options.choice("engine", Engines.names).pipe(
+export const engine = Options.choice("engine", engineNames).pipe(
   Options.optional,
   Options.withDescription(
-    `The inference engine (${Engines.names.join(", ")}); default: the one found in the host's Python environment (${Engines.names[0]} when several are)`
+    `The inference engine (${engineNames.join(", ")}); default: the one found in the host's Python environment (${engineNames[0]} when several are)`
   )
 )
-
-/** The engine `--engine` names, or every registered one to look for in order. */
-export const engineOf = (named: Option.Option<string>): Engine.Engine | Engine.Registry =>
-  Option.match(named, {
-    onNone: () => Engines.registry,
-    onSome: (name) => Engine.byName(Engines.registry, name) ?? Engines.registry
-  })
 
 /** The words after the first `--` of the command line: SGLang's flags, exactly as given. */
 export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/SglangFlags", {
@@ -57,24 +46,12 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
 /** The command is over; exit with `code` (its output is already printed). */
 export class CommandExit extends Data.TaggedError("CommandExit")<{ readonly code: number }> {}
 
-/** Print one JSON value as a line. */
-export const printJson = (value: unknown) => Console.log(Json.line(value))
-
 /**
- * Run a command's program: on failure print it (human or JSON, with the fixed command when the
- * context allows one) and end with the failure's exit code.
+ * A command's program, from its module (`src/programs/`) loaded when the command runs: a start
+ * then evaluates only the code of the command it runs, not every engine's rules, catalogues and
+ * error schemas (the bundle turns each such `import()` into a module initialised on first use).
  */
-export const handle = <A, E, R>(
-  asJson: boolean,
-  context: RenderFailure.FailureContext,
-  program: Effect.Effect<A, E, R>
-): Effect.Effect<A, CommandExit, R> =>
-  program.pipe(
-    Effect.catchAll((failure) =>
-      Effect.gen(function* () {
-        if (asJson) yield* printJson(RenderFailure.json(failure, context))
-        else yield* Console.error(RenderFailure.human(yield* TerminalStyle, failure, context))
-        return yield* new CommandExit({ code: ExitCodes.fromFailure(failure) })
-      })
-    )
-  )
+export const lazily = <M, E, R>(
+  load: () => Promise<M>,
+  run: (program: M) => Effect.Effect<void, E, R>
+): Effect.Effect<void, E, R> => Effect.flatMap(Effect.promise(load), run)

@@ -1,9 +1,6 @@
 /** `mlops stop --host H --name N`: stop the process group and confirm no GPU memory is held. */
 import { Command, Options } from "@effect/cli"
-import * as Stop from "@mlops/serve/Stop"
-import { Console, Effect } from "effect"
-import { bold, green, TerminalStyle } from "../render/style.js"
-import { handle, host, json, printJson } from "./shared.js"
+import { host, json, lazily } from "./shared.js"
 
 const options = {
   host,
@@ -11,13 +8,12 @@ const options = {
   json
 }
 
+/** @internal */
+export type Parsed = Command.Command.ParseConfig<typeof options>
+
 export const stop = Command.make("stop", options, (parsed) =>
-  Effect.gen(function* () {
-    const style = yield* TerminalStyle
-    const result = yield* handle(parsed.json, { host: parsed.host }, Stop.stop(parsed.host, parsed.name))
-    if (parsed.json) return yield* printJson({ _tag: "Stopped", ...result })
-    yield* Console.log(
-      `${green(style, "✓")} ${bold(style, `${result.name} stopped`)} on ${result.host} (pid ${result.pid}, ${result.outcome}); no GPU memory held`
-    )
-  })
+  lazily(
+    () => import("../programs/stop.js"),
+    (program) => program.stop(parsed)
+  )
 ).pipe(Command.withDescription("Stop a deployment (TERM, then KILL) and confirm its GPU memory is free"))

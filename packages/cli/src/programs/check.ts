@@ -1,0 +1,157 @@
+/**
+ * `mlops check [--engine E] (--host H | --model-config FILE | --version V) [--gpus N --compute-capability X.Y --gpu-memory 48GiB] -- <flags>`:
+ * the engine's rules without launching. With `--host` the host is probed (the engine and its
+ * version, GPUs, model config); otherwise everything is local and offline, for `--version`
+ * (default the engine's newest shipped release). GPU defaults when not given: 1 GPU, compute
+ * capability 9.0, 80 GiB (an H100). Offline, the engine is SGLang unless `--engine` says.
+ *
+ * `--target-version V` (SGLang): the upgrade check instead (from `--version`, or the host's
+ * version): which flags were removed, renamed or changed, which rules start or stop applying,
+ * and whether V accepts the command (exit 0), or its refusal's exit code.
+ */
+import { FileSystem } from "@effect/platform"
+import * as Check from "@mlops/serve/Check"
+import * as Engine from "@mlops/serve/Engine"
+import * as SglangEngine from "@mlops/sglang/SglangEngine"
+import * as Upgrade from "@mlops/sglang/Upgrade"
+import { Console, Effect, Option } from "effect"
+import type { Parsed } from "../commands/check.js"
+import { CommandExit, MlopsWords, SglangFlags, UsageError } from "../commands/shared.js"
+import * as Engines from "../Engines.js"
+import * as ExitCodes from "../ExitCodes.js"
+import { bold, green, type Style, TerminalStyle, yellow } from "../render/style.js"
+import * as UpgradeView from "../render/upgrade.js"
+import { handle, type ProgramEnv, printJson } from "./shared.js"
+
+/** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
+/** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
+export const parseGiB = (text: string): number | undefined => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m)?\s*$/i.exec(text)
+  if (match === null) return undefined
+  const value = Number(match[1])
+  const unit = (match[2] ?? "gib").toLowerCase()
+  return unit.startsWith("m") ? value / 1024 : value
+}
+
+const human = (style: Style, result: Check.CheckResult): string => {
+  const e = result.effective as Readonly<Record<string, unknown>>
+  const shown = Engine.byName(Engines.registry, result.engine)?.summaryFields ?? []
+  const interesting = shown.filter((field) => e[field] !== null && e[field] !== undefined)
+  const name = Engines.displayName(result.engine)
+  const python =
+    result.python === undefined
+      ? []
+      : [
+          `  checked against ${name} ${result.python.engineVersion} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
+        ]
+  return [
+    `${green(style, "✓")} ${bold(style, `${name} ${result.version} accepts these flags`)}${result.rulesVerified ? "" : " (flags only)"}`,
+    ...python,
+    ...result.warnings.map((w) => `  ${yellow(style, "!")} ${w}`),
+    ...(result.adjustments.length > 0
+      ? [`  ${name} will adjust:`, ...result.adjustments.map((a) => `    · ${a}`)]
+      : []),
+    "  effective:",
+    ...interesting.map((field) => `    ${field} = ${String(e[field])}`)
+  ].join("\n")
+}
+
+export const check = (options: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
+  Effect.gen(function* () {
+    const parsed = { ...options, flags: yield* SglangFlags }
+    const style = yield* TerminalStyle
+    const host = Option.getOrUndefined(parsed.host)
+    const context = { host, argv: parsed.flags, prefix: yield* MlopsWords }
+    // the upgrade check prints its report, then exits with the target's refusal's code
+    const refusedWith = yield* handle(
+      parsed.json,
+      context,
+      Effect.gen(function* () {
+        if (
+          Option.isSome(parsed.host) &&
+          (Option.isSome(parsed.modelConfig) || Option.isSome(parsed.version))
+        ) {
+          return yield* new UsageError({
+            message:
+              "give either --host <alias> or --model-config <config.json> / --version <V> (a host has its own)"
+          })
+        }
+        if (Option.isSome(parsed.python) && host === undefined) {
+          return yield* new UsageError({
+            message: "--python names an environment on a host: add --host <alias>"
+          })
+        }
+        const offlineVersion = Option.getOrUndefined(parsed.version)
+        if (
+          host === undefined &&
+          Option.isNone(parsed.modelConfig) &&
+          offlineVersion === undefined &&
+          Option.isNone(parsed.targetVersion)
+        ) {
+          return yield* new UsageError({
+            message:
+              "give either --host <alias> or --model-config <config.json> (or --version / --target-version)"
+          })
+        }
+        const memory = Option.map(parsed.gpuMemory, parseGiB)
+        if (Option.isSome(memory) && memory.value === undefined) {
+          return yield* new UsageError({ message: "--gpu-memory expects e.g. 48GiB or 49152MiB" })
+        }
+        const gpus: Check.GpuFacts = {
+          ...(Option.isSome(parsed.gpus) ? { count: parsed.gpus.value } : {}),
+          ...(Option.isSome(parsed.computeCapability)
+            ? { computeCapability: parsed.computeCapability.value }
+            : {}),
+          ...(Option.isSome(memory) && memory.value !== undefined ? { memoryGiB: memory.value } : {})
+        }
+        const configPath = Option.getOrUndefined(parsed.modelConfig)
+        const configText =
+          configPath === undefined
+            ? undefined
+            : yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(configPath))
+        const named = Option.map(parsed.engine, (name) => Engine.byName(Engines.registry, name))
+        const offlineEngine = Option.getOrUndefined(named) ?? Engines.registry[0]!
+        if (Option.isSome(parsed.targetVersion)) {
+          if (Option.isSome(parsed.engine) && parsed.engine.value !== SglangEngine.engine.name) {
+            return yield* new UsageError({
+              message: "--target-version compares SGLang releases only: drop --engine or --target-version"
+            })
+          }
+          const common = {
+            argv: parsed.flags,
+            to: parsed.targetVersion.value,
+            gpus,
+            ...(configText === undefined ? {} : { modelConfig: configText })
+          }
+          const report =
+            host !== undefined
+              ? yield* Upgrade.fromHost({ argv: parsed.flags, to: parsed.targetVersion.value, host })
+              : yield* Upgrade.compare({
+                  ...common,
+                  from: offlineVersion ?? SglangEngine.engine.latestFlags.version
+                })
+          if (parsed.json) yield* printJson({ _tag: "UpgradeChecked", ...report })
+          else yield* Console.log(UpgradeView.human(style, report))
+          return report.target._tag === "Refused" ? ExitCodes.fromFailure(report.target.error) : undefined
+        }
+        const result: Check.CheckResult =
+          host !== undefined
+            ? yield* Check.host(Engines.engineOf(parsed.engine), {
+                host,
+                argv: parsed.flags,
+                flagsFromHost: parsed.flagsFromHost,
+                ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {})
+              })
+            : yield* Check.offline(offlineEngine, {
+                argv: parsed.flags,
+                gpus,
+                ...(configText === undefined ? {} : { modelConfig: configText }),
+                ...(offlineVersion === undefined ? {} : { version: offlineVersion })
+              })
+        if (parsed.json) yield* printJson({ _tag: "Checked", ...result })
+        else yield* Console.log(human(style, result))
+        return undefined
+      })
+    )
+    if (refusedWith !== undefined) return yield* new CommandExit({ code: refusedWith })
+  })

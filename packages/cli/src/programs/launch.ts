@@ -1,0 +1,221 @@
+/**
+ * `mlops launch --host H [options] -- <sglang flags>`: everything after `--` reaches SGLang
+ * untouched. Human output follows the launch phase by phase; `--json` prints one NDJSON line
+ * per event, the last one being the result (`Launched`) or the failure (with `_tag` and fix).
+ *
+ * Ctrl-C: stderr says whether the server keeps running and how to follow or stop it (with
+ * `--stop-on-interrupt`, that it was stopped, confirmed on the host).
+ */
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as RemoteProcess from "@mlops/core/RemoteProcess"
+import type { SlurmSettings } from "@mlops/core/SlurmSettings"
+import * as Launch from "@mlops/serve/Launch"
+import * as Stop from "@mlops/serve/Stop"
+import { Cause, Clock, Console, Effect, Fiber, Option, Ref, Stream } from "effect"
+import { autoFixAttempts, type Parsed } from "../commands/launch.js"
+import { type CommandExit, MlopsWords, SglangFlags, UsageError } from "../commands/shared.js"
+import * as Engines from "../Engines.js"
+import * as Progress from "../render/progress.js"
+import { type Style, TerminalStyle } from "../render/style.js"
+import { handle, type ProgramEnv, printJson } from "./shared.js"
+import { slurmOverrides } from "./slurmOverrides.js"
+
+/** `K=V` entries to a record; the first `=` splits. */
+export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<string, string>, UsageError> =>
+  Effect.suspend(() => {
+    const env: Record<string, string> = {}
+    for (const entry of entries) {
+      const at = entry.indexOf("=")
+      if (at <= 0) {
+        // the entry may be a secret pasted without its name: say which one without showing it
+        const shown = at === 0 ? `=${"*".repeat(3)}` : `${entry.slice(0, 2)}… (${entry.length} characters)`
+        return Effect.fail(new UsageError({ message: `--env expects NAME=VALUE, got ${shown}` }))
+      }
+      env[entry.slice(0, at)] = entry.slice(at + 1)
+    }
+    return Effect.succeed(env)
+  })
+
+/** The parsed options with SGLang's flags (the words after `--`). */
+type WithFlags = Parsed & { readonly flags: ReadonlyArray<string> }
+
+/** The library request for these command-line options. */
+export const toRequest = (
+  parsed: WithFlags,
+  env: Record<string, string>,
+  slurm?: SlurmSettings
+): Launch.LaunchRequest => ({
+  ...baseRequest(parsed, env),
+  ...(slurm === undefined ? {} : { slurm })
+})
+
+const baseRequest = (parsed: WithFlags, env: Record<string, string>): Launch.LaunchRequest => ({
+  host: parsed.host,
+  engine: Engines.engineOf(parsed.engine),
+  argv: parsed.flags,
+  ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
+  ...(Object.keys(env).length > 0 ? { env } : {}),
+  ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {}),
+  preflight: !parsed.noPreflight,
+  ...(parsed.remoteCheck ? { remoteCheck: true } : parsed.noRemoteCheck ? { remoteCheck: false } : {}),
+  flagsFromHost: parsed.flagsFromHost,
+  autoFix: parsed.autoFix ? autoFixAttempts : 0,
+  allowBusyGpus: parsed.allowBusyGpus,
+  replace: parsed.replace,
+  stopOnInterrupt: parsed.stopOnInterrupt,
+  tunnel: parsed.tunnel
+})
+
+/** Live mode writes to the terminal as is: its text carries the cursor moves and newlines. */
+const write = (text: string) =>
+  Effect.sync(() => {
+    if (text !== "") process.stdout.write(text)
+  })
+
+const printEvents = <R>(
+  style: Style,
+  asJson: boolean,
+  context: Progress.Context,
+  events: Stream.Stream<Launch.LaunchProgress, Launch.LaunchError, R>
+) => {
+  if (asJson) return Stream.runForEach(events, printJson)
+  if (!style.live) {
+    return Stream.runForEach(events, (event) =>
+      Effect.forEach(Progress.plain(style, event, context), (line) => Console.log(line), { discard: true })
+    )
+  }
+  return Effect.gen(function* () {
+    const start = yield* Clock.currentTimeMillis
+    const state = yield* Ref.make(Progress.initial(start))
+    const draw = (event: Launch.LaunchProgress | undefined) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const next = Progress.live(style, yield* Ref.get(state), event, now, context)
+        yield* Ref.set(state, next.state)
+        yield* write(next.text)
+      })
+    // a failure or Ctrl-C leaves the phases reached on screen, without the running clock
+    const freeze = (ending: "failed" | "interrupted") =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const next = Progress.freeze(style, yield* Ref.get(state), now, ending)
+        yield* Ref.set(state, next.state)
+        yield* write(next.text)
+      })
+    // a tick redraws the running clock; it ends with the events
+    const ticks = Stream.tick("1 second").pipe(Stream.map(() => undefined))
+    yield* Stream.runForEach(Stream.merge(events, ticks, { haltStrategy: "left" }), draw).pipe(
+      Effect.onError((cause) => freeze(Cause.isInterruptedOnly(cause) ? "interrupted" : "failed"))
+    )
+  })
+}
+
+/** What stderr says after Ctrl-C, from what the launch had reached. */
+const interrupted = (
+  parsed: WithFlags,
+  name: string | undefined,
+  spawned: { readonly pid: number; readonly pgid: number } | undefined,
+  ready: boolean
+) =>
+  Effect.gen(function* () {
+    // the terminal echoed `^C` where the cursor was: say it on a clean line
+    if (process.stderr.isTTY === true) process.stderr.write("\r\x1b[2K")
+    const hostName = parsed.host
+    if (spawned === undefined || name === undefined) {
+      return yield* Console.error(`interrupted before a server was started: nothing runs on ${hostName}`)
+    }
+    const follow = `mlops logs --host ${hostName} --name ${name} -f`
+    const stop = `mlops stop --host ${hostName} --name ${name}`
+    if (ready && parsed.stopOnInterrupt) {
+      // the launch itself is over (only the tunnel was open): stop it as `mlops stop` does
+      const stopped = yield* Stop.stop(hostName, name).pipe(Effect.timeout("60 seconds"), Effect.option)
+      return yield* Console.error(
+        Option.isSome(stopped)
+          ? `tunnel closed: ${name} (pid ${spawned.pid}) was stopped on ${hostName} (${stopped.value.outcome}); no GPU memory held`
+          : [
+              `tunnel closed: could not confirm that ${name} (pid ${spawned.pid}) stopped on ${hostName}`,
+              `  check: mlops status --host ${hostName}`,
+              `  stop it: ${stop}`
+            ].join("\n")
+      )
+    }
+    if (!parsed.stopOnInterrupt || ready) {
+      return yield* Console.error(
+        [
+          `${ready ? "tunnel closed" : "interrupted"}: ${name} (pid ${spawned.pid}) keeps running on ${hostName}`,
+          `  follow it: ${follow}`,
+          `  stop it:   ${stop}`
+        ].join("\n")
+      )
+    }
+    // the launch stopped it on the way out (--stop-on-interrupt): confirm on the host
+    const alive = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(hostName)).pipe(
+      Effect.flatMap((conn) => RemoteProcess.isAlive(conn, { pgid: spawned.pgid })),
+      Effect.timeout("15 seconds"),
+      Effect.option
+    )
+    if (Option.isSome(alive) && !alive.value) {
+      return yield* Console.error(`interrupted: ${name} (pid ${spawned.pid}) was stopped on ${hostName}`)
+    }
+    return yield* Console.error(
+      [
+        `interrupted: could not confirm that ${name} (pid ${spawned.pid}) stopped on ${hostName}`,
+        `  check: mlops status --host ${hostName}`,
+        `  stop it: ${stop}`
+      ].join("\n")
+    )
+  })
+
+export const launch = (options: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
+  Effect.gen(function* () {
+    const parsed = { ...options, flags: yield* SglangFlags }
+    const style = yield* TerminalStyle
+    const words = yield* MlopsWords
+    const context = { host: parsed.host, argv: parsed.flags, prefix: words, tunnel: parsed.tunnel }
+    // what the launch reached, for the Ctrl-C message
+    const reached = yield* Ref.make<{
+      readonly name?: string
+      readonly spawned?: { readonly pid: number; readonly pgid: number }
+      readonly ready?: boolean
+    }>({})
+    const track = (event: Launch.LaunchProgress) =>
+      Ref.update(reached, (r) =>
+        event._tag === "Connected"
+          ? { ...r, name: event.name }
+          : event._tag === "Spawned"
+            ? { ...r, spawned: { pid: event.pid, pgid: event.pgid } }
+            : event._tag === "Launched"
+              ? {
+                  ...r,
+                  spawned: r.spawned ?? { pid: event.deployment.pid, pgid: event.deployment.pgid },
+                  ready: true
+                }
+              : r
+      )
+    yield* handle(
+      parsed.json,
+      context,
+      Effect.gen(function* () {
+        const env = yield* parseEnv(parsed.env)
+        if (parsed.flags.length === 0) {
+          return yield* Effect.fail(
+            new UsageError({
+              message: "no SGLang flags: put them after `--`, e.g. mlops launch --host sim -- --model-path /m"
+            })
+          )
+        }
+        if (parsed.remoteCheck && parsed.noRemoteCheck) {
+          return yield* new UsageError({ message: "give --remote-check or --no-remote-check, not both" })
+        }
+        const request = toRequest(parsed, env, yield* slurmOverrides(parsed))
+        yield* printEvents(style, parsed.json, context, Launch.launch(request).pipe(Stream.tap(track)))
+      })
+    ).pipe(
+      Effect.onInterrupt(() =>
+        // a fresh interruptible fiber: inside the (uninterruptible) handler a timeout could not fire
+        Effect.flatMap(Ref.get(reached), (r) =>
+          interrupted(parsed, r.name, r.spawned, r.ready === true)
+        ).pipe(Effect.interruptible, Effect.forkDaemon, Effect.flatMap(Fiber.join), Effect.ignore)
+      )
+    )
+  })

@@ -1,0 +1,42 @@
+/**
+ * The Slurm settings `launch`'s Slurm options give (`commands/slurmOptions.ts`): each value is
+ * checked as hosts.json checks it, and a bad one names its option.
+ */
+import * as SlurmSettings from "@mlops/core/SlurmSettings"
+import { Effect, Either, Option, Schema } from "effect"
+import { UsageError } from "../commands/shared.js"
+import type { slurmOptions } from "../commands/slurmOptions.js"
+
+type Given = { readonly [K in keyof typeof slurmOptions]: Option.Option<string> }
+
+const flagOf: Readonly<Record<keyof Given, string>> = {
+  partition: "--partition",
+  account: "--account",
+  qos: "--qos",
+  constraint: "--constraint",
+  time: "--time",
+  gres: "--gres"
+}
+
+/** The settings the options give (undefined when none is given), or the first bad one named. */
+export const slurmOverrides = (
+  given: Given
+): Effect.Effect<SlurmSettings.SlurmSettings | undefined, UsageError> =>
+  Effect.suspend(() => {
+    const fields: Record<string, string> = {}
+    for (const key of Object.keys(flagOf) as ReadonlyArray<keyof Given>) {
+      const value = given[key]
+      if (Option.isNone(value)) continue
+      const checked = Schema.decodeUnknownEither(SlurmSettings.SlurmSettings)({ [key]: value.value })
+      if (Either.isLeft(checked)) {
+        return Effect.fail(
+          new UsageError({
+            message: `${flagOf[key]} expects ${SlurmSettings.expected[key]}, got ${JSON.stringify(value.value)}`
+          })
+        )
+      }
+      fields[key] = value.value
+    }
+    if (Object.keys(fields).length === 0) return Effect.succeed(undefined)
+    return Effect.succeed(Schema.decodeUnknownSync(SlurmSettings.SlurmSettings)(fields))
+  })

@@ -1,0 +1,17 @@
+/** `mlops stop --host H --name N`: stop the process group and confirm no GPU memory is held. */
+import * as Stop from "@mlops/serve/Stop"
+import { Console, Effect } from "effect"
+import type { CommandExit } from "../commands/shared.js"
+import type { Parsed } from "../commands/stop.js"
+import { bold, green, TerminalStyle } from "../render/style.js"
+import { handle, type ProgramEnv, printJson } from "./shared.js"
+
+export const stop = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
+  Effect.gen(function* () {
+    const style = yield* TerminalStyle
+    const result = yield* handle(parsed.json, { host: parsed.host }, Stop.stop(parsed.host, parsed.name))
+    if (parsed.json) return yield* printJson({ _tag: "Stopped", ...result })
+    yield* Console.log(
+      `${green(style, "✓")} ${bold(style, `${result.name} stopped`)} on ${result.host} (pid ${result.pid}, ${result.outcome}); no GPU memory held`
+    )
+  })
