@@ -20,7 +20,7 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConfigFileError } from "@mlops/core/Errors"
-import { defaultStateDir, HostConfig } from "@mlops/core/HostConfig"
+import * as HostConfig from "@mlops/core/HostConfig"
 import * as Hosts from "@mlops/core/Hosts"
 import type * as HostFlags from "@mlops/sglang/HostFlags"
 import { Config, Context, Effect, Layer, Option } from "effect"
@@ -87,22 +87,12 @@ export const sim: Layer.Layer<Services, ConfigFileError> = Layer.unwrapEffect(
  *
  * @category constants
  */
-export const simListing: HostConfig = HostConfig.make({
+export const simListing: HostConfig.HostConfig = HostConfig.inMemory({
   alias: simAlias,
   hostname: "sim.local",
-  port: 22,
   user: "root",
-  identityFiles: [],
-  proxyJump: [],
-  knownHostsFiles: [],
-  hostKeyPolicy: "strict",
-  keepaliveIntervalMs: 15_000,
-  keepaliveCountMax: 3,
-  connectTimeoutMs: 10_000,
   python: "/root/ml-env",
-  tags: ["simulated", "gpu"],
-  stateDir: defaultStateDir,
-  source: "FakeHost"
+  tags: ["simulated", "gpu"]
 })
 
 /**
@@ -114,7 +104,7 @@ export const simListing: HostConfig = HostConfig.make({
 export const makeRouted = (
   simulated: Layer.Layer<Services, ConfigFileError>,
   real: Layer.Layer<Services, ConfigFileError>,
-  simulatedListing: ReadonlyArray<HostConfig> = [simListing]
+  simulatedListing: ReadonlyArray<HostConfig.HostConfig> = [simListing]
 ) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope

@@ -69,3 +69,33 @@ export class HostConfig extends Schema.Class<HostConfig>("HostConfig")({
   /** Where the host came from, for messages: a file path, or "built-in". */
   source: Schema.String
 }) {}
+
+/**
+ * The configuration of an in-memory host (a `FakeHost`, the CLI's `sim`): no keys, no jump
+ * hosts, the default timeouts, `source` "FakeHost". @category constructors
+ */
+export const inMemory = (spec: {
+  readonly alias: string
+  readonly hostname?: string | undefined
+  readonly user: string
+  readonly python?: string | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly stateDir?: string | undefined
+}): HostConfig =>
+  HostConfig.make({
+    alias: spec.alias,
+    hostname: spec.hostname ?? spec.alias,
+    port: 22,
+    user: spec.user,
+    identityFiles: [],
+    proxyJump: [],
+    knownHostsFiles: [],
+    hostKeyPolicy: "strict",
+    keepaliveIntervalMs: 15_000,
+    keepaliveCountMax: 3,
+    connectTimeoutMs: 10_000,
+    ...(spec.python === undefined ? {} : { python: spec.python }),
+    tags: spec.tags ?? [],
+    ...(spec.stateDir === undefined ? {} : { stateDir: spec.stateDir }),
+    source: "FakeHost"
+  })

@@ -11,7 +11,7 @@ import { ConnectionLost, ConnectionRefused, HostKeyMismatch, HostNotFound } from
 import type { FakeHostHandle, FakeHostSpec, JournalEntry } from "../FakeHost.js"
 import { FakeHostControl } from "../FakeHost.js"
 import type { Program } from "../FakeProgram.js"
-import { HostConfig } from "../HostConfig.js"
+import * as HostConfig from "../HostConfig.js"
 import { Hosts } from "../Hosts.js"
 import { builtins, notFound } from "./fakeBuiltins.js"
 import { type ConnectionState, type HostRuntime, makeConnection } from "./fakeConnection.js"
@@ -26,7 +26,7 @@ interface HostState {
   readonly handle: FakeHostHandle
   readonly connect: Effect.Effect<Connection, ConnectionRefused | HostKeyMismatch>
   readonly forget: (connection?: Connection) => Effect.Effect<void>
-  readonly config: HostConfig
+  readonly config: HostConfig.HostConfig
 }
 
 const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostState> =>
@@ -34,22 +34,13 @@ const makeHost = (spec: FakeHostSpec, scope: Scope.Scope): Effect.Effect<HostSta
     const alias = spec.alias
     const user = spec.user ?? "root"
     const home = spec.home ?? (user === "root" ? "/root" : `/home/${user}`)
-    const config = HostConfig.make({
+    const config = HostConfig.inMemory({
       alias,
-      hostname: spec.hostname ?? alias,
-      port: 22,
+      hostname: spec.hostname,
       user,
-      identityFiles: [],
-      proxyJump: [],
-      knownHostsFiles: [],
-      hostKeyPolicy: "strict",
-      keepaliveIntervalMs: 15_000,
-      keepaliveCountMax: 3,
-      connectTimeoutMs: 10_000,
-      ...(spec.python === undefined ? {} : { python: spec.python }),
-      tags: spec.tags ?? [],
-      ...(spec.stateDir === undefined ? {} : { stateDir: spec.stateDir }),
-      source: "FakeHost"
+      python: spec.python,
+      tags: spec.tags,
+      stateDir: spec.stateDir
     })
     const store = new FakeFileSystem(home)
     const fs = makeFakeFs(store)
