@@ -121,6 +121,11 @@ export interface ConnectionOptions {
    * helper cannot start. Default true.
    */
   readonly remoteHelper?: boolean
+  /**
+   * How long the login shell may take to start the helper before commands run on exec channels
+   * instead. Default: the command timeout, at most 15 s.
+   */
+  readonly remoteHelperStartTimeout?: Duration.DurationInput
 }
 
 /**

@@ -28,6 +28,11 @@ export interface ConnectionOptions extends ClientOptions {
   readonly commandTimeout?: Duration.DurationInput
   /** Run commands through the remote helper (`remoteHelper.ts`) when it can start. Default true. */
   readonly remoteHelper?: boolean
+  /**
+   * How long the login shell may take to start the helper before the connection gives up on it
+   * and runs commands on exec channels. Default: the command timeout, at most 15 s.
+   */
+  readonly remoteHelperStartTimeout?: Duration.DurationInput
 }
 
 const bytesOf = (data: string | Uint8Array | undefined): Buffer =>
@@ -69,7 +74,10 @@ export const make = (
     const files = yield* makeFiles(client, endpoint, budget, defaultTimeout)
     const helper = yield* RemoteHelper.make(client, host.alias, {
       enabled: options.remoteHelper ?? true,
-      startTimeout: Duration.min(defaultTimeout, Duration.seconds(15))
+      startTimeout:
+        options.remoteHelperStartTimeout === undefined
+          ? Duration.min(defaultTimeout, Duration.seconds(15))
+          : Duration.decode(options.remoteHelperStartTimeout)
     })
 
     const timeoutOf = (execOptions: ExecOptions | undefined) =>

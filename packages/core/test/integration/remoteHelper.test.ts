@@ -2,8 +2,10 @@
  * The remote helper on the real sshd: the login shell (and its `~/.bashrc`) runs once per
  * connection instead of once per command, commands still see what the rc set up, and a host
  * where the helper cannot work (no python3 on the login PATH, sshd refusing stream-local
- * forwarding) runs every command on exec channels instead, with the same results.
+ * forwarding, a login shell too slow to start it in time) runs every command on exec channels
+ * instead, with the same results.
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -28,6 +30,24 @@ const toolsWithoutPython = () => {
   for (const tool of ["sh", "head", "mktemp", "rm", "kill", "sleep", "setsid", "cat", "echo", "printenv"])
     fs.symlinkSync(`/usr/bin/${tool}`, path.join(dir, tool))
   return dir
+}
+
+/** A login shell that takes 1.5 s before it runs anything (a heavy `conda init`, a slow NFS home). */
+const sluggish = {
+  name: ShellUsers.users.rcLight.name,
+  alias: "sluggish",
+  rc: "sleep 1.5\nexport MLOPS_RC_VAR=from-rc\n"
+}
+
+/** The helper processes (`python3 -I -c <helper>`) of `user` still running. */
+const helpersOf = (user: string): ReadonlyArray<string> => {
+  try {
+    return execFileSync("pgrep", ["-u", user, "-f", "python3 -I -c"], { encoding: "utf8" })
+      .split("\n")
+      .filter((pid) => pid !== "")
+  } catch {
+    return [] // pgrep exits 1 when nothing matches
+  }
 }
 
 const runFive = (conn: Effect.Effect.Success<ReturnType<typeof makeConnection>>) =>
@@ -106,6 +126,28 @@ describe("remote helper (real sshd)", () => {
           ]
         )
         assert.match(yield* launcherOf(conn), /^sshd/)
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
+    "a login shell slower than the start-up timeout: commands run on exec channels, and no helper is left",
+    () =>
+      Effect.gen(function* () {
+        const sshd = yield* Sshd.start({
+          extraConfig: [`Match User ${sluggish.name}`, "  AuthorizedKeysFile .ssh/authorized_keys"]
+        })
+        const user = yield* ShellUsers.ensure(sshd, sluggish)
+        const conn = yield* makeConnection(ShellUsers.hostConfig(sshd, user), {
+          remoteHelper: true,
+          remoteHelperStartTimeout: "300 millis"
+        })
+        const result = yield* conn.exec(cmd(["printenv", "MLOPS_RC_VAR"]))
+        assert.deepStrictEqual([result.exitCode, result.stdout], [0, "from-rc\n"])
+        assert.match(yield* launcherOf(conn), /^sshd/)
+        // the abandoned start's channel was closed: its login shell never got to start python3
+        yield* Effect.sleep("2 seconds")
+        assert.deepStrictEqual(helpersOf(user.name), [])
       }),
     { timeout: 60_000 }
   )
