@@ -172,7 +172,9 @@ export class RemoteFileError extends Schema.TaggedError<RemoteFileError>()("Remo
   operation: Schema.String,
   reason: Schema.String,
   /** True when the file does not exist (sftp status 2 / ENOENT). */
-  notFound: Schema.Boolean
+  notFound: Schema.Boolean,
+  /** How to get past it, when mlops knows (sshd had no session left for sftp). */
+  fix: Schema.optional(Schema.String)
 }) {
   override get message() {
     return `${this.operation} ${this.host}:${this.path} failed: ${this.reason}`

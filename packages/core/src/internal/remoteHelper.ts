@@ -29,6 +29,8 @@ export type ExecFn = (
 export interface RemoteHelper {
   /** How the next command opens its channel: through the helper once it runs, else plain exec. */
   readonly opener: Effect.Effect<ExecFn>
+  /** Whether commands go through the helper (it started, and no channel to it was refused). */
+  readonly serving: Effect.Effect<boolean>
 }
 
 /** The login shell runs only this, once: `-I` keeps PYTHON* variables and user site out. */
@@ -96,7 +98,7 @@ export const make = (
 ): Effect.Effect<RemoteHelper, never, Scope.Scope> =>
   Effect.gen(function* () {
     const plain = plainOf(client)
-    if (!options.enabled) return { opener: Effect.succeed(plain) }
+    if (!options.enabled) return { opener: Effect.succeed(plain), serving: Effect.succeed(false) }
     const fiber = yield* Effect.forkScoped(Effect.either(start(client, options.startTimeout)))
     // set when the helper cannot serve (never started, or a channel to it was refused)
     let unusable: string | undefined
@@ -131,5 +133,9 @@ export const make = (
         plain
       )
     })
-    return { opener }
+    const serving = Effect.map(
+      Fiber.join(fiber),
+      (started) => Either.isRight(started) && unusable === undefined
+    )
+    return { opener, serving }
   })

@@ -1,7 +1,8 @@
 /**
  * The live `Connection` on ssh2: commands under the lifeline wrapper and a channel budget
  * (through the connection's remote helper when it runs, else on exec channels), detached
- * processes, sftp files, and direct-tcpip forwards.
+ * processes, sftp files (as commands through the helper when sshd has no session left for
+ * sftp), and direct-tcpip forwards.
  *
  * @internal
  */
@@ -13,6 +14,7 @@ import type { Connection, ExecOptions } from "../Connection.js"
 import { CommandTimeout, type ConnectError } from "../Errors.js"
 import type { HostConfig } from "../HostConfig.js"
 import * as RemoteCommand from "../RemoteCommand.js"
+import { makeCommandFiles, sftpOrCommands } from "./commandFiles.js"
 import * as RemoteHelper from "./remoteHelper.js"
 import * as Scripts from "./shellScripts.js"
 import { parseSpawnResult } from "./spawnResult.js"
@@ -199,7 +201,8 @@ export const make = (
       exec,
       stream,
       spawnDetached,
-      files,
+      // sftp, or the same operations as commands through the helper when sshd leaves no session for sftp
+      files: sftpOrCommands(files, makeCommandFiles(exec, host.alias), helper.serving),
       forward,
       closed: Deferred.await(closed)
     } satisfies Connection

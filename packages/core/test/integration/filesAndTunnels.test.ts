@@ -8,6 +8,7 @@ import { make as cmd } from "../../src/RemoteCommand.js"
 import * as RemoteFiles from "../../src/RemoteFiles.js"
 import * as Tunnel from "../../src/Tunnel.js"
 import { failureTag } from "../support/exits.js"
+import { filesContract } from "../support/filesContract.js"
 import * as Sshd from "../support/Sshd.js"
 
 const freePort = () =>
@@ -24,29 +25,7 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live 
   it.scoped("writes (creating parents), stats, reads from an offset, and expands ~/", () =>
     Effect.gen(function* () {
       const sshd = yield* Sshd.TestSshd
-      const conn = yield* connect
-      const file = path.join(sshd.dir, "deep", "er", "f.txt")
-      yield* conn.files.write(file, "hello, wörld\n", { mode: 0o640 })
-      assert.strictEqual(fs.readFileSync(file, "utf8"), "hello, wörld\n")
-      assert.strictEqual(fs.statSync(file).mode & 0o777, 0o640)
-      const stat = yield* conn.files.stat(file)
-      assert.strictEqual(stat?.size, Buffer.byteLength("hello, wörld\n"))
-      assert.isFalse(stat?.isDirectory)
-      assert.isTrue((yield* conn.files.stat(path.dirname(file)))?.isDirectory)
-      assert.strictEqual(yield* conn.files.stat(path.join(sshd.dir, "missing")), undefined)
-      const tail = yield* conn.files.read(file, { offset: 7 })
-      assert.strictEqual(new TextDecoder().decode(tail), "wörld\n")
-      const slice = yield* conn.files.read(file, { offset: 0, length: 5 })
-      assert.strictEqual(new TextDecoder().decode(slice), "hello")
-      const missing = yield* conn.files.read(path.join(sshd.dir, "missing")).pipe(Effect.flip)
-      assert.isTrue(missing._tag === "RemoteFileError" && missing.notFound)
-      const nested = path.join(sshd.dir, "m", "k", "d")
-      yield* conn.files.mkdir(nested)
-      yield* conn.files.mkdir(nested)
-      assert.isTrue(fs.statSync(nested).isDirectory())
-      const home = (yield* conn.exec(cmd(["sh", "-c", "cd && pwd -P"]))).stdout.trim()
-      assert.strictEqual(yield* conn.files.resolvePath("~/x/y"), `${home}/x/y`)
-      assert.strictEqual(yield* conn.files.resolvePath("/abs"), "/abs")
+      yield* filesContract(yield* connect, sshd.dir)
     })
   )
 
