@@ -70,16 +70,8 @@ describe("mlops launch", () => {
     "--engine vllm on sim: vLLM is found in its own environment (the host's setting has SGLang only); ready under its --served-model-name",
     () =>
       Effect.gen(function* () {
-        const ran = yield* mlops(
-          "launch",
-          "--host",
-          "sim",
-          "--engine",
-          "vllm",
-          "--name",
-          "vllm-found",
-          "--json",
-          "--",
+        const launch = ["launch", "--host", "sim", "--engine", "vllm", "--name", "vllm-found", "--json"]
+        const serve = [
           "/root/models/Qwen3.6-27B",
           "-tp",
           "2",
@@ -87,7 +79,8 @@ describe("mlops launch", () => {
           "32768",
           "--served-model-name",
           "qwen"
-        )
+        ]
+        const ran = yield* mlops(...launch, "--", ...serve)
         assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
         const events = parseLines(ran.stdout)
         const python = events.find((e) => e._tag === "Python")?.python as Record<string, unknown> | undefined
@@ -390,19 +383,8 @@ describe("mlops launch's Slurm options", () => {
     "--partition on a host without Slurm: SlurmUnavailable (exit 4) with its fix, and no server left",
     () =>
       Effect.gen(function* () {
-        const ran = yield* mlops(
-          "launch",
-          "--host",
-          "sim",
-          "--name",
-          "no-slurm",
-          "--partition",
-          "gpu",
-          "--json",
-          "--",
-          ...story,
-          ...storyFixes
-        )
+        const launch = ["launch", "--host", "sim", "--name", "no-slurm", "--partition", "gpu", "--json"]
+        const ran = yield* mlops(...launch, "--", ...story, ...storyFixes)
         assert.strictEqual(ran.code, ExitCode.Preflight, ran.text)
         const result = parseLines(ran.stdout).at(-1)!
         assert.strictEqual(result._tag, "SlurmUnavailable")

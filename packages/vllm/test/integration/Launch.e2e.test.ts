@@ -82,6 +82,17 @@ const freshName = (label: string) =>
 const setup = (label: string) =>
   Effect.all({ standin: Effect.map(E2E, (e) => e.standin), port: freePort, name: freshName(label) })
 
+/** `vllm serve`'s words for the stand-in: its model, on the host's loopback at `port`. */
+const serveArgv = (modelPath: string, port: number, maxModelLen: number) => [
+  modelPath,
+  "--host",
+  "127.0.0.1",
+  "--port",
+  String(port),
+  "--max-model-len",
+  String(maxModelLen)
+]
+
 describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: "120 seconds" })((it) => {
     it.scoped("launches to ready (/health, /v1/models, one completion); stop leaves nothing running", () =>
@@ -93,15 +104,7 @@ describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
             host: alias,
             engine: VllmEngine,
             name,
-            argv: [
-              standin.modelPath,
-              "--host",
-              "127.0.0.1",
-              "--port",
-              String(port),
-              "--max-model-len",
-              "8192"
-            ],
+            argv: serveArgv(standin.modelPath, port, 8192),
             env: { STANDIN_PHASE_SECONDS: "0.02" }
           }).pipe(Stream.runCollect))
         ]
@@ -133,15 +136,7 @@ describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
           host: alias,
           engine: VllmEngine,
           name,
-          argv: [
-            standin.modelPath,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            String(port),
-            "--max-model-len",
-            "131072"
-          ],
+          argv: serveArgv(standin.modelPath, port, 131072),
           env: { STANDIN_PHASE_SECONDS: "0.02", VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1" },
           preflight: false
         }).pipe(Effect.exit)
