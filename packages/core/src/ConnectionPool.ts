@@ -107,8 +107,9 @@ export const withConnection = <A, E extends { readonly _tag: string }, R>(
 export interface ConnectionOptions {
   /**
    * Session channels open at once per connection (sshd's MaxSessions defaults to 10). Default 8.
-   * If the host's MaxSessions is lower, refused opens are retried (jittered, for about 10 s, cut
-   * short by the command's timeout) and then fail with `ChannelOpenFailed` naming the fix.
+   * If the host's MaxSessions is lower, refused opens are retried (jittered) while other channels
+   * free their slots, until none has freed for about 10 s (or the command's timeout), and then
+   * fail with `ChannelOpenFailed` naming the fix.
    */
   readonly maxChannels?: number
   /** Default timeout of each command and remote step. Default 30 seconds. */

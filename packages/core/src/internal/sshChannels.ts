@@ -6,7 +6,7 @@
  * @internal
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Deferred, Effect, Exit, FiberId, Runtime, Schedule, type Scope, Stream } from "effect"
+import { Clock, Deferred, Effect, Exit, FiberId, Runtime, Schedule, type Scope, Stream } from "effect"
 import type { ExecResult, Exited, ExitStatus, OutputLine } from "../Connection.js"
 import { ChannelOpenFailed, type ConnectionLost } from "../Errors.js"
 import type { ExecFn } from "./remoteHelper.js"
@@ -20,16 +20,31 @@ export interface OpenChannel {
   readonly ended: Deferred.Deferred<ExitStatus | undefined>
 }
 
+/** When the connection's session channels last closed: a refused open waits as long as slots keep freeing. */
+export interface SlotActivity {
+  lastFreedMs: number
+}
+
+/** How long a refused open keeps trying after the connection last freed a slot (or since it began). */
+const REFUSED_PATIENCE_MS = 10_000
+
 /**
  * sshd refuses a session channel when MaxSessions is below our budget: retry (jittered, so
- * waiters do not open in lockstep) while other commands free their slots, for about 10 s.
+ * waiters do not open in lockstep) while other commands free their slots, until no slot has
+ * freed for about 10 s (so a long queue under load still drains; a slot held for good fails).
  * The retrying is interruptible, so a command's timeout is not held up by it.
  */
-const retryRefused = Schedule.exponential("20 millis").pipe(
-  Schedule.union(Schedule.spaced("200 millis")),
-  Schedule.jittered,
-  Schedule.upTo("10 seconds")
-)
+const retryRefused = (slots: SlotActivity, startedMs: number) =>
+  Schedule.exponential("20 millis").pipe(
+    Schedule.union(Schedule.spaced("200 millis")),
+    Schedule.jittered,
+    Schedule.checkEffect(() =>
+      Effect.map(
+        Clock.currentTimeMillis,
+        (now) => now - Math.max(startedMs, slots.lastFreedMs) < REFUSED_PATIENCE_MS
+      )
+    )
+  )
 
 const REFUSED_FIX =
   "sshd's MaxSessions is below the channel budget: lower MLOPS_MAX_CHANNELS (maxChannels), or raise MaxSessions in the host's sshd_config"
@@ -95,17 +110,23 @@ const exitStatus = (code: number | null | undefined, signal: string | undefined)
  * Release: EOF on stdin ends the lifeline, which kills the remote group; sshd then closes
  * the channel (and frees the session slot). Output is resumed so `close` can fire.
  */
-const release = (open: OpenChannel) =>
+const release = (open: OpenChannel, slots: SlotActivity) =>
   Effect.flatMap(Deferred.isDone(open.ended), (done) => {
-    if (done) return Effect.void
+    if (done) return freed(slots)
     open.channel.resume()
     open.channel.stderr.resume()
     open.channel.end()
     return Deferred.await(open.ended).pipe(
       Effect.timeout("5 seconds"),
       Effect.ignore,
-      Effect.zipRight(Effect.sync(() => open.channel.close()))
+      Effect.zipRight(Effect.sync(() => open.channel.close())),
+      Effect.zipRight(freed(slots))
     )
+  })
+
+const freed = (slots: SlotActivity) =>
+  Effect.map(Clock.currentTimeMillis, (now) => {
+    slots.lastFreedMs = now
   })
 
 /**
@@ -115,25 +136,27 @@ const release = (open: OpenChannel) =>
 export const openChannel = (
   exec: ExecFn,
   endpoint: Pick<Endpoint, "alias">,
-  line: string
+  line: string,
+  slots: SlotActivity
 ): Effect.Effect<OpenChannel, ChannelOpenFailed | ConnectionLost, Scope.Scope> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
+      const startedMs = yield* Clock.currentTimeMillis
       // ssh2 hands the channel to a callback: a late one is released through this runtime
       const runInBackground = Runtime.runFork(yield* Effect.runtime<never>())
       // the channel of an interrupted attempt: released here, it would otherwise hold a slot
       let opened: OpenChannel | undefined
       const onOpen = (open: OpenChannel, late: boolean) => {
-        if (late) runInBackground(release(open))
+        if (late) runInBackground(release(open, slots))
         else opened = open
       }
       const open = yield* restore(
         openRaw(exec, endpoint, line, onOpen).pipe(
-          Effect.retry({ schedule: retryRefused, while: isRefused }),
+          Effect.retry({ schedule: retryRefused(slots, startedMs), while: isRefused }),
           Effect.mapError((e) => (isRefused(e) ? new ChannelOpenFailed({ ...e, fix: REFUSED_FIX }) : e))
         )
-      ).pipe(Effect.onInterrupt(() => (opened === undefined ? Effect.void : release(opened))))
-      yield* Effect.addFinalizer(() => release(open))
+      ).pipe(Effect.onInterrupt(() => (opened === undefined ? Effect.void : release(opened, slots))))
+      yield* Effect.addFinalizer(() => release(open, slots))
       return open
     })
   )

@@ -18,7 +18,7 @@ import { makeCommandFiles, sftpOrCommands } from "./commandFiles.js"
 import * as RemoteHelper from "./remoteHelper.js"
 import * as Scripts from "./shellScripts.js"
 import { parseSpawnResult } from "./spawnResult.js"
-import { collect, lines, openChannel, writeStdin } from "./sshChannels.js"
+import { collect, lines, openChannel, type SlotActivity, writeStdin } from "./sshChannels.js"
 import { type ClientOptions, openClient } from "./sshClient.js"
 import { forwardFailure, lost } from "./sshErrors.js"
 import { makeFiles } from "./sshFiles.js"
@@ -71,9 +71,10 @@ export const make = (
   Effect.gen(function* () {
     const { client, closed } = yield* openClient(host, options)
     const budget = yield* Effect.makeSemaphore(options.maxChannels ?? 8)
+    const slots: SlotActivity = { lastFreedMs: 0 }
     const defaultTimeout = Duration.decode(options.commandTimeout ?? "30 seconds")
     const endpoint = { alias: host.alias }
-    const files = yield* makeFiles(client, endpoint, budget, defaultTimeout)
+    const files = yield* makeFiles(client, endpoint, budget, defaultTimeout, slots)
     const helper = yield* RemoteHelper.make(client, host.alias, {
       enabled: options.remoteHelper ?? true,
       startTimeout:
@@ -100,7 +101,7 @@ export const make = (
         .withPermits(1)(
           Effect.scoped(
             Effect.gen(function* () {
-              const open = yield* openChannel(yield* helper.opener, endpoint, line)
+              const open = yield* openChannel(yield* helper.opener, endpoint, line, slots)
               yield* writeStdin(open, stdin, options)
               return yield* collect(open, endpoint)
             })
@@ -127,7 +128,7 @@ export const make = (
               Effect.addFinalizer(() => budget.release(1))
             )
           )
-          const open = yield* openChannel(yield* helper.opener, endpoint, line)
+          const open = yield* openChannel(yield* helper.opener, endpoint, line, slots)
           yield* writeStdin(open, stdin)
           return lines(open, endpoint)
         })

@@ -9,6 +9,7 @@ import { Deferred, Duration, Effect, FiberId, Runtime } from "effect"
 import type { Client, SFTPWrapper, Stats } from "ssh2"
 import type { FileStat, RemoteFs } from "../Connection.js"
 import { type ConnectError, RemoteFileError } from "../Errors.js"
+import type { SlotActivity } from "./sshChannels.js"
 import { type Endpoint, fileFailure, isDisconnected, lost } from "./sshErrors.js"
 
 type FsError = RemoteFileError | ConnectError
@@ -22,7 +23,8 @@ export const makeFiles = (
   client: Client,
   endpoint: Pick<Endpoint, "alias">,
   budget: Effect.Semaphore,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  slots: SlotActivity
 ): Effect.Effect<RemoteFs> =>
   Effect.gen(function* () {
     // ssh2 reports a closed channel through a callback: its permit goes back through this runtime
@@ -45,6 +47,7 @@ export const makeFiles = (
           sftp.on("error", () => {})
           sftp.once("close", () => {
             if (current === sftp) current = undefined
+            slots.lastFreedMs = Date.now()
             releasePermit(budget.release(1))
           })
           resume(Effect.succeed(sftp))

@@ -28,9 +28,9 @@ const holdSlot = (conn: Connection, dir: string) =>
 
 /**
  * sshd's MaxSessions below our channel budget: sshd refuses the extra channels, and a refused
- * open is retried with jittered backoff (~10 s in all) while other commands free their slots. Commands
- * all succeed when slots free up in time; a command that cannot get a slot before the retries run
- * out fails typed with ChannelOpenFailed; a timeout or interruption stops the retrying and the
+ * open is retried with jittered backoff while other commands free their slots. Commands all
+ * succeed while slots keep freeing (however long the queue); a command that sees no slot free
+ * for ~10 s fails typed with ChannelOpenFailed; a timeout or interruption stops the retrying and the
  * command never runs. These are about exec channels, so the remote helper (which needs no
  * session slot per command) is off.
  */
