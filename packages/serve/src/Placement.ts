@@ -41,6 +41,11 @@ export interface Placed {
   readonly startTime?: string
   /** A batch scheduler's job id, for placements that have one. */
   readonly job?: string
+  /**
+   * The scheduler's record of that job, already read: the placement's `isAlive`, `exitStatus`,
+   * `target` and `job` answer from it instead of asking again (`Status` reads it once).
+   */
+  readonly jobRecord?: SlurmJob
 }
 
 /**

@@ -173,7 +173,9 @@ export const make = (options: SlurmPlacementOptions): SlurmPlacement => {
     })
 
   const job = (conn: Connection, placed: Placed) =>
-    Effect.flatMap(jobIdOf(placed), (id) => Slurm.clientOf(conn).job(id))
+    placed.jobRecord !== undefined
+      ? Effect.succeed(placed.jobRecord)
+      : Effect.flatMap(jobIdOf(placed), (id) => Slurm.clientOf(conn).job(id))
 
   const watch: Placement["watch"] = (alias, placed) =>
     Stream.unwrap(

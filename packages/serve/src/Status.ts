@@ -69,13 +69,16 @@ const TAIL_LINES = 300
 const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry) =>
   Effect.gen(function* () {
     const host = conn.host.alias
-    const placed = Deployment.processOf(host, state)
     const placement = Placement.of(state)
-    const alive = placed === undefined ? false : yield* placement.isAlive(conn, placed)
+    const recorded = Deployment.processOf(host, state)
+    // a batch job: the scheduler is asked once, and liveness, exit and node come from its answer
     const record =
-      placed?.job !== undefined && placement.job !== undefined
-        ? yield* placement.job(conn, placed).pipe(Effect.orElseSucceed(() => undefined))
+      recorded?.job !== undefined && placement.job !== undefined
+        ? yield* placement.job(conn, recorded).pipe(Effect.orElseSucceed(() => undefined))
         : undefined
+    const placed =
+      recorded === undefined || record === undefined ? recorded : { ...recorded, jobRecord: record }
+    const alive = placed === undefined ? false : yield* placement.isAlive(conn, placed)
     const engine = Engine.byName(engines, state.meta?.engine ?? "sglang")
     const lines = yield* LogTail.tail(host, state.logPath, { lines: TAIL_LINES }).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<LogTail.LogLine>)

@@ -56,6 +56,27 @@ const serverCommand = (standin: Standin.Standin, port: number, extra: ReadonlyAr
     { env: { STANDIN_PHASE_SECONDS: "0.02", HF_TOKEN: SECRET } }
   )
 
+/** `program`, with the scheduler's job lookups (`squeue -j`, `scontrol show job`, `sacct -j`) it ran counted. */
+const countingJobQueries = <A, E, R>(program: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const pool = yield* ConnectionPool.ConnectionPool
+    let jobQueries = 0
+    const counting = ConnectionPool.ConnectionPool.of({
+      get: (host) =>
+        Effect.map(pool.get(host), (conn) => ({
+          ...conn,
+          exec: (command, options) => {
+            if (/^(squeue .*-j |scontrol show job |sacct .*-j )/.test(RemoteCommand.describe(command)))
+              jobQueries++
+            return conn.exec(command, options)
+          }
+        })),
+      invalidate: pool.invalidate
+    })
+    const result = yield* Effect.provideService(program, ConnectionPool.ConnectionPool, counting)
+    return { result, jobQueries }
+  })
+
 let deployments = 0
 const runDirFor = (standin: Standin.Standin, name: string) =>
   path.join(standin.stateDir, "deployments", `${name}-${++deployments}`)
@@ -282,8 +303,13 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           const meta = JSON.parse(fs.readFileSync(path.join(runDir, "meta.json"), "utf8"))
           assert.strictEqual(meta.placement, "slurm")
 
-          // status from the record: alive by the job's state, healthy through the node
-          const [running] = yield* Serving.statusOfHost(login, { name })
+          // status from the record: alive by the job's state, healthy through the node; the
+          // scheduler is asked for the job once (liveness, node and record from one answer)
+          const { result: statuses, jobQueries } = yield* countingJobQueries(
+            Serving.statusOfHost(login, { name })
+          )
+          assert.strictEqual(jobQueries, 1)
+          const [running] = statuses
           assert.deepStrictEqual([running?.alive, running?.phase, running?.healthy], [true, "ready", true])
           assert.deepStrictEqual(
             [running?.job?.id, running?.job?.state, running?.job?.node, running?.job?.gpus],
