@@ -61,7 +61,7 @@ export const sim: Layer.Layer<Services, ConfigFileError> = Layer.unwrapEffect(
     )
     const options = yield* Hosts.config.pipe(Effect.orElseSucceed((): Hosts.HostsOptions => ({})))
     const stateFile = simStateFile(options.mlopsHome ?? join(homedir(), ".mlops"))
-    const engines = yield* Effect.forEach(Engines.registry, (engine) =>
+    const engines = yield* Effect.forEach(yield* Engines.registry, (engine) =>
       Effect.gen(function* () {
         const variable = `MLOPS_SIM_${engine.name.toUpperCase()}_VERSION`
         const wanted = yield* Config.option(Config.string(variable)).pipe(

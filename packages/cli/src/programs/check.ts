@@ -11,7 +11,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import * as Check from "@mlops/serve/Check"
-import * as Engine from "@mlops/serve/Engine"
+import type * as Engine from "@mlops/serve/Engine"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import * as Upgrade from "@mlops/sglang/Upgrade"
 import { Console, Effect, Option } from "effect"
@@ -33,9 +33,9 @@ export const parseGiB = (text: string): number | undefined => {
   return unit.startsWith("m") ? value / 1024 : value
 }
 
-const human = (style: Style, result: Check.CheckResult): string => {
+const human = (style: Style, result: Check.CheckResult, engine: Engine.Engine | undefined): string => {
   const e = result.effective as Readonly<Record<string, unknown>>
-  const shown = Engine.byName(Engines.registry, result.engine)?.summaryFields ?? []
+  const shown = engine?.summaryFields ?? []
   const interesting = shown.filter((field) => e[field] !== null && e[field] !== undefined)
   const name = Engines.displayName(result.engine)
   const python =
@@ -109,8 +109,10 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
           configPath === undefined
             ? undefined
             : yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(configPath))
-        const named = Option.map(parsed.engine, (name) => Engine.byName(Engines.registry, name))
-        const offlineEngine = Option.getOrUndefined(named) ?? Engines.registry[0]!
+        // offline: the engine named, else the first; only that one is loaded
+        const offlineEngine = Option.isSome(parsed.engine)
+          ? ((yield* Engines.named(parsed.engine.value)) ?? Engines.first)
+          : Engines.first
         if (Option.isSome(parsed.targetVersion)) {
           if (Option.isSome(parsed.engine) && parsed.engine.value !== SglangEngine.engine.name) {
             return yield* new UsageError({
@@ -136,7 +138,7 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
         }
         const result: Check.CheckResult =
           host !== undefined
-            ? yield* Check.host(Engines.engineOf(parsed.engine), {
+            ? yield* Check.host(yield* Engines.engineOf(parsed.engine), {
                 host,
                 argv: parsed.flags,
                 flagsFromHost: parsed.flagsFromHost,
@@ -149,7 +151,7 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
                 ...(offlineVersion === undefined ? {} : { version: offlineVersion })
               })
         if (parsed.json) yield* printJson({ _tag: "Checked", ...result })
-        else yield* Console.log(human(style, result))
+        else yield* Console.log(human(style, result, yield* Engines.named(result.engine)))
         return undefined
       })
     )

@@ -12,14 +12,15 @@ import * as RenderFailure from "../render/failure.js"
 import { bold, dim, green, TerminalStyle } from "../render/style.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
 
-const stdin = Diagnose.bytes(
-  "stdin",
-  NodeStream.fromReadable(
-    () => process.stdin,
-    (cause) => new Diagnose.LogUnreadable({ path: "stdin", reason: String(cause) })
-  ),
-  Engines.logs
-)
+const stdin = (logs: Effect.Effect.Success<typeof Engines.logs>) =>
+  Diagnose.bytes(
+    "stdin",
+    NodeStream.fromReadable(
+      () => process.stdin,
+      (cause) => new Diagnose.LogUnreadable({ path: "stdin", reason: String(cause) })
+    ),
+    logs
+  )
 
 /** `SGLang 0.5.11 log`, `vLLM log`, `log` (engine unknown). */
 const origin = (d: Diagnose.Diagnosis): string =>
@@ -36,15 +37,15 @@ export const diagnose = (parsed: Parsed): Effect.Effect<void, CommandExit, Progr
         (): Effect.Effect<Diagnose.Diagnosis, unknown, FileSystem.FileSystem | ConnectionPool> =>
           parsed.file === "-"
             ? host === undefined
-              ? stdin
+              ? Effect.flatMap(Engines.logs, stdin)
               : Effect.fail(
                   new UsageError({
                     message: "- reads standard input here: it cannot be combined with --host"
                   })
                 )
             : host === undefined
-              ? Diagnose.localFile(parsed.file, Engines.logs)
-              : Diagnose.remoteFile(host, parsed.file, Engines.logs)
+              ? Effect.flatMap(Engines.logs, (logs) => Diagnose.localFile(parsed.file, logs))
+              : Effect.flatMap(Engines.logs, (logs) => Diagnose.remoteFile(host, parsed.file, logs))
       )
     )
     const failure = diagnosis.failure

@@ -42,16 +42,21 @@ type WithFlags = Parsed & { readonly flags: ReadonlyArray<string> }
 /** The library request for these command-line options. */
 export const toRequest = (
   parsed: WithFlags,
+  engine: Launch.LaunchRequest["engine"],
   env: Record<string, string>,
   slurm?: SlurmSettings
 ): Launch.LaunchRequest => ({
-  ...baseRequest(parsed, env),
+  ...baseRequest(parsed, engine, env),
   ...(slurm === undefined ? {} : { slurm })
 })
 
-const baseRequest = (parsed: WithFlags, env: Record<string, string>): Launch.LaunchRequest => ({
+const baseRequest = (
+  parsed: WithFlags,
+  engine: Launch.LaunchRequest["engine"],
+  env: Record<string, string>
+): Launch.LaunchRequest => ({
   host: parsed.host,
-  engine: Engines.engineOf(parsed.engine),
+  engine,
   argv: parsed.flags,
   ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
   ...(Object.keys(env).length > 0 ? { env } : {}),
@@ -207,7 +212,12 @@ export const launch = (options: Parsed): Effect.Effect<void, CommandExit, Progra
         if (parsed.remoteCheck && parsed.noRemoteCheck) {
           return yield* new UsageError({ message: "give --remote-check or --no-remote-check, not both" })
         }
-        const request = toRequest(parsed, env, yield* slurmOverrides(parsed))
+        const request = toRequest(
+          parsed,
+          yield* Engines.engineOf(parsed.engine),
+          env,
+          yield* slurmOverrides(parsed)
+        )
         yield* printEvents(style, parsed.json, context, Launch.launch(request).pipe(Stream.tap(track)))
       })
     ).pipe(

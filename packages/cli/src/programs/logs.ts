@@ -23,7 +23,11 @@ export const logs = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEn
     parsed.json,
     { host: parsed.host },
     parsed.follow
-      ? Logs.follow(parsed.host, parsed.name, Engines.registry, { lines: parsed.lines }).pipe(
+      ? Stream.unwrap(
+          Effect.map(Engines.registry, (engines) =>
+            Logs.follow(parsed.host, parsed.name, engines, { lines: parsed.lines })
+          )
+        ).pipe(
           Stream.runForEach((item) => {
             if (item._tag === "Ended") return parsed.json ? printJson(item) : Console.error(endedLine(item))
             return parsed.json

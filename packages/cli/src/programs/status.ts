@@ -46,9 +46,17 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
     const host = Option.getOrUndefined(parsed.host)
     const result =
       host === undefined
-        ? yield* handle(parsed.json, {}, Status.ofHosts(Engines.registry))
+        ? yield* handle(
+            parsed.json,
+            {},
+            Effect.flatMap(Engines.registry, (engines) => Status.ofHosts(engines))
+          )
         : {
-            deployments: yield* handle(parsed.json, { host }, Status.ofHost(host, Engines.registry)),
+            deployments: yield* handle(
+              parsed.json,
+              { host },
+              Effect.flatMap(Engines.registry, (engines) => Status.ofHost(host, engines))
+            ),
             unreachable: [] as ReadonlyArray<Status.HostUnreachable>
           }
     // a Slurm login node: the cluster's mlops jobs too, every user's (best effort: the
