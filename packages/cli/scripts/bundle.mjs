@@ -38,7 +38,7 @@ const barrelImports = {
     plugin.onLoad({ filter: /[\\/]packages[\\/][^\\/]+[\\/]src[\\/].*\.ts$/ }, async (args) => {
       const source = await fs.promises.readFile(args.path, "utf8")
       const contents = source.replace(
-        /import\s+(type\s+)?\{([^}]*)\}\s+from\s+"(effect|@effect\/platform|@effect\/cli)"/g,
+        /^import\s+(type\s+)?\{([^}]*)\}\s+from\s+"(effect|@effect\/platform|@effect\/cli)"/gm,
         (_, allTypes, names, barrel) =>
           names
             .split(",")
@@ -53,6 +53,12 @@ const barrelImports = {
             })
             .join("; ")
       )
+      // any other form (`export ... from "effect"`, a default import) would bring the barrel back
+      const left = /^(?:import|export)\b[^;\n]*from\s+"(effect|@effect\/platform|@effect\/cli)"/m.exec(
+        contents
+      )
+      if (left !== null)
+        throw new Error(`${args.path}: rewrite this import of the ${left[1]} barrel: ${left[0]}`)
       return { contents, loader: "ts" }
     })
   }

@@ -44,7 +44,11 @@ const fromLayers = <A>(pick: (layers: typeof Layers) => Layer.Layer<A>): Layer.L
     )
   )
 
-/** A command that may read a host's own SGLang parser, with the cache of what it printed. */
+/**
+ * A command that may read a host's own SGLang parser, with the cache of what it printed. (The
+ * cache is optional to HostFlags: a command reading host flags without this still works,
+ * only uncached.)
+ */
 const readingHostFlags = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>) =>
   Command.provide(
     command,

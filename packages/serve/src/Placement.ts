@@ -43,7 +43,8 @@ export interface Placed {
   readonly job?: string
   /**
    * The scheduler's record of that job, already read: the placement's `isAlive`, `exitStatus`,
-   * `target` and `job` answer from it instead of asking again (`Status` reads it once).
+   * `target` and `job` answer from it instead of asking again (`Status` reads it once). A
+   * snapshot for one look: a value that is polled (watch, stop) must not carry it.
    */
   readonly jobRecord?: SlurmJob
 }

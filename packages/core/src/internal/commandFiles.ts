@@ -4,7 +4,9 @@
  * its commands need none. The same contract as the sftp side: `~/` against the home
  * directory, files created or replaced with `mode` (0600) before their content is written,
  * directories created 0700, `undefined` from `stat` for a missing path. File contents travel
- * on stdin and stdout (base64 out), never on the command line.
+ * on stdin and stdout (base64 out), never on the command line; what is written passes, as any
+ * command's stdin does, through the wrapper's unlinked 0600 temp file. `python3 -I`: the home
+ * directory's modules, PYTHONPATH and user site stay out.
  *
  * @internal
  */
@@ -80,7 +82,7 @@ export const makeCommandFiles = (exec: Exec, alias: string): RemoteFs => {
   ): Effect.Effect<string, RemoteFileError | ConnectError> =>
     Effect.flatMap(
       exec(
-        RemoteCommand.make(["python3", "-c", FILES_PY, operation, path, ...args]),
+        RemoteCommand.make(["python3", "-I", "-c", FILES_PY, operation, path, ...args]),
         stdin === undefined ? undefined : { stdin }
       ).pipe(
         // a refused channel or a timeout is this operation failing; a lost connection stays itself
@@ -102,12 +104,45 @@ export const makeCommandFiles = (exec: Exec, alias: string): RemoteFs => {
             )
     )
 
+  /** The answer's stdout as `parse` reads it, or a RemoteFileError saying it was unreadable. */
+  const parsed =
+    <A>(operation: string, path: string, parse: (out: string) => A | undefined) =>
+    (out: string): Effect.Effect<A, RemoteFileError> => {
+      const value = (() => {
+        try {
+          return parse(out)
+        } catch {
+          return undefined
+        }
+      })()
+      return value === undefined
+        ? Effect.fail(
+            fileError(operation, path, `unreadable answer from python3: ${JSON.stringify(out.slice(0, 80))}`)
+          )
+        : Effect.succeed(value)
+    }
+
+  const statOf = (out: string): FileStat | undefined => {
+    const answer: unknown = JSON.parse(out)
+    if (!Array.isArray(answer) || answer.length !== 4) return undefined
+    const [size, mtimeMs, isDirectory, mode] = answer
+    return typeof size === "number" &&
+      typeof mtimeMs === "number" &&
+      typeof isDirectory === "boolean" &&
+      typeof mode === "number"
+      ? { size, mtimeMs, isDirectory, mode }
+      : undefined
+  }
+
+  const bytesOf = (out: string): Uint8Array | undefined =>
+    /^[A-Za-z0-9+/]*={0,2}$/.test(out) && out.length % 4 === 0
+      ? new Uint8Array(Buffer.from(out, "base64"))
+      : undefined
+
   const stat: RemoteFs["stat"] = (path) =>
     run("stat", path).pipe(
-      Effect.map((out): FileStat | undefined => {
-        const [size, mtimeMs, isDirectory, mode] = JSON.parse(out) as [number, number, boolean, number]
-        return { size, mtimeMs, isDirectory, mode }
-      }),
+      Effect.flatMap(parsed("stat", path, statOf)),
+      Effect.map((found): FileStat | undefined => found),
       Effect.catchIf(
         (error) => error._tag === "RemoteFileError" && error.notFound,
         () => Effect.succeed(undefined)
@@ -117,9 +152,9 @@ export const makeCommandFiles = (exec: Exec, alias: string): RemoteFs => {
   return {
     stat,
     read: (path, options = {}) =>
-      Effect.map(
+      Effect.flatMap(
         run("read", path, [String(options.offset ?? 0), String(options.length ?? -1)]),
-        (out) => new Uint8Array(Buffer.from(out, "base64"))
+        parsed("read", path, bytesOf)
       ),
     write: (path, data, options = {}) =>
       Effect.asVoid(

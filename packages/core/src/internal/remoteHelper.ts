@@ -55,9 +55,15 @@ const start = (client: Client, timeout: Duration.Duration) =>
       resume(Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
     }
     let channel: ClientChannel | undefined
+    // set when the start is abandoned (timeout, interruption): a channel that opens later is closed at once
+    let abandoned = false
     try {
       client.exec(START_LINE, (error, opened) => {
         if (error) return settle(Either.left(`its channel was refused: ${messageOf(error)}`))
+        if (abandoned) {
+          opened.on("error", () => {})
+          return opened.close()
+        }
         channel = opened
         opened.on("data", (chunk: Buffer) => {
           stdout += chunk.toString("utf8")
@@ -79,7 +85,10 @@ const start = (client: Client, timeout: Duration.Duration) =>
     } catch (error) {
       settle(Either.left(messageOf(error)))
     }
-    return Effect.sync(() => channel?.close())
+    return Effect.sync(() => {
+      abandoned = true
+      channel?.close()
+    })
   }).pipe(
     Effect.timeoutFail({
       duration: timeout,

@@ -27,11 +27,14 @@ export interface SlotActivity {
 
 /** How long a refused open keeps trying after the connection last freed a slot (or since it began). */
 const REFUSED_PATIENCE_MS = 10_000
+/** And at most this long in all, however busy the connection (then `ChannelOpenFailed` with its fix). */
+const REFUSED_LIMIT_MS = 60_000
 
 /**
  * sshd refuses a session channel when MaxSessions is below our budget: retry (jittered, so
  * waiters do not open in lockstep) while other commands free their slots, until no slot has
- * freed for about 10 s (so a long queue under load still drains; a slot held for good fails).
+ * freed for about 10 s (so a long queue under load still drains; a slot held for good fails),
+ * at most a minute in all.
  * The retrying is interruptible, so a command's timeout is not held up by it.
  */
 const retryRefused = (slots: SlotActivity, startedMs: number) =>
@@ -41,7 +44,9 @@ const retryRefused = (slots: SlotActivity, startedMs: number) =>
     Schedule.checkEffect(() =>
       Effect.map(
         Clock.currentTimeMillis,
-        (now) => now - Math.max(startedMs, slots.lastFreedMs) < REFUSED_PATIENCE_MS
+        (now) =>
+          now - Math.max(startedMs, slots.lastFreedMs) < REFUSED_PATIENCE_MS &&
+          now - startedMs < REFUSED_LIMIT_MS
       )
     )
   )
@@ -124,7 +129,8 @@ const release = (open: OpenChannel, slots: SlotActivity) =>
     )
   })
 
-const freed = (slots: SlotActivity) =>
+/** Note that a session slot of the connection has just been freed. */
+export const freed = (slots: SlotActivity): Effect.Effect<void> =>
   Effect.map(Clock.currentTimeMillis, (now) => {
     slots.lastFreedMs = now
   })

@@ -9,7 +9,7 @@ import { Deferred, Duration, Effect, FiberId, Runtime } from "effect"
 import type { Client, SFTPWrapper, Stats } from "ssh2"
 import type { FileStat, RemoteFs } from "../Connection.js"
 import { type ConnectError, RemoteFileError } from "../Errors.js"
-import type { SlotActivity } from "./sshChannels.js"
+import { freed, type SlotActivity } from "./sshChannels.js"
 import { type Endpoint, fileFailure, isDisconnected, lost } from "./sshErrors.js"
 
 type FsError = RemoteFileError | ConnectError
@@ -47,8 +47,7 @@ export const makeFiles = (
           sftp.on("error", () => {})
           sftp.once("close", () => {
             if (current === sftp) current = undefined
-            slots.lastFreedMs = Date.now()
-            releasePermit(budget.release(1))
+            releasePermit(Effect.zipRight(freed(slots), budget.release(1)))
           })
           resume(Effect.succeed(sftp))
         })

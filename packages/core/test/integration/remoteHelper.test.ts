@@ -34,7 +34,8 @@ const toolsWithoutPython = () => {
 
 /** A login shell that takes 1.5 s before it runs anything (a heavy `conda init`, a slow NFS home). */
 const sluggish = {
-  name: ShellUsers.users.rcLight.name,
+  // its own user: `helpersOf` counts this user's helpers, and other tests run helpers as theirs
+  name: "mlops-rc-sluggish",
   alias: "sluggish",
   rc: "sleep 1.5\nexport MLOPS_RC_VAR=from-rc\n"
 }
