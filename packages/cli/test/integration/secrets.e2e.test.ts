@@ -22,7 +22,7 @@ import {
   story
 } from "../../../sglang/test/integration/support.js"
 import { ExitCode } from "../../src/ExitCodes.js"
-import { mlopsWith, type Ran } from "../support/run.js"
+import { mlopsOn, type Ran } from "../support/run.js"
 
 class Host extends Context.Tag("test/SecretsHost")<
   Host,
@@ -53,9 +53,7 @@ describe("secrets end to end (real sshd, stand-in SGLang)", () => {
           const apiKey = `sk-${random()}${random()}`
           const name = `secret-e2e-${process.pid}`
           const port = yield* freePort
-          const env = { MLOPS_SSH_CONFIG: sshd.sshConfigPath, MLOPS_HOME: standin.mlopsHome }
-          const run = (...args: ReadonlyArray<string>) =>
-            mlopsWith({ mlopsHome: standin.mlopsHome, env }, ...args)
+          const run = mlopsOn(sshd.sshConfigPath, standin.mlopsHome)
           const runs: Array<Ran> = []
           const record = (ran: Ran) => {
             runs.push(ran)

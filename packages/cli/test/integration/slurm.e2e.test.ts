@@ -13,7 +13,7 @@ import type * as Sshd from "../../../core/test/support/Sshd.js"
 import type * as Standin from "../../../sglang/test/integration/standin/install.js"
 import { alias, fixedStory, freePort, startCluster } from "../../../sglang/test/integration/support.js"
 import { ExitCode } from "../../src/ExitCodes.js"
-import { mlopsWith } from "../support/run.js"
+import { mlopsOn } from "../support/run.js"
 
 class Cluster extends Context.Tag("test/CliSlurmCluster")<
   Cluster,
@@ -42,9 +42,7 @@ describe("mlops on a Slurm login node (real cluster, stand-in SGLang)", () => {
       () =>
         Effect.gen(function* () {
           const { standin, sshd, slurm } = yield* Cluster
-          const env = { MLOPS_SSH_CONFIG: sshd.sshConfigPath, MLOPS_HOME: standin.mlopsHome }
-          const run = (...args: ReadonlyArray<string>) =>
-            mlopsWith({ mlopsHome: standin.mlopsHome, env }, ...args)
+          const run = mlopsOn(sshd.sshConfigPath, standin.mlopsHome)
           const name = `cli-slurm-${process.pid}`
           const port = yield* freePort
 

@@ -61,6 +61,12 @@ export const session = (mlopsHome: string = freshHome()) => ({
 })
 
 /** `mlops <args...>` with options. */
+/** `mlops <args...>` against a real test sshd (its ssh_config) with `mlopsHome` kept across runs. */
+export const mlopsOn =
+  (sshConfig: string, mlopsHome: string) =>
+  (...args: ReadonlyArray<string>): Effect.Effect<Ran> =>
+    mlopsWith({ mlopsHome, env: { MLOPS_SSH_CONFIG: sshConfig, MLOPS_HOME: mlopsHome } }, ...args)
+
 export const mlopsWith = (options: RunOptions, ...args: ReadonlyArray<string>): Effect.Effect<Ran> =>
   Effect.gen(function* () {
     const stdout: Array<string> = []

@@ -23,6 +23,8 @@ describe("files without an sftp session (MaxSessions 1)", () => {
         const conn = yield* makeConnection(sshd.hostConfig, { remoteHelper: true })
         assert.match(yield* launcherOf(conn), /^python3/)
         yield* filesContract(conn, sshd.dir)
+        // sshd did refuse the sftp session: the operations above went as commands
+        assert.match(sshd.log(), /no more sessions/)
         // commands still run beside them
         assert.strictEqual((yield* conn.exec(cmd(["echo", "still"]))).stdout, "still\n")
       }),
