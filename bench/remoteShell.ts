@@ -6,7 +6,10 @@
  * (packages/core/test/support/ShellUsers.ts), each with one running stand-in deployment. Each
  * run opens a fresh connection, in process (the CLI's own start-up is bench/cliStart.ts),
  * alternating users, median of BENCH_RUNS (7); the ratio slow/light is the figure (goal
- * <= 1.5x), printed for plain exec (`MLOPS_REMOTE_HELPER=0`) and for the default.
+ * <= 1.5x), printed for plain exec (`MLOPS_REMOTE_HELPER=0`), for a helper attached to its
+ * connection (`MLOPS_REMOTE_HELPER_PERSIST=0`: the login shell once per connection), for the
+ * default's first connection to a host (`cold`: no helper running before each run) and for
+ * the default (a persistent helper, started by the warm-up run).
  *
  *   npx tsx bench/remoteShell.ts      (needs root: it creates the two users once)
  */
@@ -85,10 +88,13 @@ const program = Effect.gen(function* () {
     running.push({ alias: user.alias, name })
   }
   yield* Effect.addFinalizer(() =>
-    Effect.forEach(running, (r) => Stop.stop(r.alias, r.name).pipe(Effect.ignore)).pipe(
-      Effect.provide(pool()),
-      Effect.ignore
-    )
+    Effect.forEach(running, (r) =>
+      Stop.stop(r.alias, r.name).pipe(
+        Effect.timeout("60 seconds"),
+        Effect.tapErrorCause((cause) => Effect.logWarning(`stopping ${r.name} on ${r.alias}`, cause)),
+        Effect.ignore
+      )
+    ).pipe(Effect.provide(pool()), Effect.ignore)
   )
   if (process.env.BENCH_HOLD) {
     console.log(`MLOPS_SSH_CONFIG=${sshConfig} MLOPS_HOME=${mlopsHome}`, standins.get(slow.alias)!.modelPath)
@@ -130,19 +136,31 @@ const program = Effect.gen(function* () {
     }
   ]
   const only = process.env.BENCH_ONLY
+  // the helpers' sockets are remembered under the bench's own mlops home
+  process.env.MLOPS_HOME = mlopsHome
+  const killHelpers = Effect.sync(() => {
+    for (const pid of sshd.helpers()) process.kill(pid, "SIGKILL")
+  })
   const modes = [
-    { label: "plain exec", helper: "0" },
-    { label: "default", helper: undefined }
+    { label: "plain exec", env: { MLOPS_REMOTE_HELPER: "0" }, cold: false },
+    { label: "attached", env: { MLOPS_REMOTE_HELPER_PERSIST: "0" }, cold: false },
+    // no helper running before each run: what the first mlops command on a host pays
+    { label: "cold", env: {}, cold: true },
+    { label: "default", env: {}, cold: false }
   ]
   console.log(`runs: ${RUNS} per cell, users ${slow.name} (~/.bashrc: sleep 0.3) vs ${light.name} (empty)`)
   console.log("each run: a fresh connection (connect + the commands), in process")
   for (const mode of modes) {
-    if (mode.helper === undefined) delete process.env.MLOPS_REMOTE_HELPER
-    else process.env.MLOPS_REMOTE_HELPER = mode.helper
+    for (const name of ["MLOPS_REMOTE_HELPER", "MLOPS_REMOTE_HELPER_PERSIST"] as const) {
+      const value = (mode.env as Partial<Record<string, string>>)[name]
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
     for (const command of commands) {
       if (only !== undefined && !command.label.startsWith(only)) continue
       const once = (alias: string) =>
-        timed(Effect.provide(command.run(alias), pool())).pipe(
+        (mode.cold ? killHelpers : Effect.void).pipe(
+          Effect.zipRight(timed(Effect.provide(command.run(alias), pool()))),
           Effect.orDie,
           Effect.tap((t) =>
             process.env.BENCH_VERBOSE
@@ -151,7 +169,8 @@ const program = Effect.gen(function* () {
           )
         )
       const times = { slow: [] as Array<number>, light: [] as Array<number> }
-      yield* once(light.alias) // warm-up
+      yield* once(light.alias) // warm-up (and the helpers started, where they persist)
+      yield* once(slow.alias)
       for (let i = 0; i < RUNS; i++) {
         times.slow.push(yield* once(slow.alias))
         times.light.push(yield* once(light.alias))
@@ -159,7 +178,7 @@ const program = Effect.gen(function* () {
       const s = median(times.slow)
       const l = median(times.light)
       console.log(
-        `${mode.label.padEnd(11)} ${command.label.padEnd(32)} slow-rc ${s.toFixed(0).padStart(5)} ms  light ${l
+        `${mode.label.padEnd(10)} ${command.label.padEnd(32)} slow-rc ${s.toFixed(0).padStart(5)} ms  light ${l
           .toFixed(0)
           .padStart(5)} ms  ratio ${(s / l).toFixed(2)}x (goal <= 1.5x)`
       )

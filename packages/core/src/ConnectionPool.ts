@@ -4,6 +4,8 @@
  *
  * @since 0.1.0
  */
+import { homedir } from "node:os"
+import { join } from "node:path"
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule, type Scope } from "effect"
 import type { Connection } from "./Connection.js"
 import type { ConfigFileError, ConnectError, HostNotFound } from "./Errors.js"
@@ -127,12 +129,28 @@ export interface ConnectionOptions {
    * instead. Default: the command timeout, at most 15 s.
    */
   readonly remoteHelperStartTimeout?: Duration.DurationInput
+  /**
+   * How long the remote helper stays on the host after its last connection closed, so that the
+   * next connection (the next `mlops` run) reaches it without the login shell. It lives in
+   * `~/.mlops/run/` on the host; it is started again when the host's rc files changed. Zero:
+   * the helper ends with its connection. Default 10 minutes.
+   */
+  readonly remoteHelperPersist?: Duration.DurationInput
+  /**
+   * The local directory where persistent helpers' sockets are remembered (0700, a file per
+   * helper). Default (`config`): `$MLOPS_HOME/helpers`, MLOPS_HOME default `~/.mlops`;
+   * without it (`make`), this process's memory.
+   */
+  readonly remoteHelperSockets?: string
 }
 
 /**
  * Settings from the environment: `MLOPS_MAX_CHANNELS` (default 8), `MLOPS_COMMAND_TIMEOUT`
  * (a duration such as `30 seconds`, default 30 s), `MLOPS_REMOTE_HELPER` (`false`/`0` turns
- * the remote helper off, default on), `MLOPS_SSH_PASSPHRASE` (optional, redacted).
+ * the remote helper off, default on), `MLOPS_REMOTE_HELPER_PERSIST` (a duration, or `0` for a
+ * helper that ends with its connection; default 10 minutes), `MLOPS_HOME` (the helpers'
+ * sockets are remembered in `<MLOPS_HOME>/helpers`, default `~/.mlops`), `MLOPS_SSH_PASSPHRASE`
+ * (optional, redacted).
  *
  * @category config
  */
@@ -140,6 +158,8 @@ export const config: Config.Config<{
   readonly maxChannels: number
   readonly commandTimeout: Duration.Duration
   readonly remoteHelper: boolean
+  readonly remoteHelperPersist: Duration.Duration
+  readonly remoteHelperSockets: string
   readonly passphrase?: Redacted.Redacted<string>
 }> = Config.all({
   maxChannels: Config.integer("MLOPS_MAX_CHANNELS").pipe(
@@ -148,6 +168,16 @@ export const config: Config.Config<{
   ),
   commandTimeout: Config.duration("MLOPS_COMMAND_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),
   remoteHelper: Config.boolean("MLOPS_REMOTE_HELPER").pipe(Config.withDefault(true)),
+  remoteHelperPersist: Config.duration("MLOPS_REMOTE_HELPER_PERSIST").pipe(
+    Config.orElse(() =>
+      Config.map(Config.literal("0", "off")("MLOPS_REMOTE_HELPER_PERSIST"), () => Duration.zero)
+    ),
+    Config.withDefault(Duration.minutes(10))
+  ),
+  remoteHelperSockets: Config.string("MLOPS_HOME").pipe(
+    Config.withDefault(join(homedir(), ".mlops")),
+    Config.map((home) => join(home === "" ? join(homedir(), ".mlops") : home, "helpers"))
+  ),
   passphrase: Config.option(Config.redacted("MLOPS_SSH_PASSPHRASE"))
 }).pipe(
   Config.map(({ passphrase, ...rest }) =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Redacted, TestClock } from "effect"
+import { ConfigProvider, Duration, Effect, Fiber, Redacted, TestClock } from "effect"
 import * as ConnectionPool from "../src/ConnectionPool.js"
 import * as FakeHost from "../src/FakeHost.js"
 import * as RemoteCommand from "../src/RemoteCommand.js"
@@ -78,5 +78,27 @@ describe("ConnectionPool", () => {
       )
       assert.isUndefined(none.passphrase)
     })
+  )
+
+  it.effect(
+    "MLOPS_REMOTE_HELPER_PERSIST: a duration, 0 or off for none, 10 minutes by default; anything else names the variable",
+    () =>
+      Effect.gen(function* () {
+        const read = (entries: ReadonlyArray<[string, string]>) =>
+          ConnectionPool.config.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(entries))))
+        const persistOf = (value?: string) =>
+          Effect.map(read(value === undefined ? [] : [["MLOPS_REMOTE_HELPER_PERSIST", value]]), (s) =>
+            Duration.toMillis(s.remoteHelperPersist)
+          )
+        assert.strictEqual(yield* persistOf(), 600_000)
+        assert.strictEqual(yield* persistOf("90 seconds"), 90_000)
+        assert.strictEqual(yield* persistOf("0"), 0)
+        assert.strictEqual(yield* persistOf("off"), 0)
+        const bad = yield* Effect.flip(persistOf("soon"))
+        assert.include(String(bad), "MLOPS_REMOTE_HELPER_PERSIST")
+        // the sockets are remembered under MLOPS_HOME
+        const settings = yield* read([["MLOPS_HOME", "/tmp/somewhere"]])
+        assert.strictEqual(settings.remoteHelperSockets, "/tmp/somewhere/helpers")
+      })
   )
 })

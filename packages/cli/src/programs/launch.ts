@@ -156,6 +156,7 @@ const interrupted = (
     // the launch stopped it on the way out (--stop-on-interrupt): confirm on the host
     const alive = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(hostName)).pipe(
       Effect.flatMap((conn) => RemoteProcess.isAlive(conn, { pgid: spawned.pgid })),
+      Effect.interruptible, // this may run on the way out of an interruption: keep the timeout able to end it
       Effect.timeout("15 seconds"),
       Effect.option
     )

@@ -39,13 +39,16 @@ export const make = (options: ConnectionOptions) =>
         const host = yield* hosts.resolve(alias)
         const connection = yield* makeConnection(host, options).pipe(Scope.extend(entry.scope))
         entry.current = connection
-        // mark dead when it drops, so the next get replaces it
+        // mark dead when it drops, so the next get replaces it; interruptible even when the
+        // pool is used inside a finalizer (a fiber forked there inherits uninterruptibility, and
+        // closing the entry would wait on it forever)
         yield* connection.closed.pipe(
           Effect.tap(() =>
             Effect.sync(() => {
               entry.dead = true
             })
           ),
+          Effect.interruptible,
           Effect.forkIn(entry.scope)
         )
         return connection
@@ -74,7 +77,7 @@ export const make = (options: ConnectionOptions) =>
           }
           entries.set(alias, entry)
           // forked into the pool, so one caller's interruption does not strand the others
-          yield* Effect.forkIn(connect(alias, entry), poolScope)
+          yield* Effect.forkIn(Effect.interruptible(connect(alias, entry)), poolScope)
           return entry
         })
       )

@@ -102,7 +102,8 @@ export const watch = (
         Effect.zipRight(mailbox.end),
         Effect.catchAll((error) => mailbox.fail(error))
       )
-      yield* Effect.forkScoped(program)
+      // interruptible even when the stream is built inside a finalizer, so its scope can close
+      yield* Effect.forkScoped(Effect.interruptible(program))
       return Mailbox.toStream(mailbox)
     })
   )

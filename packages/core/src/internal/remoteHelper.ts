@@ -1,10 +1,19 @@
 /**
- * The remote helper of one connection (the script is `remoteHelperScript.ts`): started once,
- * through the login shell, when the connection opens; each command then opens a
- * `direct-streamlocal` channel to the helper's socket instead of an exec channel, so it does
+ * The remote helper of a connection (the script is `remoteHelperScript.ts`): each command opens
+ * a `direct-streamlocal` channel to the helper's socket instead of an exec channel, so it does
  * not pay for the user's shell start-up (`~/.bashrc` running `conda init` costs 0.1 to 1 s per
  * exec). What reaches the command is exactly what an exec channel gets: the same wrapper line
  * (lifeline, environment on stdin), in a session of its own, with its own exit status.
+ *
+ * Persistent (the default): the helper outlives the connection that started it, so a new
+ * connection (a new `mlops` run) does not pay for the login shell at all. Its socket path is
+ * remembered on this machine (`helperSockets.ts`); a new connection holds it (a channel that
+ * stays open for the connection's life, answered `ok` unless the host's rc files changed since
+ * the helper started) and uses it; when there is none, or it is gone or stale, one is started
+ * through the login shell, which leaves the exec channel at once. The helper exits after
+ * `persist` without connections. With `persist` zero, or where its directory on the host
+ * (`~/.mlops/run`) cannot be trusted, the helper is attached: it lives on its exec channel and
+ * ends with the connection.
  *
  * It needs `python3` (3.5 or newer) on the login shell's PATH and sshd allowing stream-local
  * forwarding (`AllowStreamLocalForwarding`, on by default). When the helper cannot start, or
@@ -13,9 +22,10 @@
  *
  * @internal
  */
-import { type Duration, Effect, Either, Fiber, type Scope } from "effect"
+import { Duration, Effect, Either, Fiber, type Scope } from "effect"
 import type { Client, ClientChannel } from "ssh2"
 import { quote } from "../RemotePath.js"
+import { type HelperSockets, isSocketPath } from "./helperSockets.js"
 import { type ExecChannel, HelperChannel } from "./remoteHelperChannel.js"
 import { HELPER_PY } from "./remoteHelperScript.js"
 import { messageOf } from "./sshErrors.js"
@@ -33,32 +43,59 @@ export interface RemoteHelper {
   readonly serving: Effect.Effect<boolean>
 }
 
-/** The login shell runs only this, once: `-I` keeps PYTHON* variables and user site out. */
-export const START_LINE = `exec python3 -I -c ${quote(HELPER_PY)}`
+export interface HelperOptions {
+  readonly enabled: boolean
+  readonly startTimeout: Duration.Duration
+  /** How long a persistent helper stays without connections; zero: attached to this connection. */
+  readonly persist: Duration.Duration
+  /** Where persistent helpers' sockets are remembered, and this helper's key there. */
+  readonly sockets: HelperSockets
+  readonly key: string
+}
 
-const READY = /^mlops-helper 1 (\/.+)\n/
+/**
+ * What the login shell runs, once: `-I` keeps PYTHON* variables and user site out. The
+ * arguments are a hex key and a number: nothing of the user's reaches the command line.
+ */
+export const startLine = (persistent?: { readonly key: string; readonly idle: Duration.Duration }): string =>
+  `exec python3 -I -c ${quote(HELPER_PY)}` +
+  (persistent === undefined
+    ? " attached"
+    : ` persistent ${persistent.key} ${Math.max(1, Math.ceil(Duration.toSeconds(persistent.idle)))}`)
+
+// a line of its own: an rc that prints to stdout comes first
+const READY = /(?:^|\n)mlops-helper 2 (persistent|attached) ([^\n]+)\n/
+
+/** ssh2's forwarded stream: a Duplex with `close()` (CHANNEL_CLOSE). */
+type Forwarded = ClientChannel
 
 const plainOf =
   (client: Client): ExecFn =>
   (line, callback) =>
     client.exec(line, (error, channel: ClientChannel) => callback(error, channel))
 
-/** Start the helper on `client`: its socket path, or why it cannot run. */
-const start = (client: Client, timeout: Duration.Duration) =>
-  Effect.async<string, string>((resume) => {
+interface Started {
+  readonly persistent: boolean
+  readonly socket: string
+}
+
+/** Start the helper on `client` with `line`: where its socket is, or why it cannot run. */
+const start = (client: Client, line: string, timeout: Duration.Duration) =>
+  Effect.async<Started, string>((resume) => {
     let stdout = ""
     let stderr = ""
     let settled = false
-    const settle = (result: Either.Either<string, string>) => {
+    const settle = (result: Either.Either<Started, string>) => {
       if (settled) return
       settled = true
       resume(Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
     }
     let channel: ClientChannel | undefined
+    let found: Started | undefined
     // set when the start is abandoned (timeout, interruption): a channel that opens later is closed at once
     let abandoned = false
     try {
-      client.exec(START_LINE, (error, opened) => {
+      client.exec(line, (error, opened) => {
         if (error) return settle(Either.left(`its channel was refused: ${messageOf(error)}`))
         if (abandoned) {
           opened.on("error", () => {})
@@ -67,8 +104,15 @@ const start = (client: Client, timeout: Duration.Duration) =>
         channel = opened
         opened.on("data", (chunk: Buffer) => {
           stdout += chunk.toString("utf8")
+          if (found !== undefined) return
           const ready = READY.exec(stdout)
-          if (ready !== null) settle(Either.right(ready[1]!))
+          if (ready === null) return
+          if (!isSocketPath(ready[2]!))
+            return settle(Either.left(`it named an unusable socket path: ${JSON.stringify(ready[2])}`))
+          found = { persistent: ready[1] === "persistent", socket: ready[2]! }
+          // a persistent helper leaves the exec channel at once: wait for its close, so that
+          // its session is free before commands and sftp start (MaxSessions 1)
+          if (!found.persistent) settle(Either.right(found))
         })
         opened.stderr.on("data", (chunk: Buffer) => {
           stderr = (stderr + chunk.toString("utf8")).slice(-2000)
@@ -76,9 +120,11 @@ const start = (client: Client, timeout: Duration.Duration) =>
         opened.on("error", () => {})
         opened.on("close", () =>
           settle(
-            Either.left(
-              `python3 -I -c <helper> ended before it was ready: ${stderr.trim() || "no output"} (it needs python3 >= 3.5 on the login PATH)`
-            )
+            found?.persistent === true
+              ? Either.right(found)
+              : Either.left(
+                  `python3 -I -c <helper> ended before it was ready: ${stderr.trim() || "no output"} (it needs python3 >= 3.5 on the login PATH)`
+                )
           )
         )
       })
@@ -96,22 +142,114 @@ const start = (client: Client, timeout: Duration.Duration) =>
     })
   )
 
+const HOLD = 4
+
 /**
- * The connection's helper: started now (in the background, for the connection's scope, so a
- * command's interruption never stops it), unless `enabled` is false.
+ * Hold a persistent helper for this connection: a channel to its socket that stays open until
+ * the scope closes (the helper counts the connection as live meanwhile). Fails unless the
+ * helper answers `ok`; `onEnd` runs if the helper goes away while held.
+ */
+const hold = (
+  client: Client,
+  socket: string,
+  timeout: Duration.Duration,
+  onEnd: () => void
+): Effect.Effect<void, string, Scope.Scope> =>
+  Effect.acquireRelease(
+    // interruptible, so its timeout holds even when the connection is opened inside a finalizer
+    Effect.interruptible(
+      Effect.async<Forwarded, string>((resume) => {
+        let settled = false
+        let held = false
+        let stream: Forwarded | undefined
+        let abandoned = false
+        const settle = (result: Either.Either<Forwarded, string>) => {
+          if (settled) return
+          settled = true
+          if (Either.isLeft(result)) stream?.close()
+          resume(Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
+        }
+        try {
+          client.openssh_forwardOutStreamLocal(socket, (error, opened) => {
+            if (error) return settle(Either.left(`a channel to its socket was refused: ${messageOf(error)}`))
+            opened.on("error", () => {})
+            if (abandoned) return opened.close()
+            stream = opened
+            let reply: Buffer = Buffer.alloc(0)
+            opened.on("data", (chunk: Buffer) => {
+              if (settled) return
+              reply = Buffer.concat([reply, chunk])
+              if (reply.length < 5 || reply.length < 5 + reply.readUInt32BE(1)) return
+              const word = reply.subarray(5, 5 + reply.readUInt32BE(1)).toString("utf8")
+              held = reply[0] === HOLD && word === "ok"
+              if (held) settle(Either.right(opened))
+              else if (reply[0] === HOLD && word === "stale")
+                settle(Either.left("the host's rc files changed since it started"))
+              else settle(Either.left("it answered something else than a helper would"))
+            })
+            opened.on("close", () => {
+              if (held) onEnd()
+              settle(Either.left("it closed the channel without answering"))
+            })
+            opened.write(Buffer.alloc(4)) // a command line of length 0: a hold
+          })
+        } catch (error) {
+          settle(Either.left(messageOf(error)))
+        }
+        return Effect.sync(() => {
+          abandoned = true
+          stream?.close()
+        })
+      }).pipe(Effect.timeoutFail({ duration: timeout, onTimeout: () => "it did not answer in time" }))
+    ),
+    (stream) => Effect.sync(() => stream.close())
+  ).pipe(Effect.asVoid)
+
+/**
+ * The connection's helper: reached or started now (in the background, for the connection's
+ * scope, so a command's interruption never stops it), unless `enabled` is false.
  */
 export const make = (
   client: Client,
   alias: string,
-  options: { readonly enabled: boolean; readonly startTimeout: Duration.Duration }
+  options: HelperOptions
 ): Effect.Effect<RemoteHelper, never, Scope.Scope> =>
   Effect.gen(function* () {
     const plain = plainOf(client)
     if (!options.enabled) return { opener: Effect.succeed(plain), serving: Effect.succeed(false) }
-    const fiber = yield* Effect.forkScoped(Effect.either(start(client, options.startTimeout)))
-    // set when the helper cannot serve (never started, or a channel to it was refused)
+    // set when the helper cannot serve (never started, a channel to it was refused, it went away)
     let unusable: string | undefined
     let reported = false
+    const ended = () => {
+      unusable ??= "it ended while this connection held it"
+    }
+    const holdTimeout = Duration.min(options.startTimeout, Duration.seconds(5))
+
+    const attached = Effect.map(start(client, startLine(), options.startTimeout), (started) => started.socket)
+    const persistent = Effect.gen(function* () {
+      const recalled = yield* options.sockets.recall(options.key)
+      if (recalled !== undefined) {
+        const held = yield* Effect.either(hold(client, recalled, holdTimeout, ended))
+        if (Either.isRight(held)) return recalled
+        yield* options.sockets.forget(options.key)
+        yield* Effect.logDebug(
+          `remote helper on ${alias}: the running one cannot serve (${held.left}); starting one`
+        )
+      }
+      const started = yield* start(
+        client,
+        startLine({ key: options.key, idle: options.persist }),
+        options.startTimeout
+      )
+      if (!started.persistent) return started.socket
+      yield* hold(client, started.socket, holdTimeout, ended)
+      yield* options.sockets.remember(options.key, started.socket)
+      return started.socket
+    })
+    // interruptible: a connection opened inside a finalizer still closes (see connectionPool)
+    const fiber = yield* Effect.forkScoped(
+      Effect.interruptible(Effect.either(Duration.toMillis(options.persist) > 0 ? persistent : attached))
+    )
 
     const viaHelper =
       (socket: string): ExecFn =>

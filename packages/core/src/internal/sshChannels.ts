@@ -121,7 +121,10 @@ const release = (open: OpenChannel, slots: SlotActivity) =>
     open.channel.resume()
     open.channel.stderr.resume()
     open.channel.end()
+    // a release runs uninterruptibly: without `interruptible` the timeout could not end the wait
+    // (a command whose escaped child holds its output would hold the release until it exits)
     return Deferred.await(open.ended).pipe(
+      Effect.interruptible,
       Effect.timeout("5 seconds"),
       Effect.ignore,
       Effect.zipRight(Effect.sync(() => open.channel.close())),

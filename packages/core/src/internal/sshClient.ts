@@ -46,6 +46,8 @@ export interface ClientOptions {
 export interface OpenClient {
   readonly client: Client
   readonly closed: Deferred.Deferred<ConnectionLost>
+  /** The host key the server proved it holds (verified against known_hosts). */
+  readonly hostKey: Uint8Array
 }
 
 interface Hop extends Endpoint {
@@ -176,8 +178,10 @@ const handshake = (
     const closed = yield* Deferred.make<ConnectionLost>()
     const tried: Array<string> = [...skipped.map((s) => `skipped ${s}`)]
     let hostKeyError: ConnectError | undefined
+    let hostKey = new Uint8Array(0)
 
     const hostVerifier = (key: Buffer, verify: (valid: boolean) => void) => {
+      hostKey = new Uint8Array(key)
       Runtime.runCallback(runtime)(
         KnownHosts.verify({
           host: hop.hostname,
@@ -249,13 +253,16 @@ const handshake = (
       }),
       (client) => closeClient(client, closed)
     )
-    return { client, closed }
+    return { client, closed, hostKey }
   })
 
 /** End the client and wait (briefly) for its close, so inner hops close before outer ones. */
 const closeClient = (client: Client, closed: Deferred.Deferred<ConnectionLost>) =>
   Effect.sync(() => client.end()).pipe(
-    Effect.zipRight(Deferred.await(closed).pipe(Effect.timeout("2 seconds"), Effect.ignore)),
+    // a release is uninterruptible: the wait must be made interruptible for its timeout to end it
+    Effect.zipRight(
+      Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
+    ),
     Effect.zipRight(Effect.sync(() => client.destroy()))
   )
 

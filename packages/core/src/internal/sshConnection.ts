@@ -15,6 +15,7 @@ import { CommandTimeout, type ConnectError } from "../Errors.js"
 import type { HostConfig } from "../HostConfig.js"
 import * as RemoteCommand from "../RemoteCommand.js"
 import { makeCommandFiles, sftpOrCommands } from "./commandFiles.js"
+import * as HelperSockets from "./helperSockets.js"
 import * as RemoteHelper from "./remoteHelper.js"
 import * as Scripts from "./shellScripts.js"
 import { parseSpawnResult } from "./spawnResult.js"
@@ -35,6 +36,10 @@ export interface ConnectionOptions extends ClientOptions {
    * and runs commands on exec channels. Default: the command timeout, at most 15 s.
    */
   readonly remoteHelperStartTimeout?: Duration.DurationInput
+  /** How long the helper stays after its last connection closed; zero: it ends with this one. Default 10 minutes. */
+  readonly remoteHelperPersist?: Duration.DurationInput
+  /** The local directory remembering helpers' sockets across processes. Default: this process's memory. */
+  readonly remoteHelperSockets?: string
 }
 
 const bytesOf = (data: string | Uint8Array | undefined): Buffer =>
@@ -69,7 +74,7 @@ export const make = (
   options: ConnectionOptions = {}
 ): Effect.Effect<Connection, ConnectError, Scope.Scope> =>
   Effect.gen(function* () {
-    const { client, closed } = yield* openClient(host, options)
+    const { client, closed, hostKey } = yield* openClient(host, options)
     const budget = yield* Effect.makeSemaphore(options.maxChannels ?? 8)
     const slots: SlotActivity = { lastFreedMs: 0 }
     const defaultTimeout = Duration.decode(options.commandTimeout ?? "30 seconds")
@@ -80,7 +85,13 @@ export const make = (
       startTimeout:
         options.remoteHelperStartTimeout === undefined
           ? Duration.min(defaultTimeout, Duration.seconds(15))
-          : Duration.decode(options.remoteHelperStartTimeout)
+          : Duration.decode(options.remoteHelperStartTimeout),
+      persist: Duration.decode(options.remoteHelperPersist ?? "10 minutes"),
+      sockets:
+        options.remoteHelperSockets === undefined
+          ? HelperSockets.inMemory
+          : HelperSockets.inDirectory(options.remoteHelperSockets),
+      key: HelperSockets.keyOf(host, hostKey)
     })
 
     const timeoutOf = (execOptions: ExecOptions | undefined) =>

@@ -214,6 +214,7 @@ export const makeFiles = (
         }).pipe(
           Effect.ensuring(
             Effect.async<void>((resume) => session.close(handle, () => resume(Effect.void))).pipe(
+              Effect.interruptible, // a finalizer is uninterruptible: the timeout must be able to end it
               Effect.timeout(timeout),
               Effect.ignore
             )

@@ -1,7 +1,8 @@
 /**
- * File operations when sshd has no session left for sftp. Under `MaxSessions 1` the remote
- * helper holds the one session (its commands need none), so sftp is refused and the files go
- * as commands through the helper, with the same contract; without the helper the refusal says
+ * File operations when sshd has no session left for sftp. Under `MaxSessions 1` an attached
+ * remote helper holds the one session (its commands need none), so sftp is refused and the
+ * files go as commands through the helper, with the same contract; a persistent helper leaves
+ * its exec channel once started, so sftp gets the session; without the helper the refusal says
  * how to get past it.
  */
 import * as fs from "node:fs"
@@ -16,16 +17,30 @@ import { launcherOf } from "../support/transports.js"
 
 describe("files without an sftp session (MaxSessions 1)", () => {
   it.scopedLive(
-    "with the helper holding the one session, file operations run as commands through it, same contract",
+    "with an attached helper holding the one session, file operations run as commands through it, same contract",
+    () =>
+      Effect.gen(function* () {
+        const sshd = yield* Sshd.start({ maxSessions: 1 })
+        const conn = yield* makeConnection(sshd.hostConfig, { remoteHelper: true, remoteHelperPersist: 0 })
+        assert.match(yield* launcherOf(conn), /^python3/)
+        yield* filesContract(conn, sshd.dir)
+        // sshd did refuse the sftp session: the operations above went as commands
+        assert.match(sshd.log(), /no more sessions/)
+        // commands still run beside them
+        assert.strictEqual((yield* conn.exec(cmd(["echo", "still"]))).stdout, "still\n")
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
+    "a persistent helper leaves the one session to sftp: same contract, and sshd refused nothing",
     () =>
       Effect.gen(function* () {
         const sshd = yield* Sshd.start({ maxSessions: 1 })
         const conn = yield* makeConnection(sshd.hostConfig, { remoteHelper: true })
         assert.match(yield* launcherOf(conn), /^python3/)
         yield* filesContract(conn, sshd.dir)
-        // sshd did refuse the sftp session: the operations above went as commands
-        assert.match(sshd.log(), /no more sessions/)
-        // commands still run beside them
+        assert.notMatch(sshd.log(), /no more sessions/)
         assert.strictEqual((yield* conn.exec(cmd(["echo", "still"]))).stdout, "still\n")
       }),
     { timeout: 60_000 }

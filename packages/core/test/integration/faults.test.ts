@@ -56,7 +56,7 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "120 seconds" })("live
         for (const pid of running) process.kill(pid, "SIGKILL")
       }
       assert.isAtLeast(cutMidStart, 1, "at least one cut landed inside the start")
-    }).pipe(Effect.provide(LivePool.layer))
+    }).pipe(Effect.provide(LivePool.layer()))
   )
 
   it.scoped("log follow and death watch both resume across cuts; the crash is reported with its status", () =>
@@ -88,7 +88,7 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "120 seconds" })("live
         events.map((e) => e._tag),
         "Reconnected"
       )
-    }).pipe(Effect.provide(LivePool.layer))
+    }).pipe(Effect.provide(LivePool.layer()))
   )
 
   it.scoped("a crash while the host is unreachable is reported right after it is back", () =>
@@ -122,6 +122,6 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "120 seconds" })("live
       const exited = seen.find(([tag]) => tag === "Exited")
       assert.isDefined(reconnected)
       assert.isBelow(exited![1] - reconnected![1], 2_000, "verdict within 2 s of reconnecting")
-    }).pipe(Effect.provide(LivePool.layer))
+    }).pipe(Effect.provide(LivePool.layer()))
   )
 })

@@ -14,7 +14,7 @@ import * as TestSlurm from "../support/Slurm.js"
 import { TestSshd } from "../support/Sshd.js"
 
 const cluster = TestSlurm.loginNode({ minJobAge: 2 })
-const services = Slurm.layer.pipe(Layer.provideMerge(LivePool.layer), Layer.provideMerge(cluster))
+const services = Slurm.layer.pipe(Layer.provideMerge(LivePool.layer()), Layer.provideMerge(cluster))
 
 let scripts = 0
 /** A job script written over SSH into the cluster's (shared) directory; its output goes to `<name>.out`. */

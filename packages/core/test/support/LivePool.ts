@@ -16,8 +16,11 @@ export const hosts: Layer.Layer<Hosts, never, TestSshd> = Layer.effect(
   }))
 )
 
-/** A fresh pool per use (provide it inside the test). */
-export const layer: Layer.Layer<ConnectionPool.ConnectionPool | Hosts, never, TestSshd> = Layer.scoped(
-  ConnectionPool.ConnectionPool,
-  ConnectionPool.make()
-).pipe(Layer.provideMerge(hosts))
+/** A fresh pool per use (provide it inside the test); `remoteHelperPersist` as given. */
+export const layer = (
+  remoteHelperPersist?: ConnectionPool.ConnectionOptions["remoteHelperPersist"]
+): Layer.Layer<ConnectionPool.ConnectionPool | Hosts, never, TestSshd> =>
+  Layer.scoped(
+    ConnectionPool.ConnectionPool,
+    ConnectionPool.make(remoteHelperPersist === undefined ? {} : { remoteHelperPersist })
+  ).pipe(Layer.provideMerge(hosts))

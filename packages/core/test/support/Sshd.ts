@@ -52,6 +52,11 @@ export interface Sshd {
   /** Start the listener again on the same port, with the same host key. */
   readonly resume: Effect.Effect<void, SshdError>
   readonly stop: Effect.Effect<void>
+  /**
+   * The remote helpers started through this sshd and still running (they outlive their
+   * connections; the scope's end kills them).
+   */
+  readonly helpers: () => ReadonlyArray<number>
   /** What sshd printed on stderr so far (for failing-test diagnostics). */
   readonly log: () => string
 }
@@ -132,6 +137,29 @@ const descendants = (pid: number): Array<{ pid: number; comm: string }> => {
   walk(pid)
   return out
 }
+
+/**
+ * The persistent remote helpers (`python3 -I -c <helper>`) started through the sshd on `port`:
+ * a helper keeps the SSH_CONNECTION of the connection that started it.
+ */
+export const helpersOn = (port: number): Array<number> =>
+  fs.readdirSync("/proc").flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return []
+    try {
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+      if (
+        !/python3$/.test(cmdline[0] ?? "") ||
+        cmdline[1] !== "-I" ||
+        !cmdline[3]?.includes("mlops-helper 2")
+      )
+        return []
+      const environ = fs.readFileSync(`/proc/${entry}/environ`, "utf8").split("\0")
+      const connection = environ.find((v) => v.startsWith("SSH_CONNECTION="))
+      return connection?.endsWith(` ${port}`) ? [Number(entry)] : []
+    } catch {
+      return [] // ended while we looked
+    }
+  })
 
 const kill = (pid: number, signal: NodeJS.Signals) => {
   try {
@@ -227,6 +255,12 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
       return candidate
     }).pipe(Effect.retry({ times: 4 }))
     yield* Effect.addFinalizer(() => stopListener)
+    // after the listener: the helpers its connections left on this machine
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const pid of helpersOn(port)) kill(pid, "SIGKILL")
+      })
+    )
 
     const knownHostsPath = path.join(dir, "known_hosts")
     fs.writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${pubKey(hostKeyPath)}\n`)
@@ -295,6 +329,7 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
       killSessionProcesses,
       rotateHostKey,
       stop: stopListener,
+      helpers: () => helpersOn(port),
       log: () => stderr
     } satisfies Sshd
   })
