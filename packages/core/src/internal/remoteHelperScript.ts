@@ -10,8 +10,9 @@
  *   exec channel (forks, `setsid`, stdio on /dev/null) and stays until no connection has held
  *   it for IDLE seconds (commands do not count: each runs for a connection that holds), its
  *   socket was removed or replaced, or a hold found the rc files changed. Starts are one at a
- *   time (`flock` on `h-KEY-HOSTNAME.lock`); a live helper already on the socket is reused (its
- *   path printed, this one exits). When the directory cannot be trusted or the path is too
+ *   time (`flock` on `h-KEY-HOSTNAME.lock`); a helper already on the socket that answers a hold
+ *   `ok` within 2 s is reused (its path printed, this one exits), one that does not (stopped,
+ *   hung) loses its socket to this one. When the directory cannot be trusted or the path is too
  *   long for a Unix socket, it runs attached instead;
  * - `attached` (or no argument): the socket is in a fresh 0700 `tempfile.mkdtemp` directory, it
  *   prints `mlops-helper 2 attached <socket>` and exits, removing the directory, when its
@@ -89,6 +90,24 @@ def listen_at(p):
         return bind_or_probe(p)
     finally:
         os.close(lock)
+def answers(p):
+    # a hold answered "ok" within 2 s: a live, fresh helper (not a dead socket, a stopped process)
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(2)
+    try:
+        probe.connect(p)
+        probe.sendall(b"\\0\\0\\0\\0")
+        got = b""
+        while len(got) < 7:
+            k = probe.recv(7 - len(got))
+            if not k:
+                break
+            got += k
+        return got == b"\\x04\\0\\0\\0\\x02ok"
+    except OSError:
+        return False
+    finally:
+        probe.close()
 def bind_or_probe(p):
     for _ in range(2):
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -102,18 +121,12 @@ def bind_or_probe(p):
             srv.close()
             if e.errno != errno.EADDRINUSE:
                 return None
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            probe.settimeout(2)
-            try:
-                probe.connect(p)
+            if answers(p):
                 return "live"
+            try:
+                os.unlink(p)  # dead, hung or retired: take its place
             except OSError:
-                try:
-                    os.unlink(p)
-                except OSError:
-                    pass
-            finally:
-                probe.close()
+                pass
         finally:
             os.umask(old)
     return None

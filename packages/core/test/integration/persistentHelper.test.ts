@@ -151,6 +151,25 @@ describe("persistent remote helper (real sshd)", () => {
   )
 
   it.scopedLive(
+    "a stopped (hung) helper: the next connection starts one in its place, and the old one leaves once resumed",
+    () =>
+      Effect.gen(function* () {
+        const { sshd, withConnection, rcVar } = yield* setUp
+        yield* withConnection(rcVar)
+        const [old] = sshd.helpers()
+        process.kill(old!, "SIGSTOP")
+        yield* Effect.addFinalizer(() => Effect.sync(() => isAlive(old!) && process.kill(old!, "SIGCONT")))
+        const [value, launcher] = yield* withConnection((conn) => Effect.all([rcVar(conn), launcherOf(conn)]))
+        assert.deepStrictEqual([value, launcher.slice(0, 7)], ["first", "python3"])
+        const fresh = sshd.helpers().filter((pid) => pid !== old)
+        assert.lengthOf(fresh, 1, "a new helper serves")
+        process.kill(old!, "SIGCONT")
+        assert.isTrue(yield* eventually(() => !isAlive(old!), 10), "the old one lost its socket and left")
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
     "a home others can write to: the helper stays attached, ends with its connection, and nothing is remembered",
     () =>
       Effect.gen(function* () {
