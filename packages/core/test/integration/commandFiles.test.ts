@@ -8,7 +8,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Stream } from "effect"
+import { Effect, Fiber, Schedule, Stream } from "effect"
 import { makeConnection } from "../../src/ConnectionPool.js"
 import { make as cmd } from "../../src/RemoteCommand.js"
 import { filesContract } from "../support/filesContract.js"
@@ -64,8 +64,11 @@ describe("files without an sftp session (MaxSessions 1)", () => {
           assert.include(refused.fix ?? "", "MaxSessions")
         }
         yield* Fiber.interrupt(holder)
-        // the session is free again: sftp opens
-        assert.isTrue((yield* conn.files.stat(sshd.dir))?.isDirectory)
+        // the session is free again (once sshd has processed the holder's close): sftp opens
+        const reopened = yield* conn.files
+          .stat(sshd.dir)
+          .pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("5 seconds"))))
+        assert.isTrue(reopened?.isDirectory)
       }),
     { timeout: 60_000 }
   )
