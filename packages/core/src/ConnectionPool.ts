@@ -4,14 +4,14 @@
  *
  * @since 0.1.0
  */
-import { homedir } from "node:os"
 import { join } from "node:path"
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule, type Scope } from "effect"
 import type { Connection } from "./Connection.js"
 import type { ConfigFileError, ConnectError, HostNotFound } from "./Errors.js"
 import type { HostConfig } from "./HostConfig.js"
-import type { Hosts } from "./Hosts.js"
+import { type Hosts, mlopsHome } from "./Hosts.js"
 import * as internal from "./internal/connectionPool.js"
+import { defaultPersist } from "./internal/remoteHelper.js"
 import * as ssh from "./internal/sshConnection.js"
 
 /** @category tags */
@@ -172,12 +172,9 @@ export const config: Config.Config<{
     Config.orElse(() =>
       Config.map(Config.literal("0", "off")("MLOPS_REMOTE_HELPER_PERSIST"), () => Duration.zero)
     ),
-    Config.withDefault(Duration.minutes(10))
+    Config.withDefault(defaultPersist)
   ),
-  remoteHelperSockets: Config.string("MLOPS_HOME").pipe(
-    Config.withDefault(join(homedir(), ".mlops")),
-    Config.map((home) => join(home === "" ? join(homedir(), ".mlops") : home, "helpers"))
-  ),
+  remoteHelperSockets: Config.map(mlopsHome, (home) => join(home, "helpers")),
   passphrase: Config.option(Config.redacted("MLOPS_SSH_PASSPHRASE"))
 }).pipe(
   Config.map(({ passphrase, ...rest }) =>

@@ -126,6 +126,16 @@ export const make = (options: HostsOptions = {}): Effect.Effect<Context.Tag.Serv
 /** Reads only `options` (no environment). @category layers */
 export const layer = (options: HostsOptions = {}): Layer.Layer<Hosts> => Layer.effect(Hosts, make(options))
 
+/**
+ * The mlops directory on this machine: `MLOPS_HOME` (empty is unset), default `~/.mlops`.
+ *
+ * @category config
+ */
+export const mlopsHome: Config.Config<string> = Config.string("MLOPS_HOME").pipe(
+  Config.withDefault(""),
+  Config.map((home) => (home === "" ? join(homedir(), ".mlops") : home))
+)
+
 /** `MLOPS_SSH_CONFIG`, `MLOPS_HOME` and `SSH_AUTH_SOCK` from the current `ConfigProvider`. @category config */
 export const config: Config.Config<HostsOptions> = Config.all({
   sshConfig: Config.option(Config.string("MLOPS_SSH_CONFIG")),

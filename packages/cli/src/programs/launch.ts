@@ -11,7 +11,7 @@ import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import type { SlurmSettings } from "@mlops/core/SlurmSettings"
 import * as Launch from "@mlops/serve/Launch"
 import * as Stop from "@mlops/serve/Stop"
-import { Cause, Clock, Console, Effect, Fiber, Option, Ref, Stream } from "effect"
+import { Cause, Clock, Console, type Duration, Effect, Fiber, Option, Ref, Stream } from "effect"
 import { autoFixAttempts, type Parsed } from "../commands/launch.js"
 import { type CommandExit, MlopsWords, SglangFlags, UsageError } from "../commands/shared.js"
 import * as Engines from "../Engines.js"
@@ -116,6 +116,15 @@ const printEvents = <R>(
 }
 
 /** What stderr says after Ctrl-C, from what the launch had reached. */
+/**
+ * A timeout that holds on the way out of an interruption too (`onInterrupt` runs its handler
+ * uninterruptibly, where `Effect.timeout` alone cannot end the wait).
+ */
+const bounded =
+  (duration: Duration.DurationInput) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(Effect.interruptible, Effect.timeout(duration))
+
 const interrupted = (
   parsed: WithFlags,
   name: string | undefined,
@@ -133,7 +142,7 @@ const interrupted = (
     const stop = `mlops stop --host ${hostName} --name ${name}`
     if (ready && parsed.stopOnInterrupt) {
       // the launch itself is over (only the tunnel was open): stop it as `mlops stop` does
-      const stopped = yield* Stop.stop(hostName, name).pipe(Effect.timeout("60 seconds"), Effect.option)
+      const stopped = yield* Stop.stop(hostName, name).pipe(bounded("60 seconds"), Effect.option)
       return yield* Console.error(
         Option.isSome(stopped)
           ? `tunnel closed: ${name} (pid ${spawned.pid}) was stopped on ${hostName} (${stopped.value.outcome}); no GPU memory held`
@@ -156,8 +165,7 @@ const interrupted = (
     // the launch stopped it on the way out (--stop-on-interrupt): confirm on the host
     const alive = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(hostName)).pipe(
       Effect.flatMap((conn) => RemoteProcess.isAlive(conn, { pgid: spawned.pgid })),
-      Effect.interruptible, // this may run on the way out of an interruption: keep the timeout able to end it
-      Effect.timeout("15 seconds"),
+      bounded("15 seconds"),
       Effect.option
     )
     if (Option.isSome(alive) && !alive.value) {

@@ -26,7 +26,7 @@ import { Duration, Effect, Either, Fiber, type Scope } from "effect"
 import type { Client, ClientChannel } from "ssh2"
 import { quote } from "../RemotePath.js"
 import { type HelperSockets, isSocketPath } from "./helperSockets.js"
-import { type ExecChannel, HelperChannel } from "./remoteHelperChannel.js"
+import { type ExecChannel, Frame, firstFrame, HelperChannel, requestOf } from "./remoteHelperChannel.js"
 import { HELPER_PY } from "./remoteHelperScript.js"
 import { messageOf } from "./sshErrors.js"
 
@@ -42,6 +42,9 @@ export interface RemoteHelper {
   /** Whether commands go through the helper (it started, and no channel to it was refused). */
   readonly serving: Effect.Effect<boolean>
 }
+
+/** How long a persistent helper stays without connections unless told otherwise. */
+export const defaultPersist: Duration.Duration = Duration.minutes(10)
 
 export interface HelperOptions {
   readonly enabled: boolean
@@ -65,9 +68,6 @@ export const startLine = (persistent?: { readonly key: string; readonly idle: Du
 
 // a line of its own: an rc that prints to stdout comes first
 const READY = /(?:^|\n)mlops-helper 2 (persistent|attached) ([^\n]+)\n/
-
-/** ssh2's forwarded stream: a Duplex with `close()` (CHANNEL_CLOSE). */
-type Forwarded = ClientChannel
 
 const plainOf =
   (client: Client): ExecFn =>
@@ -142,8 +142,6 @@ const start = (client: Client, line: string, timeout: Duration.Duration) =>
     })
   )
 
-const HOLD = 4
-
 /**
  * Hold a persistent helper for this connection: a channel to its socket that stays open until
  * the scope closes (the helper counts the connection as live meanwhile). Fails unless the
@@ -158,12 +156,12 @@ const hold = (
   Effect.acquireRelease(
     // interruptible, so its timeout holds even when the connection is opened inside a finalizer
     Effect.interruptible(
-      Effect.async<Forwarded, string>((resume) => {
+      Effect.async<ClientChannel, string>((resume) => {
         let settled = false
         let held = false
-        let stream: Forwarded | undefined
+        let stream: ClientChannel | undefined
         let abandoned = false
-        const settle = (result: Either.Either<Forwarded, string>) => {
+        const settle = (result: Either.Either<ClientChannel, string>) => {
           if (settled) return
           settled = true
           if (Either.isLeft(result)) stream?.close()
@@ -179,19 +177,19 @@ const hold = (
             opened.on("data", (chunk: Buffer) => {
               if (settled) return
               reply = Buffer.concat([reply, chunk])
-              if (reply.length < 5 || reply.length < 5 + reply.readUInt32BE(1)) return
-              const word = reply.subarray(5, 5 + reply.readUInt32BE(1)).toString("utf8")
-              held = reply[0] === HOLD && word === "ok"
+              const frame = firstFrame(reply)
+              if (frame === undefined) return
+              const word = frame.kind === Frame.hold ? frame.data.toString("utf8") : undefined
+              held = word === "ok"
               if (held) settle(Either.right(opened))
-              else if (reply[0] === HOLD && word === "stale")
-                settle(Either.left("the host's rc files changed since it started"))
+              else if (word === "stale") settle(Either.left("the host's rc files changed since it started"))
               else settle(Either.left("it answered something else than a helper would"))
             })
             opened.on("close", () => {
               if (held) onEnd()
               settle(Either.left("it closed the channel without answering"))
             })
-            opened.write(Buffer.alloc(4)) // a command line of length 0: a hold
+            opened.write(requestOf("")) // an empty command line: a hold
           })
         } catch (error) {
           settle(Either.left(messageOf(error)))

@@ -15,10 +15,28 @@ export interface ExecChannel extends Duplex {
   close(): void
 }
 
+/** The frame kinds the helper sends (`remoteHelperScript.ts`). */
+export const Frame = { stdout: 1, stderr: 2, exit: 3, hold: 4 } as const
+
 const HEADER = 5
-const STDOUT = 1
-const STDERR = 2
-const EXIT = 3
+
+/** The first whole frame of `buffer` and the bytes after it; undefined while it is incomplete. */
+export const firstFrame = (
+  buffer: Buffer
+): { readonly kind: number; readonly data: Buffer; readonly rest: Buffer } | undefined => {
+  if (buffer.length < HEADER) return undefined
+  const end = HEADER + buffer.readUInt32BE(1)
+  if (buffer.length < end) return undefined
+  return { kind: buffer[0]!, data: buffer.subarray(HEADER, end), rest: buffer.subarray(end) }
+}
+
+/** What opens a socket connection to the helper: the command line, length first ("" is a hold). */
+export const requestOf = (line: string): Buffer => {
+  const text = Buffer.from(line, "utf8")
+  const header = Buffer.alloc(4)
+  header.writeUInt32BE(text.length)
+  return Buffer.concat([header, text])
+}
 
 /** ssh2's forwarded stream: a Duplex with `close()` (CHANNEL_CLOSE). */
 type Forwarded = Duplex & { close?: () => void }
@@ -33,10 +51,7 @@ export class HelperChannel extends Duplex implements ExecChannel {
     line: string
   ) {
     super({ autoDestroy: false, emitClose: false })
-    const text = Buffer.from(line, "utf8")
-    const header = Buffer.alloc(4)
-    header.writeUInt32BE(text.length)
-    forwarded.write(Buffer.concat([header, text]))
+    forwarded.write(requestOf(line))
     forwarded.on("data", (chunk: Buffer) => this.frames(chunk))
     forwarded.on("error", () => {})
     // the helper closes its end once the command is over; sshd closes a socket channel only
@@ -48,17 +63,14 @@ export class HelperChannel extends Duplex implements ExecChannel {
 
   private frames(chunk: Buffer): void {
     this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
-    while (this.pending.length >= HEADER) {
-      const length = this.pending.readUInt32BE(1)
-      if (this.pending.length < HEADER + length) return
-      const kind = this.pending[0]
-      const data = this.pending.subarray(HEADER, HEADER + length)
-      this.pending = this.pending.subarray(HEADER + length)
-      if (kind === STDOUT) {
+    for (let frame = firstFrame(this.pending); frame !== undefined; frame = firstFrame(this.pending)) {
+      const { kind, data } = frame
+      this.pending = frame.rest
+      if (kind === Frame.stdout) {
         if (!this.push(data)) this.forwarded.pause()
-      } else if (kind === STDERR) {
+      } else if (kind === Frame.stderr) {
         if (!this.stderr.write(data)) this.forwarded.pause()
-      } else if (kind === EXIT) {
+      } else if (kind === Frame.exit) {
         const text = data.toString("utf8")
         if (text.startsWith("c")) this.emit("exit", Number(text.slice(1)))
         else this.emit("exit", null, text.slice(1))

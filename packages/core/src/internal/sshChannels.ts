@@ -9,6 +9,7 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Clock, Deferred, Effect, Exit, FiberId, Runtime, Schedule, type Scope, Stream } from "effect"
 import type { ExecResult, Exited, ExitStatus, OutputLine } from "../Connection.js"
 import { ChannelOpenFailed, type ConnectionLost } from "../Errors.js"
+import { boundedWait } from "./boundedWait.js"
 import type { ExecFn } from "./remoteHelper.js"
 import type { ExecChannel } from "./remoteHelperChannel.js"
 import { type Endpoint, isChannelOpenFailure, isDisconnected, lost, messageOf } from "./sshErrors.js"
@@ -121,11 +122,10 @@ const release = (open: OpenChannel, slots: SlotActivity) =>
     open.channel.resume()
     open.channel.stderr.resume()
     open.channel.end()
-    // a release runs uninterruptibly: without `interruptible` the timeout could not end the wait
-    // (a command whose escaped child holds its output would hold the release until it exits)
+    // a release runs uninterruptibly (a command whose escaped child holds its output would
+    // otherwise hold the release until that child exits)
     return Deferred.await(open.ended).pipe(
-      Effect.interruptible,
-      Effect.timeout("5 seconds"),
+      boundedWait("5 seconds"),
       Effect.ignore,
       Effect.zipRight(Effect.sync(() => open.channel.close())),
       Effect.zipRight(freed(slots))

@@ -19,6 +19,7 @@ import {
 import type { HostConfig } from "../HostConfig.js"
 import * as KnownHosts from "../KnownHosts.js"
 import * as LocalFiles from "../LocalFiles.js"
+import { boundedWait } from "./boundedWait.js"
 import { connectFailure, type Endpoint, isDisconnected, keyFileError, messageOf } from "./sshErrors.js"
 
 /**
@@ -259,10 +260,7 @@ const handshake = (
 /** End the client and wait (briefly) for its close, so inner hops close before outer ones. */
 const closeClient = (client: Client, closed: Deferred.Deferred<ConnectionLost>) =>
   Effect.sync(() => client.end()).pipe(
-    // a release is uninterruptible: the wait must be made interruptible for its timeout to end it
-    Effect.zipRight(
-      Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
-    ),
+    Effect.zipRight(Deferred.await(closed).pipe(boundedWait("2 seconds"), Effect.ignore)),
     Effect.zipRight(Effect.sync(() => client.destroy()))
   )
 

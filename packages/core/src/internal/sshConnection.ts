@@ -86,7 +86,10 @@ export const make = (
         options.remoteHelperStartTimeout === undefined
           ? Duration.min(defaultTimeout, Duration.seconds(15))
           : Duration.decode(options.remoteHelperStartTimeout),
-      persist: Duration.decode(options.remoteHelperPersist ?? "10 minutes"),
+      persist:
+        options.remoteHelperPersist === undefined
+          ? RemoteHelper.defaultPersist
+          : Duration.decode(options.remoteHelperPersist),
       sockets:
         options.remoteHelperSockets === undefined
           ? HelperSockets.inMemory

@@ -9,6 +9,7 @@ import { Deferred, Duration, Effect, FiberId, Runtime } from "effect"
 import type { Client, SFTPWrapper, Stats } from "ssh2"
 import type { FileStat, RemoteFs } from "../Connection.js"
 import { type ConnectError, RemoteFileError } from "../Errors.js"
+import { boundedWait } from "./boundedWait.js"
 import { freed, type SlotActivity } from "./sshChannels.js"
 import { type Endpoint, fileFailure, isDisconnected, lost } from "./sshErrors.js"
 
@@ -214,8 +215,7 @@ export const makeFiles = (
         }).pipe(
           Effect.ensuring(
             Effect.async<void>((resume) => session.close(handle, () => resume(Effect.void))).pipe(
-              Effect.interruptible, // a finalizer is uninterruptible: the timeout must be able to end it
-              Effect.timeout(timeout),
+              boundedWait(timeout),
               Effect.ignore
             )
           )

@@ -52,7 +52,10 @@ const setUp = Effect.gen(function* () {
     )
   const rcVar = (conn: Effect.Effect.Success<ReturnType<typeof makeConnection>>) =>
     Effect.map(conn.exec(cmd(["printenv", "MLOPS_RC_VAR"])), (r) => r.stdout.trim())
-  return { sshd, user, sockets, rcRuns, withConnection, rcVar }
+  /** What the rc exported, and the name of the process that launched the command (python3: the helper). */
+  const rcVarAndLauncher = (conn: Effect.Effect.Success<ReturnType<typeof makeConnection>>) =>
+    Effect.all([rcVar(conn), Effect.map(launcherOf(conn), (name) => name.slice(0, 7))])
+  return { sshd, user, sockets, rcRuns, withConnection, rcVar, rcVarAndLauncher }
 })
 
 /** Poll `check` every 100 ms for up to `seconds`. */
@@ -137,13 +140,12 @@ describe("persistent remote helper (real sshd)", () => {
     "a helper killed behind mlops' back (logind's KillUserProcesses): the next connection starts one",
     () =>
       Effect.gen(function* () {
-        const { sshd, rcRuns, withConnection, rcVar } = yield* setUp
+        const { sshd, rcRuns, withConnection, rcVar, rcVarAndLauncher } = yield* setUp
         yield* withConnection(rcVar)
         const [old] = sshd.helpers()
         process.kill(old!, "SIGKILL")
         yield* eventually(() => !isAlive(old!), 5)
-        const [value, launcher] = yield* withConnection((conn) => Effect.all([rcVar(conn), launcherOf(conn)]))
-        assert.deepStrictEqual([value, launcher.slice(0, 7)], ["first", "python3"])
+        assert.deepStrictEqual(yield* withConnection(rcVarAndLauncher), ["first", "python3"])
         assert.strictEqual(rcRuns(), 2)
         assert.lengthOf(sshd.helpers(), 1)
       }),
@@ -154,13 +156,12 @@ describe("persistent remote helper (real sshd)", () => {
     "a stopped (hung) helper: the next connection starts one in its place, and the old one leaves once resumed",
     () =>
       Effect.gen(function* () {
-        const { sshd, withConnection, rcVar } = yield* setUp
+        const { sshd, withConnection, rcVar, rcVarAndLauncher } = yield* setUp
         yield* withConnection(rcVar)
         const [old] = sshd.helpers()
         process.kill(old!, "SIGSTOP")
         yield* Effect.addFinalizer(() => Effect.sync(() => isAlive(old!) && process.kill(old!, "SIGCONT")))
-        const [value, launcher] = yield* withConnection((conn) => Effect.all([rcVar(conn), launcherOf(conn)]))
-        assert.deepStrictEqual([value, launcher.slice(0, 7)], ["first", "python3"])
+        assert.deepStrictEqual(yield* withConnection(rcVarAndLauncher), ["first", "python3"])
         const fresh = sshd.helpers().filter((pid) => pid !== old)
         assert.lengthOf(fresh, 1, "a new helper serves")
         process.kill(old!, "SIGCONT")
