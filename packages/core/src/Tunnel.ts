@@ -5,23 +5,15 @@
  * @since 0.1.0
  */
 
-import * as http from "node:http"
 import * as net from "node:net"
-import { Duration, Effect, ExecutionStrategy, Exit, Runtime, Schema, Scope } from "effect"
+import { type Duration, Effect, ExecutionStrategy, Exit, Runtime, Scope } from "effect"
 import type { Connection } from "./Connection.js"
-import { type ConnectError, ForwardFailed } from "./Errors.js"
+import type { ConnectError, ForwardFailed } from "./Errors.js"
+import * as HttpClient from "./internal/httpClient.js"
+import { TunnelTimeout } from "./internal/httpErrors.js"
 
 /** An HTTP request through a tunnel got no complete answer in time. @category errors */
-export class TunnelTimeout extends Schema.TaggedError<TunnelTimeout>()("TunnelTimeout", {
-  host: Schema.String,
-  port: Schema.Number,
-  path: Schema.String,
-  timeoutMs: Schema.Number
-}) {
-  override get message() {
-    return `no answer from ${this.host}:${this.port}${this.path} within ${this.timeoutMs} ms`
-  }
-}
+export { TunnelTimeout }
 
 /** @category models */
 export interface TunnelRequest {
@@ -44,73 +36,33 @@ export interface TunnelResponse {
 }
 
 /**
- * One HTTP/1.1 request over a fresh forward (`Connection: close`), the whole body read.
+ * One HTTP/1.1 request over a fresh forward (`Connection: close`), the whole body read: a
+ * one-request `HttpClient` scoped to the call. For many requests, make an `HttpClient` and
+ * keep it (its channels are reused).
  *
  * @category requests
  */
 export const request = (
   connection: Connection,
   options: TunnelRequest
-): Effect.Effect<TunnelResponse, ForwardFailed | ConnectError | TunnelTimeout> => {
-  const timeout = Duration.decode(options.timeout ?? "30 seconds")
-  const host = connection.host.alias
-  return Effect.scoped(
-    Effect.gen(function* () {
-      const duplex = yield* connection.forward(options.port, options.target)
-      return yield* Effect.async<TunnelResponse, ForwardFailed>((resume) => {
-        const fail = (error: Error) =>
-          resume(
-            Effect.fail(
-              new ForwardFailed({ host, port: options.port, reason: error.message, midRequest: true })
-            )
-          )
-        const req = http.request(
-          {
-            method: options.method,
-            path: options.path,
-            host: "127.0.0.1",
-            port: options.port,
-            headers: { connection: "close", ...options.headers },
-            createConnection: () => duplex as net.Socket
-          },
-          (res) => {
-            const chunks: Array<Buffer> = []
-            res.on("data", (chunk: Buffer) => chunks.push(chunk))
-            res.on("error", fail)
-            res.on("end", () => {
-              const headers: Record<string, string> = {}
-              for (const [name, value] of Object.entries(res.headers)) {
-                if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-              }
-              resume(
-                Effect.succeed({
-                  status: res.statusCode ?? 0,
-                  headers,
-                  body: new TextDecoder().decode(Buffer.concat(chunks))
-                })
-              )
-            })
-          }
-        )
-        req.on("error", fail)
-        req.end(options.body === undefined ? undefined : Buffer.from(options.body))
-        return Effect.sync(() => req.destroy())
-      })
-    })
-  ).pipe(
-    Effect.timeoutFail({
-      duration: timeout,
-      onTimeout: () =>
-        new TunnelTimeout({
-          host,
-          port: options.port,
+): Effect.Effect<TunnelResponse, ForwardFailed | ConnectError | TunnelTimeout> =>
+  Effect.scoped(
+    Effect.flatMap(
+      HttpClient.make(connection, { port: options.port, target: options.target, maxChannels: 1 }),
+      (client) =>
+        client.request({
+          method: options.method,
           path: options.path,
-          timeoutMs: Duration.toMillis(timeout)
+          headers: { connection: "close", ...options.headers },
+          ...(options.body === undefined ? {} : { body: options.body }),
+          ...(options.timeout === undefined ? {} : { timeout: options.timeout })
         })
-    }),
-    Effect.withSpan("Tunnel.request", { attributes: { host, port: options.port, path: options.path } })
+    )
+  ).pipe(
+    Effect.withSpan("Tunnel.request", {
+      attributes: { host: connection.host.alias, port: options.port, path: options.path }
+    })
   )
-}
 
 /** @category models */
 export interface Listener {
