@@ -7,9 +7,12 @@
  * It is sent what a real host is sent: the exact exec-request text of the live layer (the
  * wrapper scripts around `RemoteCommand.render`) and the exact channel stdin (environment
  * values travel there), run as sshd runs it (`sh -c <text>` in the home directory). Its `sh`
- * interprets the POSIX-sh subset mlops renders the way dash does (quotes, `"$HOME"`, `~`,
- * `cd`, `export`, `exec`, `&&`, redirections; a quoted `~` is literal) and refuses anything
- * else by name; mlops' own wrapper scripts run as counterparts that do what they do. So a
+ * interprets POSIX sh the way dash does (quoting, parameter expansions, `$(...)`, globs over
+ * its files, pipelines, `if`/`for`/`while`/`case`, functions, dash's builtins; checked
+ * against the real dash) and refuses what it does not model by name (background jobs,
+ * here-documents, `$((...))`, `trap`...); mlops' own wrapper scripts run as counterparts
+ * that do what they do. A bare command name runs a program registered for it, else the one
+ * for the first executable file PATH finds; `command -v` and `[ -x ]` see the files. So a
  * detached process has a supervisor (its pgid) and the program it `exec`s (its pid), a
  * program named by a path runs only where that file exists (`/bin/sh` always does), and
  * `/proc/<pid>/stat` exists for running processes.
@@ -19,7 +22,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Duration, Effect, type Layer } from "effect"
+import { type Duration, Effect, type Layer } from "effect"
 import type { ExitStatus } from "./Connection.js"
 import type { ConnectionPool } from "./ConnectionPool.js"
 import type { HostNotFound } from "./Errors.js"
@@ -33,6 +36,7 @@ import type {
 } from "./FakeProgram.js"
 import type { Hosts } from "./Hosts.js"
 import * as internal from "./internal/fakeHost.js"
+import { FakeHostControl } from "./internal/fakeHostControl.js"
 import * as tools from "./internal/fakeTools.js"
 import type { Gpu } from "./Probes.js"
 import type { RemoteCommand } from "./RemoteCommand.js"
@@ -175,13 +179,7 @@ export interface FakeHostHandle {
 }
 
 /** @category tags */
-export class FakeHostControl extends Context.Tag("@mlops/core/FakeHostControl")<
-  FakeHostControl,
-  {
-    readonly host: (alias: string) => Effect.Effect<FakeHostHandle, HostNotFound>
-    readonly aliases: ReadonlyArray<string>
-  }
->() {}
+export { FakeHostControl }
 
 /** The handle of one fake host. @category accessors */
 export const host = (alias: string): Effect.Effect<FakeHostHandle, HostNotFound, FakeHostControl> =>

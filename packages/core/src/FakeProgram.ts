@@ -82,6 +82,11 @@ export interface FakeFs {
   /** Remove a file or a directory tree; false when nothing was there. */
   readonly remove: (path: string) => Effect.Effect<boolean>
   readonly listFiles: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The names in a directory (files and directories, sorted; computed `/proc` entries are not
+   * listed), or `undefined` when it is not a directory.
+   */
+  readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<string> | undefined>
 }
 
 /** What a running program gets. @category models */

@@ -1,6 +1,6 @@
 /**
  * The few programs every fake host has: what core's own modules run (sh, kill, ps, true,
- * false, cat, sleep, echo, mkdir -p, test). Unknown programs exit 127 like a shell.
+ * false, cat, tail, sleep, echo, mkdir -p, test). Unknown programs exit 127 like a shell.
  *
  * @internal
  */
@@ -130,6 +130,65 @@ const cat = program("cat", (ctx) =>
   })
 )
 
+/** The last `count` lines of `data` (a last line without its newline counts), or from line `count` with `+`. */
+const lastLines = (data: Uint8Array, count: number, fromStart: boolean): Uint8Array => {
+  const ends: Array<number> = []
+  data.forEach((byte, i) => {
+    if (byte === 10) ends.push(i + 1)
+  })
+  if (data.length > 0 && data[data.length - 1] !== 10) ends.push(data.length)
+  const lines = ends.length
+  const first = fromStart ? Math.max(0, count - 1) : Math.max(0, lines - count)
+  if (first >= lines) return new Uint8Array()
+  return data.subarray(first === 0 ? 0 : ends[first - 1]!)
+}
+
+/**
+ * `tail [-n [+]N | -N] [FILE]`: the last N lines (10 by default) of one file or of stdin, as
+ * coreutils prints them. Following, bytes, several files: exit 1 naming the option.
+ */
+const tail = program("tail", (ctx) =>
+  Effect.gen(function* () {
+    const args = ctx.argv.slice(1)
+    let spec = "10"
+    const files: Array<string> = []
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]!
+      if (arg === "-n") spec = args[++i] ?? ""
+      else if (arg.startsWith("-n")) spec = arg.slice(2)
+      else if (/^-\d+$/.test(arg)) spec = arg.slice(1)
+      else if (arg === "--") {
+        files.push(...args.slice(i + 1))
+        break
+      } else if (arg.startsWith("-") && arg !== "-") {
+        yield* ctx.stderr.line(`tail: fake host: unsupported option ${arg}`)
+        return 1
+      } else files.push(arg)
+    }
+    const match = /^(\+?)(\d+)$/.exec(spec)
+    if (match === null) {
+      yield* ctx.stderr.line(`tail: invalid number of lines: '${spec}'`)
+      return 1
+    }
+    if (files.length > 1) {
+      yield* ctx.stderr.line("tail: fake host: several files are not modelled")
+      return 1
+    }
+    const file = files[0]
+    let data = ctx.stdin
+    if (file !== undefined && file !== "-") {
+      const read = yield* ctx.fs.read(file.startsWith("/") ? file : `${ctx.cwd}/${file}`)
+      if (read === undefined) {
+        yield* ctx.stderr.line(`tail: cannot open '${file}' for reading: No such file or directory`)
+        return 1
+      }
+      data = read
+    }
+    yield* ctx.stdout.write(lastLines(data, Number(match[2]), match[1] === "+"))
+    return 0
+  })
+)
+
 const sleep = program("sleep", (ctx) =>
   Effect.gen(function* () {
     const arg = ctx.argv[1] ?? ""
@@ -192,6 +251,7 @@ export const builtins: ReadonlyArray<Program> = [
   kill,
   ps,
   cat,
+  tail,
   sleep,
   echo,
   mkdir,

@@ -204,6 +204,19 @@ export class FakeFileSystem {
     return true
   }
 
+  /** The names directly under a directory, sorted; undefined when it is not one. */
+  readDirectory(path: string): ReadonlyArray<string> | undefined {
+    const abs = this.resolve(path)
+    if (!this.dirs.has(abs)) return undefined
+    const prefix = abs === "/" ? "/" : `${abs}/`
+    const names = new Set<string>()
+    for (const key of [...this.files.keys(), ...this.dirs.keys()]) {
+      if (key.length > prefix.length && key.startsWith(prefix) && !key.includes("/", prefix.length))
+        names.add(key.slice(prefix.length))
+    }
+    return [...names].sort()
+  }
+
   /** Every file path, sorted. */
   listFiles(): ReadonlyArray<string> {
     return [...this.files.keys()].sort()

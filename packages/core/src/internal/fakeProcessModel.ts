@@ -72,8 +72,11 @@ export interface Started extends ChildProcess {
 export interface SystemContext extends ProgramContext {
   readonly stdio: Stdio
   readonly table: ProcessTable
-  /** Replace this process's program (execve): same pid and group, handlers reset. */
-  readonly exec: (spec: ProcessSpec, stdio: Stdio) => Effect.Effect<number, unknown>
+  /**
+   * Replace this process's program (execve): same pid and group, handlers reset. `program`
+   * (found through PATH) runs instead of the one looked up by argv.
+   */
+  readonly exec: (spec: ProcessSpec, stdio: Stdio, program?: Program) => Effect.Effect<number, unknown>
   /**
    * A child of this process, in its group unless `pgid` or `newGroup` (then parented to init,
    * as after `setsid -f`).

@@ -292,11 +292,11 @@ export class ProcessTable {
       ...this.context(entry, stdio),
       stdio,
       table: this,
-      exec: (spec, next) =>
+      exec: (spec, next, program) =>
         Effect.suspend(() => {
           entry.info = { ...entry.info, argv: spec.argv, env: spec.env, cwd: spec.cwd }
           entry.handlers.clear()
-          return this.runProgram(entry, this.lookup(spec.argv), next)
+          return this.runProgram(entry, program ?? this.lookup(spec.argv), next)
         }),
       startChild: (spec, childStdio, { newGroup, ...options } = {}) =>
         this.start(spec, {

@@ -1,240 +1,151 @@
 /**
- * The lexer of the fake host's shell: words (with their quoted and unquoted pieces and the
- * parameters in them), operators and redirection operators, each with its script line.
+ * The lexer of the fake host's shell: words (see `fakeShellWords`), operators and redirection
+ * operators, each with its script line, read on demand so that the parser can read a `$(...)`
+ * from the same text. `&` (background jobs), `<<` (here-documents), `<>` and `>|` are refused
+ * with `Unsupported`.
  *
  * @internal
  */
 import type { Redirect } from "./fakeShellSyntax.js"
+import {
+  isBlank,
+  type ParseSubstitution,
+  readWord,
+  ShellSyntaxError,
+  Unsupported,
+  type Word
+} from "./fakeShellWords.js"
 
-/** One piece of a word: literal text, or a parameter to expand; `quoted` pieces are never split. */
-export type Segment =
-  | { readonly _tag: "Text"; readonly text: string; readonly quoted: boolean }
-  | { readonly _tag: "Param"; readonly name: string; readonly quoted: boolean }
+export {
+  type ParamOp,
+  type Segment,
+  ShellSyntaxError,
+  Unsupported,
+  type Word
+} from "./fakeShellWords.js"
 
-export type Word = ReadonlyArray<Segment>
-
-/** Real sh rejects this text too (e.g. an unterminated quote): exit 2 like dash. */
-export class ShellSyntaxError extends Error {
-  readonly _tag = "ShellSyntaxError"
-}
-
-/** Valid sh that the fake does not model: the test is wrong to rely on it. */
-export class Unsupported extends Error {
-  readonly _tag = "Unsupported"
-}
+export type Operator = "&&" | "||" | ";" | ";;" | "\n" | "|" | "(" | ")"
 
 export type Token = (
   | { readonly _tag: "Word"; readonly word: Word; readonly raw: string }
-  | { readonly _tag: "Op"; readonly op: "&&" | "||" | ";" | "\n" }
+  | { readonly _tag: "Op"; readonly op: Operator }
   | { readonly _tag: "Redirect"; readonly fd: number | undefined; readonly op: Redirect["op"] }
 ) & { readonly line: number }
 
-const NAME_START = /[A-Za-z_]/
-const NAME_CHAR = /[A-Za-z0-9_]/
-const SPECIAL_PARAMS = new Set(["$", "?", "#", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"])
-/** `$...` at `text[i]` (the `$`): the segment and the index after it. */
-const readParam = (text: string, i: number, quoted: boolean): [Segment, number] => {
-  const next = text[i + 1]
-  if (next === "(") throw new Unsupported("command substitution $(...)")
-  if (next === "{") {
-    const close = text.indexOf("}", i + 2)
-    if (close < 0) throw new ShellSyntaxError("Syntax error: Missing '}'")
-    const name = text.slice(i + 2, close)
-    if (!/^(?:[A-Za-z_][A-Za-z0-9_]*|\d+|[$?#])$/.test(name))
-      throw new Unsupported(`parameter form \${${name}}`)
-    return [{ _tag: "Param", name, quoted }, close + 1]
-  }
-  if (next !== undefined && NAME_START.test(next)) {
-    let end = i + 1
-    while (end < text.length && NAME_CHAR.test(text[end]!)) end++
-    return [{ _tag: "Param", name: text.slice(i + 1, end), quoted }, end]
-  }
-  if (next !== undefined && SPECIAL_PARAMS.has(next)) return [{ _tag: "Param", name: next, quoted }, i + 2]
-  if (next === "@" || next === "*" || next === "!" || next === "-")
-    throw new Unsupported(`special parameter $${next}`)
-  // a lone `$` is literal
-  return [{ _tag: "Text", text: "$", quoted }, i + 1]
-}
-
-const isBlank = (c: string) => c === " " || c === "\t"
-const isMeta = (c: string) => c === "&" || c === "|" || c === ";" || c === "<" || c === ">" || c === "\n"
-
-/** Split `text` into words, operators and redirection operators. */
-export const tokenize = (text: string): Array<Token> => {
-  const raw: Array<Token> = []
-  // each token's line: newlines before its first character, plus one
-  let counted = 0
-  let line = 1
-  const tokens = {
-    push: (token: DistributiveOmit<Token, "line">, at: number) => {
-      for (; counted < at; counted++) if (text[counted] === "\n") line++
-      raw.push({ ...token, line } as Token)
-    }
-  }
-  let i = 0
-  while (i < text.length) {
-    const c = text[i]!
-    if (isBlank(c)) {
-      i++
-      continue
-    }
-    if (c === "\\" && text[i + 1] === "\n") {
-      i += 2
-      continue
-    }
-    if (c === "#") {
-      while (i < text.length && text[i] !== "\n") i++
-      continue
-    }
-    if (c === "\n" || c === ";") {
-      if (text[i + 1] === ";") throw new Unsupported("case terminator ;;")
-      tokens.push({ _tag: "Op", op: c === "\n" ? "\n" : ";" }, i)
-      i++
-      continue
-    }
-    if (c === "&") {
-      if (text[i + 1] !== "&") throw new Unsupported("background job &")
-      tokens.push({ _tag: "Op", op: "&&" }, i)
-      i += 2
-      continue
-    }
-    if (c === "|") {
-      if (text[i + 1] !== "|") throw new Unsupported("pipeline |")
-      tokens.push({ _tag: "Op", op: "||" }, i)
-      i += 2
-      continue
-    }
-    if (c === "(" || c === ")") throw new Unsupported("subshell ( )")
-    if (c === "<" || c === ">") {
-      i = redirectOperator(text, i, undefined, tokens)
-      continue
-    }
-    // an IO number: digits directly followed by < or >
-    const io = /^\d+(?=[<>])/.exec(text.slice(i))
-    if (io !== null) {
-      i = redirectOperator(text, i + io[0].length, Number(io[0]), tokens)
-      continue
-    }
-    const [word, rawText, end] = readWord(text, i)
-    tokens.push({ _tag: "Word", word, raw: rawText }, i)
-    i = end
-  }
-  return raw
-}
-
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
-const redirectOperator = (
-  text: string,
-  i: number,
-  fd: number | undefined,
-  out: { readonly push: (token: DistributiveOmit<Token, "line">, at: number) => void }
-): number => {
-  const c = text[i]!
-  const next = text[i + 1]
-  if (c === "<" && next === "<") throw new Unsupported("here-document <<")
-  if (c === "<" && next === ">") throw new Unsupported("redirection <>")
-  if (c === ">" && next === "|") throw new Unsupported("redirection >|")
-  if (c === ">" && next === ">") {
-    out.push({ _tag: "Redirect", fd, op: ">>" }, i)
-    return i + 2
+/** Tokens of `text` from `start`, one at a time, with any number of tokens of lookahead. */
+export class Lexer {
+  private position: number
+  private readonly ahead: Array<Token> = []
+  // the line of `counted`: newlines before it, plus one
+  private counted = 0
+  private line = 1
+
+  constructor(
+    readonly text: string,
+    start: number,
+    private readonly substitution: ParseSubstitution
+  ) {
+    this.position = start
   }
-  if (next === "&") {
-    out.push({ _tag: "Redirect", fd, op: c === "<" ? "<&" : ">&" }, i)
-    return i + 2
+
+  /** The token `n` ahead (0: the next one), or undefined at the end of the text. */
+  peek(n = 0): Token | undefined {
+    while (this.ahead.length <= n) {
+      const token = this.read()
+      if (token === undefined) return undefined
+      this.ahead.push(token)
+    }
+    return this.ahead[n]
   }
-  out.push({ _tag: "Redirect", fd, op: c === "<" ? "<" : ">" }, i)
-  return i + 1
+
+  next(): Token | undefined {
+    const token = this.peek()
+    this.ahead.shift()
+    return token
+  }
+
+  /** Where the text after the tokens taken so far starts (none may be waiting in lookahead). */
+  get end(): number {
+    if (this.ahead.length > 0) throw new Error("fake shell lexer: end asked with tokens in lookahead")
+    return this.position
+  }
+
+  private lineAt(at: number): number {
+    for (; this.counted < at; this.counted++) if (this.text[this.counted] === "\n") this.line++
+    return this.line
+  }
+
+  private token(token: DistributiveOmit<Token, "line">, at: number, length: number): Token {
+    this.position = at + length
+    return { ...token, line: this.lineAt(at) } as Token
+  }
+
+  private read(): Token | undefined {
+    const text = this.text
+    let i = this.position
+    for (;;) {
+      const c = text[i]
+      if (c === undefined) {
+        this.position = i
+        return undefined
+      }
+      if (isBlank(c)) i++
+      else if (c === "\\" && text[i + 1] === "\n") i += 2
+      else if (c === "#") while (i < text.length && text[i] !== "\n") i++
+      else break
+    }
+    const c = text[i]!
+    const next = text[i + 1]
+    if (c === "\n") return this.token({ _tag: "Op", op: "\n" }, i, 1)
+    if (c === ";") return next === ";" ? this.op(";;", i) : this.op(";", i)
+    if (c === "&") {
+      if (next !== "&") throw new Unsupported("background job &")
+      return this.op("&&", i)
+    }
+    if (c === "|") return next === "|" ? this.op("||", i) : this.op("|", i)
+    if (c === "(" || c === ")") return this.op(c, i)
+    if (c === "<" || c === ">") return this.redirect(i, i, undefined)
+    // an IO number: digits directly followed by < or >
+    const io = /^\d+(?=[<>])/.exec(text.slice(i, i + 12))
+    if (io !== null) return this.redirect(i, i + io[0].length, Number(io[0]))
+    const [word, raw, end] = this.word(i)
+    return this.token({ _tag: "Word", word, raw }, i, end - i)
+  }
+
+  private word(i: number): [Word, string, number] {
+    try {
+      return readWord(this.text, i, this.substitution)
+    } catch (error) {
+      // what runs off the end of a word (a quote, a brace) is reported at the last line, as dash does
+      if (error instanceof ShellSyntaxError && error.line === undefined)
+        throw new ShellSyntaxError(error.message, this.text.split("\n").length)
+      throw error
+    }
+  }
+
+  private op(op: Operator, at: number): Token {
+    return this.token({ _tag: "Op", op }, at, op.length)
+  }
+
+  private redirect(at: number, i: number, fd: number | undefined): Token {
+    const c = this.text[i]!
+    const next = this.text[i + 1]
+    if (c === "<" && next === "<") throw new Unsupported("here-document <<")
+    if (c === "<" && next === ">") throw new Unsupported("redirection <>")
+    if (c === ">" && next === "|") throw new Unsupported("redirection >|")
+    const length = i - at
+    if (c === ">" && next === ">") return this.token({ _tag: "Redirect", fd, op: ">>" }, at, length + 2)
+    if (next === "&") return this.token({ _tag: "Redirect", fd, op: c === "<" ? "<&" : ">&" }, at, length + 2)
+    return this.token({ _tag: "Redirect", fd, op: c === "<" ? "<" : ">" }, at, length + 1)
+  }
 }
 
-/** One word starting at `text[start]`: its segments, its raw text, and the index after it. */
-const readWord = (text: string, start: number): [Word, string, number] => {
-  const segments: Array<Segment> = []
-  let i = start
-  const push = (piece: string, quoted: boolean) => {
-    const last = segments.at(-1)
-    if (last?._tag === "Text" && last.quoted === quoted) {
-      segments[segments.length - 1] = { _tag: "Text", text: last.text + piece, quoted }
-    } else segments.push({ _tag: "Text", text: piece, quoted })
-  }
-  while (i < text.length) {
-    const c = text[i]!
-    if (isBlank(c) || isMeta(c)) break
-    if (c === "(" || c === ")") throw new Unsupported("subshell ( )")
-    if (c === "`") throw new Unsupported("command substitution `...`")
-    if (c === "'") {
-      const close = text.indexOf("'", i + 1)
-      if (close < 0) throw new ShellSyntaxError("Syntax error: Unterminated quoted string")
-      push(text.slice(i + 1, close), true)
-      // '' is an empty quoted piece: it makes the word exist even when empty
-      if (close === i + 1) segments.push({ _tag: "Text", text: "", quoted: true })
-      i = close + 1
-      continue
-    }
-    if (c === '"') {
-      i = readDoubleQuoted(text, i + 1, segments, push)
-      continue
-    }
-    if (c === "\\") {
-      if (i + 1 >= text.length) {
-        push("\\", false)
-        i++
-        continue
-      }
-      if (text[i + 1] !== "\n") push(text[i + 1]!, true)
-      i += 2
-      continue
-    }
-    if (c === "$") {
-      const [segment, end] = readParam(text, i, false)
-      if (segment._tag === "Text") push(segment.text, false)
-      else segments.push(segment)
-      i = end
-      continue
-    }
-    push(c, false)
-    i++
-  }
-  return [segments, text.slice(start, i), i]
-}
-
-const readDoubleQuoted = (
-  text: string,
-  start: number,
-  segments: Array<Segment>,
-  push: (piece: string, quoted: boolean) => void
-): number => {
-  let i = start
-  let empty = true
-  while (i < text.length) {
-    const c = text[i]!
-    if (c === '"') {
-      if (empty) segments.push({ _tag: "Text", text: "", quoted: true })
-      return i + 1
-    }
-    empty = false
-    if (c === "`") throw new Unsupported("command substitution `...`")
-    if (c === "\\") {
-      const next = text[i + 1]
-      if (next === "$" || next === "`" || next === '"' || next === "\\") {
-        push(next, true)
-        i += 2
-      } else if (next === "\n") i += 2
-      else {
-        push("\\", true)
-        i++
-      }
-      continue
-    }
-    if (c === "$") {
-      const [segment, end] = readParam(text, i, true)
-      if (segment._tag === "Text") push(segment.text, true)
-      else segments.push(segment)
-      i = end
-      continue
-    }
-    push(c, true)
-    i++
-  }
-  throw new ShellSyntaxError("Syntax error: Unterminated quoted string")
+/** A token as dash names it in "Syntax error: ... unexpected". */
+export const tokenText = (token: Token | undefined): string => {
+  if (token === undefined) return "end of file"
+  if (token._tag === "Word") return `"${token.raw}"`
+  if (token._tag === "Op") return token.op === "\n" ? '"newline"' : `"${token.op}"`
+  return `"${token.fd ?? ""}${token.op}"`
 }

@@ -135,5 +135,6 @@ export const makeFakeFs = (store: FakeFileSystem): FakeFs => ({
   rename: (from, to) => Effect.flatMap(now, (ms) => Effect.sync(() => store.rename(from, to, ms).ok)),
   exists: (path) => Effect.sync(() => store.stat(path) !== undefined),
   remove: (path) => Effect.sync(() => store.remove(path)),
-  listFiles: Effect.sync(() => store.listFiles())
+  listFiles: Effect.sync(() => store.listFiles()),
+  readDirectory: (path) => Effect.sync(() => store.readDirectory(path))
 })
