@@ -11,7 +11,7 @@ import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import type { SlurmSettings } from "@mlops/core/SlurmSettings"
 import * as Launch from "@mlops/serve/Launch"
 import * as Stop from "@mlops/serve/Stop"
-import { Cause, Clock, Console, type Duration, Effect, Fiber, Option, Ref, Stream } from "effect"
+import { Cause, Console, type Duration, Effect, Fiber, Option, Ref, Stream } from "effect"
 import { autoFixAttempts, type Parsed } from "../commands/launch.js"
 import { type CommandExit, MlopsWords, SglangFlags, UsageError } from "../commands/shared.js"
 import * as Engines from "../Engines.js"
@@ -72,10 +72,9 @@ const baseRequest = (
 })
 
 /** Live mode writes to the terminal as is: its text carries the cursor moves and newlines. */
-const write = (text: string) =>
-  Effect.sync(() => {
-    if (text !== "") process.stdout.write(text)
-  })
+const write = (text: string): void => {
+  if (text !== "") process.stdout.write(text)
+}
 
 const printEvents = <R>(
   style: Style,
@@ -90,26 +89,58 @@ const printEvents = <R>(
     )
   }
   return Effect.gen(function* () {
-    const start = yield* Clock.currentTimeMillis
-    const state = yield* Ref.make(Progress.initial(start))
-    const draw = (event: Launch.LaunchProgress | undefined) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const next = Progress.live(style, yield* Ref.get(state), event, now, context)
-        yield* Ref.set(state, next.state)
-        yield* write(next.text)
+    const clock = yield* Effect.clock
+    const base = yield* Effect.console
+    // the view and the screen change in one synchronous step, whichever fiber prints
+    let state = Progress.initial(yield* clock.currentTimeMillis)
+    const show = (
+      step: (
+        view: Progress.ViewState,
+        nowMs: number
+      ) => { readonly text: string; readonly state: Progress.ViewState }
+    ) =>
+      Effect.sync(() => {
+        const next = step(state, clock.unsafeCurrentTimeMillis())
+        state = next.state
+        write(next.text)
       })
+    const draw = (event: Launch.LaunchProgress | undefined) =>
+      show((view, now) => Progress.live(style, view, event, now, context))
     // a failure or Ctrl-C leaves the phases reached on screen, without the running clock
     const freeze = (ending: "failed" | "interrupted") =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const next = Progress.freeze(style, yield* Ref.get(state), now, ending)
-        yield* Ref.set(state, next.state)
-        yield* write(next.text)
-      })
+      show((view, now) => Progress.freeze(style, view, now, ending))
+    // what the launch's own code prints meanwhile (the sim's warnings) goes above the block: the
+    // block is taken off the screen and drawn again under it, so its next rewind erases the block
+    const aside =
+      (method: "log" | "info" | "warn" | "error" | "debug") =>
+      (...args: ReadonlyArray<unknown>): void => {
+        const around = Progress.around(style, state, clock.unsafeCurrentTimeMillis())
+        state = around.state
+        write(around.before)
+        base.unsafe[method](...args)
+        write(around.after)
+      }
+    const unsafe = {
+      ...base.unsafe,
+      log: aside("log"),
+      info: aside("info"),
+      warn: aside("warn"),
+      error: aside("error"),
+      debug: aside("debug")
+    }
+    const liveConsole: Console.Console = {
+      ...base,
+      log: (...args) => Effect.sync(() => unsafe.log(...args)),
+      info: (...args) => Effect.sync(() => unsafe.info(...args)),
+      warn: (...args) => Effect.sync(() => unsafe.warn(...args)),
+      error: (...args) => Effect.sync(() => unsafe.error(...args)),
+      debug: (...args) => Effect.sync(() => unsafe.debug(...args)),
+      unsafe
+    }
     // a tick redraws the running clock; it ends with the events
     const ticks = Stream.tick("1 second").pipe(Stream.map(() => undefined))
     yield* Stream.runForEach(Stream.merge(events, ticks, { haltStrategy: "left" }), draw).pipe(
+      Console.withConsole(liveConsole),
       Effect.onError((cause) => freeze(Cause.isInterruptedOnly(cause) ? "interrupted" : "failed"))
     )
   })

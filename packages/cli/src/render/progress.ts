@@ -303,6 +303,26 @@ export const live = (
 }
 
 /**
+ * Text to write around lines that something else prints while the block is on screen (the
+ * sim's warning on stderr): `before` takes the block off the screen, `after` draws it again
+ * under them. Printed under the block instead, they would be what the next rewind erases, and
+ * the block's old drawing would stay above. Once the block is final, nothing around them.
+ */
+export const around = (
+  style: Style,
+  state: ViewState,
+  nowMs: number
+): { readonly before: string; readonly after: string; readonly state: ViewState } => {
+  if (state.done) return { before: "", after: "", state }
+  const newBlock = block(style, state, nowMs)
+  return {
+    before: text(state.blockLines, []),
+    after: text(0, newBlock),
+    state: { ...state, blockLines: screenRows(newBlock, style.columns) }
+  }
+}
+
+/**
  * The block's last drawing when the launch ends without a result (a failure, Ctrl-C): the
  * phases reached, the one it ended in marked, no clock; the error or interrupt message follows.
  */

@@ -10,6 +10,40 @@ const phase = (name: "weights-loading" | "kv-cache", elapsedMs: number): Launch.
     event: { _tag: "PhaseStarted", phase: name, at: elapsedMs, process: "TP0", line: 1 }
   }) as const
 
+/**
+ * What a terminal `columns` wide shows after `texts`: `ESC[nF` moves to the start of the row n
+ * above, `ESC[J` clears from the cursor down, a long line wraps (without colour, no other escapes).
+ */
+const screenAfter = (texts: ReadonlyArray<string>, columns = 160): ReadonlyArray<string> => {
+  const rows: Array<string> = [""]
+  let row = 0
+  let col = 0
+  for (const part of texts.join("").split(/(\x1b\[\d*F|\x1b\[J|\n)/)) {
+    const up = /^\x1b\[(\d*)F$/.exec(part)
+    if (up !== null) {
+      row = Math.max(0, row - Number(up[1] || 1))
+      col = 0
+    } else if (part === "\x1b[J") {
+      rows[row] = rows[row]!.slice(0, col)
+      rows.length = row + 1
+    } else if (part === "\n") {
+      row++
+      col = 0
+    } else {
+      for (const char of part) {
+        if (col === columns) {
+          row++
+          col = 0
+        }
+        rows[row] = (rows[row] ?? "").slice(0, col) + char
+        col++
+      }
+    }
+    while (rows.length <= row) rows.push("")
+  }
+  return rows
+}
+
 describe("render/progress", () => {
   it("live mode rewrites the phase block in place and keeps permanent lines above it", () => {
     let state = Progress.initial(0)
@@ -82,5 +116,48 @@ describe("render/progress", () => {
       nextArgv: ["--tp", "2"]
     } as unknown as Launch.LaunchProgress
     assert.match(Progress.lines(style, retried)[0]!, /attempt 1 failed: Out of GPU memory/)
+  })
+
+  it("lines something else prints while the block is on screen go above it; the next rewind erases only the block", () => {
+    const connected = { _tag: "Connected", host: "sim", name: "m", elapsedMs: 20 } as Launch.LaunchProgress
+    const warning =
+      "mlops: ignoring the sim state in /h/sim/state.json (not valid JSON); starting a fresh sim"
+    for (const columns of [160, 20]) {
+      const narrow = { ...style, columns }
+      const written: Array<string> = []
+      let state = Progress.initial(0)
+      // the first tick, before any event: `connecting · 7 ms elapsed` (two rows when 20 wide)
+      const tick = Progress.live(narrow, state, undefined, 7)
+      written.push(tick.text)
+      state = tick.state
+      assert.strictEqual(state.blockLines, columns === 20 ? 2 : 1)
+      // the sim's warning on stderr: the block comes off the screen, then is drawn again under it
+      const around = Progress.around(narrow, state, 9)
+      assert.strictEqual(around.before, `\x1b[${state.blockLines}F\x1b[J`)
+      assert.include(around.after, "connecting · 9 ms elapsed")
+      written.push(around.before, `${warning}\n`, around.after)
+      state = around.state
+      const next = Progress.live(narrow, state, connected, 20)
+      written.push(next.text)
+      const shown = screenAfter(written, columns).join("\n")
+      assert.strictEqual(
+        shown,
+        screenAfter(
+          [`${warning}\n`, "✓ connected to sim as deployment m 20 ms\n", "  connecting · 20 ms elapsed\n"],
+          columns
+        ).join("\n"),
+        shown
+      )
+      // written under the block instead, the warning is what the rewind erases: the old clock stays
+      const under = screenAfter(
+        [tick.text, `${warning}\n`, Progress.live(narrow, tick.state, connected, 20).text],
+        columns
+      )
+      assert.include(under.join(""), "connecting · 7 ms elapsed")
+      assert.notInclude(under.join(""), "starting a fresh sim")
+    }
+    // once the block is final, nothing is written around the lines
+    const done = { ...Progress.initial(0), done: true }
+    assert.deepStrictEqual(Progress.around(style, done, 5), { before: "", after: "", state: done })
   })
 })

@@ -14,6 +14,7 @@ import {
   fast,
   lastOutputLine,
   lineIndex,
+  linesOf,
   mlops,
   readyFlags,
   storyFlags,
@@ -59,6 +60,30 @@ describe("launch in a terminal", () => {
     )
     assert.strictEqual(count(transcript, /✓ starting\s/), 1, "each phase once")
     assert.match(lastOutputLine(transcript), /stop: mlops stop --host sim --name qwen3\.6-27b/)
+  })
+
+  it("--no-preflight with a warning from the sim: the first live line is not left above the result", async () => {
+    const term = use()
+    // a sim state written by another mlops version: the sim says on stderr that it starts fresh,
+    // while the first live line (`connecting · 7 ms elapsed`) is on screen
+    term.run(`mkdir -p "$MLOPS_HOME/sim" && echo '{"version":0}' > "$MLOPS_HOME/sim/state.json"`)
+    await term.finished()
+    await term.clear()
+    mlops(term, `launch --host sim --no-preflight -- ${readyFlags}`)
+    const { code } = await term.finished()
+    const screen = term.screen()
+    assert.strictEqual(code, 0, screen)
+    assert.strictEqual(count(screen, /elapsed/), 0, `no live status line left:\n${screen}`)
+    assert.strictEqual(count(screen, /^ {4}… /), 0, screen)
+    // the warning stays, once, above the launch
+    const warning = lineIndex(screen, /^mlops: ignoring the sim state in .* starting a fresh sim$/)
+    const connected = lineIndex(screen, /^✓ connected to sim as deployment qwen3\.6-27b/)
+    const started = lineIndex(screen, /^▶ started pid \d+/)
+    const result = lineIndex(screen, /^✓ qwen3\.6-27b is ready on sim/)
+    assert.strictEqual(count(screen, /ignoring the sim state/), 1, screen)
+    assert.isTrue(0 < warning && warning < connected && connected < started && started < result, screen)
+    assert.match(linesOf(screen)[result + 1]!, /^ {4}url: http:\/\/127\.0\.0\.1:30000$/, screen)
+    assert.match(lastOutputLine(screen), /stop: mlops stop --host sim --name qwen3\.6-27b/, screen)
   })
 
   it("a preflight failure: the error once, last, no stale block", async () => {
