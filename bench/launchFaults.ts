@@ -179,7 +179,7 @@ const once = (
     const groups = standinGroups(standin)
     const own =
       launched && Exit.isSuccess(exit) && exit.value._tag === "Some" && exit.value.value._tag === "Launched"
-        ? exit.value.value.deployment.pgid
+        ? Number(exit.value.value.deployment.server.ids.pgid)
         : undefined
     const untracked = [...groups.keys()].filter((pgid) => pgid !== own).length
     // the reconnect: the first new connection after the cut (after the listener came back)

@@ -3,7 +3,7 @@
  * Debian's slurm packages) with the harness sshd as the login node and the stand-in SGLang as
  * the job, each against a baseline measured in this run:
  *
- * (a) submit → RUNNING → ready: the Slurm placement's spawn (preflight, files, sbatch) to the
+ * (a) submit → RUNNING → ready: the Slurm placement's preflight and spawn (files, sbatch) to the
  *     classifier's Ready line plus `/health` 200 through the tunnel to the node, median of
  *     BENCH_RUNS (5). mlops' own overhead = that minus Slurm's own submit→start (the job's
  *     StartTime − SubmitTime, and a bare `sbatch` + `squeue` poll measured here) minus the
@@ -16,9 +16,9 @@
 import * as path from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
+import * as HttpClient from "@mlops/core/HttpClient"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import * as Tunnel from "@mlops/core/Tunnel"
-import * as SlurmFollow from "@mlops/serve/SlurmFollow"
+import * as Follow from "@mlops/serve/Follow"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import { Effect, Layer, Stream } from "effect"
 import * as TestSlurm from "../packages/core/test/support/Slurm.js"
@@ -54,8 +54,11 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
     let n = 0
     const launch = (port: number, extra: ReadonlyArray<string>, poll: `${number} millis`) =>
       Effect.gen(function* () {
-        const placement = SlurmPlacement.make({ settings: {}, gpus: 1, jobName: `mlops-bench-${++n}`, poll })
-        const runDir = path.join(standin.stateDir, "deployments", `bench-${n}`)
+        const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
+        const placement = yield* SlurmPlacement.makeKind({ poll }).make(SlurmPlacement.spec(), conn.host)
+        const name = `bench-${++n}`
+        const runDir = path.join(standin.stateDir, "deployments", name)
+        const gpus = { total: 1, nodes: 1, perNode: 1, first: 0, step: 1, elsewhere: "", fewer: () => "" }
         const command = RemoteCommand.make(
           [
             path.join(standin.venv, "bin", "python"),
@@ -65,14 +68,20 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
             standin.modelPath,
             "--port",
             String(port),
+            // where the login node reaches a server on the node
+            "--host",
+            slurm.nodeAddress,
             ...extra
           ],
           { env: { STANDIN_PHASE_SECONDS: "0.02", STANDIN_STAMP_FILE: standin.stampFile } }
         )
+        yield* placement.preflight(conn, { name, gpus, port })
         const placed = yield* placement.spawn(alias, command, {
           runDir,
           logPath: path.join(runDir, "log"),
-          token: `t${n}`
+          token: `t${n}`,
+          name,
+          gpus
         })
         return { placement, placed }
       })
@@ -102,13 +111,13 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
     for (let i = 0; i < RUNS; i++) {
       const port = yield* freePort
       const t0 = Date.now()
-      const { placement, placed } = yield* launch(port, [], "250 millis")
+      const { placed } = yield* launch(port, [], "250 millis")
       spawned.push(Date.now() - t0)
       let running = 0
-      yield* SlurmFollow.follow(placement, placed, { engines: [logs] }).pipe(
+      yield* Follow.follow(placed, { engines: [logs] }).pipe(
         Stream.tap((e) =>
           Effect.sync(() => {
-            if (e._tag === "Job" && e.job.state._tag === "Running" && running === 0) running = Date.now()
+            if (e._tag === "State" && e.state.startsWith("RUNNING") && running === 0) running = Date.now()
           })
         ),
         Stream.takeUntil((e) => e._tag === "Log" && e.event._tag === "Ready"),
@@ -116,10 +125,10 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
       )
       const readyLine = Date.now()
       const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
-      const target = yield* placement.target(conn, placed)
+      const client = yield* HttpClient.make(conn, { port, target: yield* placed.address(conn) })
       for (;;) {
         const health = yield* Effect.either(
-          Tunnel.request(conn, { port, target, method: "GET", path: "/health", timeout: "2 seconds" })
+          client.request({ method: "GET", path: "/health", timeout: "2 seconds" })
         )
         if (health._tag === "Right" && health.right.status === 200) break
         yield* Effect.sleep("50 millis")
@@ -128,7 +137,7 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
       const stamps = standin.stamps().filter((s) => s.ms >= t0)
       const start = stamps.find((s) => s.event === "start")
       const ready = stamps.find((s) => s.event === "ready")
-      const record = yield* slurm.client("scontrol", ["show", "job", "-o", placed.job!])
+      const record = yield* slurm.client("scontrol", ["show", "job", "-o", String(placed.server.ids.job)])
       const submit = Date.parse(/SubmitTime=(\S+)/.exec(record)![1]! + "Z")
       const began = Date.parse(/StartTime=(\S+)/.exec(record)![1]! + "Z")
       const engine = start !== undefined && ready !== undefined ? ready.ms - start.ms : 0
@@ -138,7 +147,7 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
       // mlops' own: its work before Slurm has the job, and from the ready line to /health 200
       overheads.push(spawned[spawned.length - 1]! + (t0 + total - readyLine))
       engines.push(engine)
-      yield* placement.stop(conn, placed)
+      yield* placed.stop(conn)
     }
     console.log(`(a) submit → RUNNING → ready, median of ${RUNS}:`)
     console.log(
@@ -156,11 +165,8 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
       for (let i = 0; i < RUNS; i++) {
         const port = yield* freePort
         const t0 = Date.now()
-        const { placement, placed } = yield* launch(port, ["--mem-fraction-static", "0.96"], poll)
-        const ended = yield* SlurmFollow.follow(placement, placed, { engines: [logs] }).pipe(
-          Stream.runDrain,
-          Effect.flip
-        )
+        const { placed } = yield* launch(port, ["--mem-fraction-static", "0.96"], poll)
+        const ended = yield* Follow.follow(placed, { engines: [logs] }).pipe(Stream.runDrain, Effect.flip)
         const at = Date.now()
         const crash = standin.stamps().find((s) => s.event === "crash" && s.ms >= t0)
         if (ended._tag !== "SlurmJobEnded" || crash === undefined)

@@ -16,12 +16,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
-import * as Probes from "@mlops/core/Probes"
+import * as Preflight from "@mlops/serve/Preflight"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import { qwen36_27b } from "@mlops/serve/SampleModels"
 import { Effect, Layer } from "effect"
 import * as Sshd from "../packages/core/test/support/Sshd.js"
 import * as Check from "../packages/sglang/src/Check.js"
 import * as HostFlags from "../packages/sglang/src/HostFlags.js"
+import { engine } from "../packages/sglang/src/SglangEngine.js"
 import * as Standins from "../packages/sglang/test/integration/releases/standins.js"
 import { readFixture } from "../packages/sglang/test/support/releaseData.js"
 import { storyArgv } from "../packages/sglang/test/support/story.js"
@@ -66,29 +68,30 @@ const hostDump = Effect.gen(function* () {
       }
     }
     const prefix = installed.prefixes.get(alias)!
-    const env = yield* Probes.python(conn, prefix, "sglang", { hashFiles: [HostFlags.fingerprintFile] })
-    const interpreter = Probes.interpreterOf(prefix)
+    // the install found as a launch finds it (the discovery script, one command)
+    const locate = PythonEnvRuntime.choose(conn, { engine, explicit: prefix, env: {} })
+    const located = yield* locate
+    const runtime = yield* PythonEnvRuntime.kind.make(PythonEnvRuntime.spec(prefix), conn.host)
+    const request = Preflight.flagsRequest(conn, { runtime, located, env: {}, flagsFromHost: false })
     const probes: Array<number> = []
-    for (let i = 0; i < 10; i++) probes.push((yield* timed(Probes.python(conn, prefix, "sglang"))).ms)
+    for (let i = 0; i < 10; i++) probes.push((yield* timed(locate)).ms)
     const fresh: Array<number> = []
     const freshCommands: Array<number> = []
     for (let i = 0; i < 10; i++) {
       const before = commands.count
-      const run = yield* timed(
-        HostFlags.forHost(conn, { interpreter, env }).pipe(Effect.provide(HostFlags.layerMemory))
-      )
+      const run = yield* timed(HostFlags.forHost(request).pipe(Effect.provide(HostFlags.layerMemory)))
       if (run.value.source !== "dumped") throw new Error(`expected a dump, got ${run.value.source}`)
       fresh.push(run.ms)
       freshCommands.push(commands.count - before)
     }
     const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-bench-flags-"))
     const cache = HostFlags.layerDirectory(cacheDir)
-    yield* HostFlags.forHost(conn, { interpreter, env }).pipe(Effect.provide(cache))
+    yield* HostFlags.forHost(request).pipe(Effect.provide(cache))
     const cached: Array<number> = []
     const cachedCommands: Array<number> = []
     for (let i = 0; i < 50; i++) {
       const before = commands.count
-      const run = yield* timed(HostFlags.forHost(conn, { interpreter, env }).pipe(Effect.provide(cache)))
+      const run = yield* timed(HostFlags.forHost(request).pipe(Effect.provide(cache)))
       if (run.value.source !== "cached") throw new Error(`expected the cache, got ${run.value.source}`)
       cached.push(run.ms)
       cachedCommands.push(commands.count - before)

@@ -47,6 +47,9 @@ const byTag: Record<string, ExitCode> = {
   UnexpectedArgument: ExitCode.Usage,
   UnencodableValue: ExitCode.Usage,
   UsageError: ExitCode.Usage,
+  // a placement or runtime spec that cannot be used (an unknown kind, bad settings)
+  InvalidPlacement: ExitCode.Usage,
+  InvalidRuntime: ExitCode.Usage,
   DeploymentNotFound: ExitCode.Usage,
   LogUnreadable: ExitCode.Usage,
   LocalFileError: ExitCode.Usage,
@@ -54,6 +57,7 @@ const byTag: Record<string, ExitCode> = {
   LaunchRulesViolated: ExitCode.RulesViolated,
   // the host is not ready (preflight, or the same causes met in the log)
   NotEnoughGpus: ExitCode.Preflight,
+  NotEnoughHosts: ExitCode.Preflight,
   GpusBusy: ExitCode.Preflight,
   HostNotReady: ExitCode.Preflight,
   PortUnavailable: ExitCode.Preflight,

@@ -16,8 +16,10 @@ describe("our own deployments, named", () => {
       const first = yield* user.mlops("launch", "--host", "sim", "--name", "first", "--json", "--", ...flags)
       assert.strictEqual(first.code, ExitCode.Ok, first.text)
       const pid = (
-        JSON.parse(first.stdout.filter((l) => l !== "").at(-1)!) as { deployment: { pid: number } }
-      ).deployment.pid
+        JSON.parse(first.stdout.filter((l) => l !== "").at(-1)!) as {
+          deployment: { server: { ids: { pid: number } } }
+        }
+      ).deployment.server.ids.pid
 
       const port = yield* user.mlops(
         "launch",

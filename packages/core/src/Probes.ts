@@ -1,6 +1,6 @@
 /**
- * Facts about a host read with one command each: GPUs, processes on GPUs, a Python
- * environment and its package, who holds a port. A missing tool or unreadable output is a
+ * Facts about a host read with one command each: GPUs, processes on GPUs, who holds a port
+ * (a Python environment is found by serve's runtime). A missing tool or unreadable output is a
  * `ProbeFailed` with a fix.
  *
  * @since 0.1.0
@@ -10,7 +10,6 @@ import type { Connection, ExecResult } from "./Connection.js"
 import { type CommandError, ProbeFailed } from "./Errors.js"
 import * as parsers from "./internal/probeParsers.js"
 import * as RemoteCommand from "./RemoteCommand.js"
-import * as RemotePath from "./RemotePath.js"
 
 /** @category models */
 export interface Gpu {
@@ -29,20 +28,6 @@ export interface GpuProcess {
   readonly gpuUuid: string
   /** Absent when the driver does not report it (`[N/A]`). */
   readonly usedMemoryMiB?: number
-}
-
-/** @category models */
-export interface PythonEnv {
-  readonly executable: string
-  /** `"3.11.9"` */
-  readonly version: string
-  readonly package: string
-  /** Absent when the package is not installed. */
-  readonly packageVersion?: string
-  /** The package's directory (or module file). */
-  readonly packageLocation?: string
-  /** sha256 (hex) of the files asked for, by their path inside the package; absent when none was readable. */
-  readonly fileHashes?: Readonly<Record<string, string>>
 }
 
 /** @category models */
@@ -125,49 +110,6 @@ export const gpuProcesses = Effect.fn("Probes.gpuProcesses")(function* (
     )
   }
   return yield* fromEither(conn, "nvidia-smi", parsers.parseGpuProcesses(result.stdout))
-})
-
-/** The interpreter of a Python environment: a prefix (`<prefix>/bin/python`) or an interpreter path. */
-export const interpreterOf = (pythonPath: string): string => {
-  const trimmed = pythonPath.replace(/\/+$/, "")
-  const base = trimmed.slice(trimmed.lastIndexOf("/") + 1)
-  return /^python[\d.]*$/.test(base) ? trimmed : `${trimmed}/bin/python`
-}
-
-/**
- * One exec of the environment's interpreter printing its version and the package's
- * version/location from metadata (the package is not imported), and the sha256 of `hashFiles`
- * (paths inside the package, e.g. `srt/server_args.py`): a fingerprint of the install.
- *
- * @category probes
- */
-export const python = Effect.fn("Probes.python")(function* (
-  conn: Connection,
-  pythonPath: string,
-  pkg: string,
-  options: { readonly hashFiles?: ReadonlyArray<string> } = {}
-): Effect.fn.Return<PythonEnv, CommandError | ProbeFailed> {
-  const interpreter = interpreterOf(pythonPath)
-  // a path mlops was given: `~/...` is the remote home (rendered for the shell to expand)
-  const result = yield* run(conn, [
-    RemotePath.make(interpreter),
-    "-c",
-    parsers.PYTHON_PROBE,
-    pkg,
-    ...(options.hashFiles ?? [])
-  ])
-  if (result.exitCode === 127 || result.exitCode === 126) {
-    return yield* failed(
-      conn,
-      "python",
-      `no Python interpreter at ${interpreter}`,
-      `point the host's python setting at a venv/conda prefix or an interpreter that exists on ${conn.host.alias}`
-    )
-  }
-  if (result.exitCode !== 0) {
-    return yield* failed(conn, "python", `${interpreter} exited ${result.exitCode}: ${tail(result.stderr)}`)
-  }
-  return yield* fromEither(conn, "python", parsers.parsePythonEnv(result.stdout))
 })
 
 /** Who listens on TCP `port` (`ss -ltnpH 'sport = :PORT'`); `undefined` when nobody. @category probes */

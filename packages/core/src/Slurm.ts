@@ -58,6 +58,8 @@ export interface SlurmClient {
   readonly submit: (script: string) => Effect.Effect<string, SlurmSubmitRefused | client.Failure>
   /** Returns once no `sbatch --parsable SCRIPT` runs on the login node (at most sbatch's timeout). */
   readonly submitsSettled: (script: string) => Effect.Effect<void, client.Failure>
+  /** Whether an `sbatch --parsable SCRIPT` runs on the login node now (a submit under way). */
+  readonly submitting: (script: string) => Effect.Effect<boolean, client.Failure>
   /** The queued or running job of this name whose `--comment` is `comment` (a lost submit found again). */
   readonly submittedWith: (
     jobName: string,
@@ -94,6 +96,7 @@ export const clientOf = (conn: Connection): SlurmClient => ({
   submit: (script) => client.submit(conn, script),
   submittedWith: (jobName, comment) => client.submittedWith(conn, jobName, comment),
   submitsSettled: (script) => client.submitsSettled(conn, script),
+  submitting: (script) => client.submitting(conn, script),
   job: (jobId) => client.job(conn, jobId),
   jobs: (options) => client.jobs(conn, options),
   partitions: client.partitions(conn),
@@ -151,6 +154,7 @@ export const make: Effect.Effect<SlurmApi, never, ConnectionPool> = Effect.map(C
     submit: (host, script) => on(host, (slurm) => slurm.submit(script)),
     submittedWith: (host, jobName, comment) => on(host, (slurm) => slurm.submittedWith(jobName, comment)),
     submitsSettled: (host, script) => on(host, (slurm) => slurm.submitsSettled(script)),
+    submitting: (host, script) => on(host, (slurm) => slurm.submitting(script)),
     job: (host, jobId) => on(host, (slurm) => slurm.job(jobId)),
     jobs: (host, options) => on(host, (slurm) => slurm.jobs(options)),
     partitions: (host) => on(host, (slurm) => slurm.partitions),

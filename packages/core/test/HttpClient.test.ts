@@ -197,8 +197,8 @@ describe("HttpClient on the fake host", () => {
         )
         assert.strictEqual(failureTag(viaTunnel), "ForwardFailed")
         // the forward target: the fake host has nothing behind it
-        const behind = yield* HttpClient.make(conn, { port: PORT, target: "10.0.0.9" })
-        assert.strictEqual(behind.target, "10.0.0.9")
+        const behind = yield* HttpClient.make(conn, { port: PORT, target: "node-9" })
+        assert.strictEqual(behind.target, "node-9")
         assert.strictEqual(
           failureTag(yield* Effect.exit(behind.request({ method: "GET", path: "/" }))),
           "ForwardFailed"

@@ -16,25 +16,6 @@ const a10 = (index: number, cap?: string): FakeHost.FakeGpu => ({
 })
 
 /** A python that answers the probe script like the real one would for a venv with sglang. */
-const fakePython: FakeHost.Program = {
-  match: (argv) => argv[0] === "/opt/venv/bin/python" || argv[0] === "/root/venv/bin/python",
-  run: (ctx) =>
-    Effect.gen(function* () {
-      if (ctx.argv[1] !== "-c" || !ctx.argv[2]?.includes("importlib.metadata")) return 2
-      const pkg = ctx.argv[3]
-      yield* ctx.stdout.line(
-        JSON.stringify({
-          executable: ctx.argv[0],
-          version: "3.11.9",
-          package: pkg,
-          packageVersion: pkg === "sglang" ? "0.4.6" : null,
-          packageLocation: pkg === "sglang" ? "/opt/venv/lib/python3.11/site-packages/sglang" : null
-        })
-      )
-      return 0
-    })
-}
-
 const withConn = <A, E>(
   programs: ReadonlyArray<FakeHost.Program>,
   f: (conn: Connection) => Effect.Effect<A, E>
@@ -107,34 +88,6 @@ describe("Probes", () => {
         })
     )
   )
-
-  it.effect("python runs <prefix>/bin/python once and reports the package", () =>
-    withConn([fakePython], (c) =>
-      Effect.gen(function* () {
-        const env = yield* Probes.python(c, "/opt/venv", "sglang")
-        assert.deepStrictEqual(env, {
-          executable: "/opt/venv/bin/python",
-          version: "3.11.9",
-          package: "sglang",
-          packageVersion: "0.4.6",
-          packageLocation: "/opt/venv/lib/python3.11/site-packages/sglang"
-        })
-        const without = yield* Probes.python(c, "/opt/venv/bin/python", "vllm")
-        assert.isUndefined(without.packageVersion)
-        const missing = yield* Effect.flip(Probes.python(c, "/nowhere", "sglang"))
-        assert.isTrue(missing._tag === "ProbeFailed" && missing.reason.includes("/nowhere/bin/python"))
-        // `~/` is the remote home: the shell expands it
-        const home = yield* Probes.python(c, "~/venv", "sglang")
-        assert.strictEqual(home.executable, "/root/venv/bin/python")
-      })
-    )
-  )
-
-  it("interpreterOf accepts a prefix or an interpreter", () => {
-    assert.strictEqual(Probes.interpreterOf("/opt/venv/"), "/opt/venv/bin/python")
-    assert.strictEqual(Probes.interpreterOf("/usr/bin/python3.11"), "/usr/bin/python3.11")
-    assert.strictEqual(Probes.interpreterOf("~/miniconda3/envs/sgl"), "~/miniconda3/envs/sgl/bin/python")
-  })
 
   it.live("portHolder names the program listening on a port, undefined when free", () =>
     Effect.gen(function* () {

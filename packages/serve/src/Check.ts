@@ -1,8 +1,9 @@
 /**
  * `check` for any engine: the flags decoded and resolved without launching anything, either
- * against a host (the engine's version in its Python environment, the GPUs and the model's
- * config.json, probed as a launch's preflight does, without the port and busy-GPU checks) or
- * fully offline from a config.json and GPU facts. Returns the effective args and the engine's
+ * against a host (the engine as the launch's runtime finds it, with its version; the model's
+ * config.json; the GPUs where the server would run on the host itself, or the placement's own
+ * checks, a cluster's partition, where it would not: probed as a launch's preflight does,
+ * without the port and busy-GPU checks) or fully offline from a config.json and GPU facts. Returns the effective args and the engine's
  * adjustments, or fails with `LaunchRulesViolated` listing every problem and the fixed command.
  *
  * Offline GPU defaults: `count` 1, `computeCapability` "9.0", `memoryGiB` 80 (an H100 80 GB).
@@ -22,8 +23,11 @@ import {
   UnsupportedEngineVersion
 } from "./Engine.js"
 import * as ModelTraits from "./ModelTraits.js"
+import type { InvalidPlacement, Spec as PlacementSpec } from "./Placement.js"
+import * as Placements from "./Placements.js"
 import * as Preflight from "./Preflight.js"
-import * as PythonEnv from "./PythonEnv.js"
+import type { InvalidRuntime, Located, Spec as RuntimeSpec } from "./Runtime.js"
+import * as Runtimes from "./Runtimes.js"
 import * as Secrets from "./Secrets.js"
 import * as ServerCommand from "./ServerCommand.js"
 import type { LaunchRulesViolated } from "./Violations.js"
@@ -61,10 +65,14 @@ export interface CheckResult {
   /** Against a host: the Python environment whose engine was checked, and where that choice came from. */
   readonly python?: {
     readonly interpreter: string
-    readonly source: PythonEnv.PythonChoice["source"]
+    readonly source: Located["source"]
     readonly engineVersion: string
     readonly setting: string
+    /** `metadata` (an installed package) or `version.py` (a source checkout). */
+    readonly versionSource: Located["versionSource"]
   }
+  /** Against a host: where a launch would run the server and what the placement's own checks found. */
+  readonly placement?: { readonly description: string; readonly summary: string | undefined }
 }
 
 const unverifiedWarning = (engine: Engine, version: string) =>
@@ -163,7 +171,10 @@ export interface HostRequest {
   readonly host: string
   readonly argv: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string>>
-  readonly python?: string
+  /** How a launch would find the engine (`PythonEnvRuntime.spec("~/ml-env")`, what `--python` gives); default as a launch's. */
+  readonly runtime?: RuntimeSpec
+  /** Where a launch would run it; default what the host's entry makes it. */
+  readonly placement?: PlacementSpec
   /** Read the flags from the host's own parser even when mlops ships its version. */
   readonly flagsFromHost?: boolean
 }
@@ -171,7 +182,8 @@ export interface HostRequest {
 /** @category errors */
 export type HostError =
   | Effect.Effect.Error<ReturnType<typeof Preflight.run>>
-  | Effect.Effect.Error<ReturnType<typeof PythonEnv.detect>>
+  | InvalidPlacement
+  | InvalidRuntime
   | ConnectError
   | HostNotFound
 
@@ -189,18 +201,23 @@ export const host = Effect.fn("Check.host")(function* (
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(o.host)
   const env = o.env ?? {}
-  const explicit = o.python
+  // as a launch would: the same placement and runtime, so the same engine and probes
+  const placement = yield* Placements.resolve(conn.host, o.placement)
+  const runtime = yield* Runtimes.resolve(conn.host, o.runtime)
   const chosen = isRegistry(engines)
-    ? yield* PythonEnv.detect(conn, { engines, explicit, env })
-    : { engine: engines, python: undefined }
+    ? yield* runtime.locate(conn, { engines, env })
+    : { engine: engines, located: undefined }
   const engine = chosen.engine
   const argv = Secrets.redactArgv(o.argv, engine.latestFlags)
   const result = yield* Preflight.run(conn, {
     engine,
-    python:
-      chosen.python === undefined
-        ? PythonEnv.choose(conn, { engine, explicit, env })
-        : Effect.succeed(chosen.python),
+    runtime,
+    located:
+      chosen.located === undefined
+        ? Effect.map(runtime.locate(conn, { engines: [engine], env }), (found) => found.located)
+        : Effect.succeed(chosen.located),
+    placement,
+    name: "check",
     argv,
     env,
     port: engine.portOf(argv),
@@ -210,7 +227,7 @@ export const host = Effect.fn("Check.host")(function* (
     flagsFromHost: o.flagsFromHost === true
   })
   const { facts } = result
-  const { interpreter, source, engineVersion, setting } = result.python
+  const { interpreter, source, engineVersion, setting, versionSource } = result.located
   return {
     engine: engine.name,
     version: facts.engineVersion,
@@ -223,7 +240,8 @@ export const host = Effect.fn("Check.host")(function* (
       ...(facts.rulesVerified ? [] : [unverifiedWarning(engine, facts.engineVersion)])
     ],
     commandLine: commandLineOf(engine, argv),
-    python: { interpreter, source, engineVersion, setting }
+    python: { interpreter, source, engineVersion, setting, versionSource },
+    placement: facts.placement
   }
 })
 

@@ -60,6 +60,11 @@ export interface Classifier {
   readonly feed: (line: string) => ReadonlyArray<LaunchEvent>
   /** Ends the log; the root-cause failure, or `undefined` when the log shows none and the exit was clean or unknown. */
   readonly finish: (exit?: ExitStatus) => LaunchFailure | undefined
+  /**
+   * Ends the log of a process that should not have ended yet (a server before it was ready): the
+   * root-cause failure, or `ProcessExited` with its exit, a clean one included.
+   */
+  readonly endedEarly: (exit: ExitStatus) => LaunchFailure
   /** A `StartupStalled` failure for a launch that printed nothing new for `silentForMs`. */
   readonly stalled: (silentForMs: number) => StartupStalled
   /** The last lifecycle phase reached so far. */
@@ -81,6 +86,7 @@ export const make = (engines: ReadonlyArray<EngineLogs> = []): Classifier => {
   return {
     feed: (line) => state.feed(line),
     finish: (exit) => state.finish(exit),
+    endedEarly: (exit) => state.endedEarly(exit),
     stalled: (silentForMs) => state.stalled(silentForMs),
     phase: () => state.phase,
     isReady: () => state.ready,

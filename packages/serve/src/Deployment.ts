@@ -12,18 +12,20 @@
  *                   can tell "same secrets" without the host holding any), createdAt, mlops
  *                   version, attempt,
  * - `ready.json`    when it became ready and the phase timings (written once ready),
- * - `pid`, `pgid`, `start`, `token`, `log` (this run's; the previous one is `log.1`), `exit`:
- *   written by core's `spawnDetached`.
+ * - `log`           this run's output (the previous run's is `log.1`),
+ * - `stopped`       how a deliberate stop ended it,
+ * - the placement's own record of what it started (a process group's `pid`, `pgid`, `start`,
+ *   `token` and `exit`; a batch job's id and script): read back by the
+ *   placement the record names (`Placement.attach`), never here.
  *
  * So `status`, `logs` and `stop` work from any machine that can reach the host.
  *
  * @since 0.1.0
  */
-import type { Connection, ExitStatus } from "@mlops/core/Connection"
+import type { Connection } from "@mlops/core/Connection"
 import { defaultStateDir } from "@mlops/core/HostConfig"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
-import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Effect, Option, Schema } from "effect"
 import {
   ArgvFile,
@@ -33,7 +35,18 @@ import {
   ResolvedFile,
   versionOf
 } from "./internal/deploymentFiles.js"
-import type { Placed } from "./Placement.js"
+import type { Placed, ServerRef } from "./Placement.js"
+
+/** No deployment of that name on the host. @category errors */
+export class DeploymentNotFound extends Schema.TaggedError<DeploymentNotFound>()("DeploymentNotFound", {
+  host: Schema.String,
+  name: Schema.String,
+  known: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `no deployment ${this.name} on ${this.host}; known: ${this.known.join(", ") || "(none)"}`
+  }
+}
 
 /** The mlops version written into `meta.json`. @category constants */
 export const mlopsVersion = "0.1.0"
@@ -68,8 +81,10 @@ export {
   ArgvFile,
   MetaFile,
   PhaseTiming,
+  placementOf,
   ReadyFile,
   ResolvedFile,
+  runtimeOf,
   SecretsDigest,
   versionOf
 } from "./internal/deploymentFiles.js"
@@ -78,13 +93,13 @@ export {
 export interface Deployment {
   readonly host: string
   readonly name: string
-  /** The process group leader on the host (0 for a batch job: its processes are on the job's node). */
-  readonly pid: number
-  readonly pgid: number
-  /** A batch scheduler's job id, for a deployment that runs as one. */
-  readonly job?: string
+  /** What runs it, as its placement names it (`pid 1012`, a batch job's id, with its ids). */
+  readonly server: ServerRef
   readonly port: number
-  /** `http://127.0.0.1:<port>` as seen on the host, or the local tunnel URL when one was asked for. */
+  /**
+   * Where the server answers as seen from the host (`http://127.0.0.1:<port>`, a compute node's
+   * `http://<node>:<port>`), or the local tunnel URL when one was asked for.
+   */
   readonly url: string
   /** `sglang`, `vllm`. */
   readonly engine: string
@@ -113,16 +128,8 @@ export interface State {
   readonly resolved: ResolvedFile | undefined
   readonly meta: MetaFile | undefined
   readonly ready: ReadyFile | undefined
-  readonly pid: number | undefined
-  readonly pgid: number | undefined
-  /** The `exit` file: `code N` / `signal NAME`, undefined while running or never started. */
-  readonly exit: string | undefined
-  /** The `stopped` file core's `RemoteProcess.stop` writes (`terminated`, `killed`, ...): a deliberate stop. */
+  /** The `stopped` file a placement's stop writes (`terminated`, `killed`, ...): a deliberate stop. */
   readonly stopped: string | undefined
-  /** The group leader's start time recorded at spawn (the `start` file): the group is ours while it matches. */
-  readonly startTime: string | undefined
-  /** A batch scheduler's job id (the `job` file a Slurm placement writes). */
-  readonly job: string | undefined
 }
 
 // one read per file (no stat first): a missing file is undefined
@@ -136,12 +143,6 @@ const readJson = <A, I>(conn: Connection, path: string, schema: Schema.Schema<A,
       : Option.getOrUndefined(Schema.decodeUnknownOption(Schema.parseJson(schema))(text))
   )
 
-const readInt = (conn: Connection, path: string) =>
-  Effect.map(readText(conn, path), (text) => {
-    const n = text === undefined ? Number.NaN : Number.parseInt(text.trim(), 10)
-    return Number.isFinite(n) ? n : undefined
-  })
-
 /**
  * Read one deployment's directory; undefined when it does not exist.
  *
@@ -151,18 +152,13 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
   const runDir = yield* hostDirOf(conn, name)
   const dir = yield* conn.files.stat(runDir)
   if (dir === undefined || !dir.isDirectory) return undefined
-  const [argv, resolved, meta, ready, pid, pgid, exit, stopped, start, job] = yield* Effect.all(
+  const [argv, resolved, meta, ready, stopped] = yield* Effect.all(
     [
       readJson(conn, `${runDir}/argv.json`, ArgvFile),
       readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
       readJson(conn, `${runDir}/meta.json`, MetaFile),
       readJson(conn, `${runDir}/ready.json`, ReadyFile),
-      readInt(conn, `${runDir}/pid`),
-      readInt(conn, `${runDir}/pgid`),
-      readText(conn, `${runDir}/exit`),
-      readText(conn, `${runDir}/stopped`),
-      readText(conn, `${runDir}/start`),
-      readText(conn, `${runDir}/job`)
+      readText(conn, `${runDir}/stopped`)
     ],
     { concurrency: "unbounded" }
   )
@@ -174,13 +170,21 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
     resolved,
     meta,
     ready,
-    pid,
-    pgid,
-    exit: exit?.trim() || undefined,
-    stopped: stopped?.trim() || undefined,
-    startTime: start?.trim() || undefined,
-    job: job?.trim() || undefined
+    stopped: stopped?.trim() || undefined
   }
+  return state
+})
+
+/**
+ * Read one deployment's directory; `DeploymentNotFound` (naming the known ones) when it does
+ * not exist.
+ *
+ * @category reading
+ */
+export const readExisting = Effect.fn("Deployment.readExisting")(function* (conn: Connection, name: string) {
+  const state = yield* read(conn, name)
+  if (state === undefined)
+    return yield* new DeploymentNotFound({ host: conn.host.alias, name, known: yield* names(conn) })
   return state
 })
 
@@ -256,22 +260,25 @@ export const writeReady = Effect.fn("Deployment.writeReady")(function* (
 })
 
 /**
- * The `Deployment` value of a recorded state (undefined when meta or what the server runs as,
- * its pid files or a batch job's id, is missing).
+ * The `Deployment` value of a recorded state and the server its placement found (undefined
+ * when meta is missing); `address` is where the server answers as seen from the host.
  *
  * @category constructors
  */
-export const fromState = (host: string, state: State, url?: string): Deployment | undefined => {
-  const placed = processOf(host, state)
-  if (placed === undefined || state.meta === undefined) return undefined
+export const fromState = (
+  host: string,
+  state: State,
+  placed: Placed,
+  address: string,
+  url?: string
+): Deployment | undefined => {
+  if (state.meta === undefined) return undefined
   return {
     host,
     name: state.name,
-    pid: placed.pid,
-    pgid: placed.pgid,
-    ...(placed.job === undefined ? {} : { job: placed.job }),
+    server: placed.server,
     port: state.meta.port,
-    url: url ?? `http://127.0.0.1:${state.meta.port}`,
+    url: url ?? `http://${address}:${state.meta.port}`,
     engine: state.meta.engine,
     engineVersion: versionOf(state.meta),
     args: state.resolved?.effective ?? null,
@@ -284,41 +291,3 @@ export const fromState = (host: string, state: State, url?: string): Deployment 
     logPath: state.logPath
   }
 }
-
-/**
- * The server a recorded state describes, as its placement knows it: a batch job by its id, a
- * detached process by its pid files (undefined without them), without reading them again.
- *
- * @category constructors
- */
-export const processOf = (host: string, state: State): Placed | undefined => {
-  // a batch job is known by its id: the server's own pids live on a compute node
-  if (state.job !== undefined && /^\d+$/.test(state.job)) {
-    return { host, pid: 0, pgid: 0, runDir: state.runDir, logPath: state.logPath, job: state.job }
-  }
-  return state.pid === undefined || state.pgid === undefined
-    ? undefined
-    : {
-        host,
-        pid: state.pid,
-        pgid: state.pgid,
-        runDir: state.runDir,
-        logPath: state.logPath,
-        ...(state.startTime === undefined ? {} : { startTime: state.startTime })
-      }
-}
-
-/**
- * The process group a recorded state names, with the start time that proves it is still ours
- * (undefined without a `pgid` file).
- *
- * @category constructors
- */
-export const groupOf = (state: State): RemoteProcess.GroupRef | undefined =>
-  state.pgid === undefined
-    ? undefined
-    : { pgid: state.pgid, ...(state.startTime === undefined ? {} : { startTime: state.startTime }) }
-
-/** The recorded exit status (the `exit` file); undefined while running. @category reading */
-export const exitStatusOf = (state: State): ExitStatus | undefined =>
-  state.exit === undefined ? undefined : RemoteProcess.parseExitFile(state.exit)

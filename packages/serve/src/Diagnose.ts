@@ -16,6 +16,7 @@ import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
 import type { LaunchFailure } from "./Failures.js"
 import type { Phase } from "./LaunchEvent.js"
+import * as Placements from "./Placements.js"
 
 /** @category models */
 export interface Diagnosis {
@@ -212,5 +213,7 @@ export const deployment = Effect.fn("Diagnose.deployment")(function* (
   const state = yield* Deployment.read(conn, name)
   if (state === undefined) return undefined
   const log = (yield* RemoteFiles.readTextIfExists(conn, state.logPath)) ?? ""
-  return text(`${host}:${state.logPath}`, log, engines, Deployment.exitStatusOf(state))
+  const { placed } = yield* Placements.ofDeployment(conn, state)
+  const exit = placed === undefined ? undefined : (yield* placed.inspect(conn)).exit
+  return text(`${host}:${state.logPath}`, log, engines, exit)
 })

@@ -11,14 +11,14 @@
  *
  * @since 0.1.0
  */
-import type { Connection } from "@mlops/core/Connection"
+import type { ExecResult } from "@mlops/core/Connection"
 import type * as Errors from "@mlops/core/Errors"
 import type { Program } from "@mlops/core/FakeProgram"
-import type { PythonEnv } from "@mlops/core/Probes"
-import { type Effect, Schema } from "effect"
+import { type Duration, type Effect, Schema } from "effect"
 import type { ArgvError, UnencodableValue } from "./ArgvErrors.js"
 import type { EngineLogs } from "./Classifier.js"
 import type { ModelTraits } from "./ModelTraits.js"
+import type { Located } from "./Runtime.js"
 import type { LaunchRulesViolated } from "./Violations.js"
 
 /**
@@ -150,12 +150,24 @@ export interface LaunchCommand {
 
 /** Where the engine's flags for a host's install come from. @category models */
 export interface FlagsRequest {
-  readonly conn: Connection
-  readonly interpreter: string
-  /** Core's probe of the environment (package version, fingerprint hashes). */
-  readonly env: PythonEnv
+  /** The host alias, for messages and the cache of flags read from hosts. */
+  readonly host: string
+  /** The install as its runtime found it: version, fingerprint hashes, install id. */
+  readonly located: Located
+  /** Run Python `code` with the install's interpreter (the host's own parser for the flag dump), within `timeout`. */
+  readonly python: (
+    code: string,
+    timeout: Duration.DurationInput
+  ) => Effect.Effect<ExecResult, Errors.CommandError>
   /** Read the host's parser even when mlops ships this version. */
   readonly fromHost: boolean
+}
+
+/** Where the ranks of a multi-node launch meet: rank 0's address and a port it listens on for the others. @category models */
+export interface Rendezvous {
+  readonly nodes: number
+  readonly head: string
+  readonly port: number
 }
 
 /** Not a version the engine's catalogues can stand in for (`latest`, ``). @category errors */
@@ -211,8 +223,6 @@ export interface Engine {
     /** How to install it into an environment (`pip install "sglang[all]"`). */
     readonly install: string
   }
-  /** The engine's version in a probed environment, when it is installed there. */
-  readonly versionOf: (env: PythonEnv) => string | undefined
   readonly command: LaunchCommand
   readonly defaultPort: number
   /** The model path or id an argv serves (`--model-path`, vLLM's positional model). */
@@ -221,6 +231,15 @@ export interface Engine {
   readonly portOf: (argv: ReadonlyArray<string>) => number
   /** The GPUs a decoded launch needs on this node: `perNode` ranks at `first + rank × step` of the visible ones. */
   readonly gpusOf: (args: EngineArgs) => GpuPlan
+  /**
+   * How one command becomes the commands of `nodes` ranks (rank 0 first): the same flags for every
+   * rank, each with its place in the whole and the rendezvous, written the engine's way (any
+   * such flags the argv already had are replaced). Rank 0 serves HTTP.
+   */
+  readonly ranks: (
+    argv: ReadonlyArray<string>,
+    rendezvous: Rendezvous
+  ) => ReadonlyArray<ReadonlyArray<string>>
   /** The releases whose flags mlops ships, oldest first, as messages name them. */
   readonly releases: ReadonlyArray<string>
   /** The newest shipped flags: how secrets are told apart before the host's version is known. */

@@ -10,19 +10,14 @@ import * as LogTail from "@mlops/core/LogTail"
 import { Effect, Schedule, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
 import type * as Engine from "./Engine.js"
-import * as Placement from "./Placement.js"
+import * as Placements from "./Placements.js"
 import * as Status from "./Status.js"
-import { DeploymentNotFound } from "./Stop.js"
 
 const stateOf = (host: string, name: string) =>
-  Effect.gen(function* () {
-    const pool = yield* ConnectionPool
-    const conn = yield* pool.get(host)
-    const state = yield* Deployment.read(conn, name)
-    if (state === undefined)
-      return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
-    return state
-  })
+  Effect.flatMap(
+    Effect.flatMap(ConnectionPool, (pool) => pool.get(host)),
+    (conn) => Deployment.readExisting(conn, name)
+  )
 
 /**
  * The last `lines` lines (default 100).
@@ -54,13 +49,13 @@ export interface Ended {
 /** How long following waits out a dropped connection before giving up. */
 const RECONNECT = Schedule.spaced("500 millis").pipe(Schedule.jittered, Schedule.upTo("2 minutes"))
 
-/** Completes once the deployment's process has ended (at once when it never started). */
-const exitOf = (host: string, state: Deployment.State) => {
-  const placed = Deployment.processOf(host, state)
-  return placed === undefined
-    ? Effect.void
-    : Stream.runDrain(Placement.of(state).watch(host, placed, { reconnect: RECONNECT }))
-}
+/** Completes once the deployment's server has ended, as its placement watches it (at once when none was started). */
+const exitOf = (host: string, state: Deployment.State) =>
+  Effect.gen(function* () {
+    const conn = yield* (yield* ConnectionPool).get(host)
+    const { placed } = yield* Placements.ofDeployment(conn, state)
+    if (placed !== undefined) yield* Stream.runDrain(placed.watch(host, { reconnect: RECONNECT }))
+  })
 
 const decoder = new TextDecoder()
 
@@ -111,7 +106,7 @@ export const follow = (
             offset = line.nextOffset
           })
         ),
-        // core's watch: the `exit` file and the group's liveness, across dropped connections
+        // the placement's watch (a group's `exit` file and liveness, a job's state), across dropped connections
         Stream.interruptWhen(exitOf(host, state))
       )
       // what it wrote between the last poll and its end (a crash's traceback), to the last byte

@@ -1,81 +1,193 @@
 /**
- * Where a server runs. A placement starts the engine's command in a deployment's run
- * directory, tells whether it still runs, follows it to its end and stops it; the launch
- * program, `status`, `logs` and `stop` only talk to it through this interface, so another
- * placement (a Slurm job started from a cluster's login node) is one more value of this type,
- * and no engine changes.
+ * Where a server (or a job) runs: the seam. A placement is chosen once per launch, from the
+ * host's hosts.json entry and what the request asks for, as a `Spec` (its kind and its own
+ * settings, plain JSON) that is stored in the deployment's record; `status`, `logs`, `stop`
+ * and `rm` make the same placement again from the record. Everything that differs between a
+ * detached process group on the SSH host and a batch job submitted from a cluster's login node (its
+ * record files, its states and errors, where its server is reached, which host probes apply,
+ * how a stop is confirmed, how it describes itself) is asked of it through the interfaces
+ * below, never read from optional fields.
  *
- * Today's placement is `detachedGroup`: a detached process group on the SSH host itself
- * (core's `RemoteProcess`: a lock per run directory, pid/pgid/start-time files, a fresh log
- * per start, an `exit` file written by the supervisor).
+ * A new placement is one module exporting a `Kind`, plus one entry in the registry the
+ * programs are given (`Placements`). This module imports no placement.
  *
  * @since 0.1.0
  */
-
 import type { Connection, ExitStatus } from "@mlops/core/Connection"
 import type { ConnectionPool, GetError } from "@mlops/core/ConnectionPool"
-import type { ConnectError, ProcessError, RemoteFileError, SpawnError } from "@mlops/core/Errors"
+import type { SpawnError } from "@mlops/core/Errors"
+import type { HostConfig } from "@mlops/core/HostConfig"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
-import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import type {
-  SlurmError,
-  SlurmJobNotFound,
-  SlurmJobStillActive,
-  SlurmPreflightFailed,
-  SlurmSubmitRefused
-} from "@mlops/core/SlurmErrors"
-import type { SlurmJob } from "@mlops/core/SlurmJob"
-import type { Duration, Effect, Schedule, Stream } from "effect"
-import * as SlurmPlacement from "./SlurmPlacement.js"
+import { type Duration, type Effect, type Either, type Schedule, Schema, type Stream } from "effect"
+import type { GpuPlan } from "./Engine.js"
+import type { LaunchFailure } from "./Failures.js"
+import * as Seams from "./internal/seams.js"
 
-/** A started server as its placement knows it. @category models */
-export interface Placed {
+/**
+ * A placement as chosen for one launch: its kind (`detached-group`, a scheduler's) and the kind's own
+ * settings. JSON, stored in the deployment's `meta.json`.
+ *
+ * @category models
+ */
+export type Spec = Seams.Spec
+
+/** @category schemas */
+export const Spec = Seams.Spec
+
+/**
+ * What a placement fails with: tagged errors (the connection's, a scheduler refusing a job or
+ * losing track of it), each saying what went wrong and how to fix it. Every interface below is
+ * generic in a placement's own errors `E`; the registry the programs use (`Placements`) names
+ * the union of its placements' errors, so the programs' errors stay a closed union while this
+ * module names none of them.
+ *
+ * @category models
+ */
+export interface PlacementError {
+  readonly _tag: string
+  readonly message: string
+}
+
+/** A placement spec that cannot be used: an unknown kind, settings that do not decode. @category errors */
+export class InvalidPlacement extends Schema.TaggedError<InvalidPlacement>()("InvalidPlacement", {
+  kind: Schema.String,
+  reason: Schema.String,
+  fix: Schema.String
+}) {
+  override get message() {
+    return `placement ${this.kind}: ${this.reason}; ${this.fix}`
+  }
+}
+
+/** How people and programs name a placed server. @category models */
+export interface ServerRef {
+  /** The placement's kind. */
+  readonly placement: string
+  /** `pid 1012`, a batch job's id. */
+  readonly label: string
+  /** What starting it was: `started pid 1012`, a job submitted. */
+  readonly started: string
+  /** Its ids as the placement knows them (`{ pid, pgid }`, `{ job }`), for `--json`. */
+  readonly ids: Readonly<Record<string, string | number>>
+}
+
+/**
+ * How the placement reports a server that ended, given what its log says (the classifier's
+ * failure, when it found one): that failure itself, or the placement's own error carrying it
+ * with its word on the end (a batch job's final state).
+ *
+ * @category models
+ */
+export type Reporter<E = PlacementError> = (
+  failure: LaunchFailure | undefined
+) => LaunchFailure | E | undefined
+
+/** What `watch` reports until the server ends. @category models */
+export type WatchEvent<E = PlacementError> =
+  | { readonly _tag: "Disconnected"; readonly reason: string }
+  | { readonly _tag: "Reconnected" }
+  /**
+   * The placement's word on the server when it changes (a batch job's `PENDING (Resources)`,
+   * `RUNNING on gpu01`); `waiting` while it waits for resources (not a stall).
+   */
+  | { readonly _tag: "State"; readonly state: string; readonly waiting: boolean }
+  /** The last element: how it ended, and how to report it. */
+  | {
+      readonly _tag: "Exited"
+      readonly status: ExitStatus | undefined
+      readonly report: Reporter<E>
+    }
+
+/** @category models */
+export interface WatchOptions {
+  /** Re-acquiring the connection after a drop. */
+  readonly reconnect?: Schedule.Schedule<unknown, unknown>
+}
+
+/** How a stop ended the server. @category models */
+export type StopOutcome = "exited-before" | "terminated" | "killed"
+
+/** How killing what was left of a dead server went. @category models */
+export type KillOutcome = "gone" | "still-running"
+
+/** GPU memory the server's processes still hold. @category models */
+export interface HeldGpuMemory {
+  readonly pids: ReadonlyArray<number>
+  readonly usedMiB: number
+  readonly fix: string
+}
+
+/** A stop's confirmation, taken before the stop (the processes to watch are known then). @category models */
+export interface GpuRelease<E = PlacementError> {
+  /** Wait up to `within` until none of the server's processes holds GPU memory; what is still held otherwise. */
+  readonly confirm: (within: Duration.DurationInput) => Effect.Effect<HeldGpuMemory | undefined, E>
+}
+
+/** What `status` shows of a placed server, read at once. @category models */
+export interface Inspection<E = PlacementError> {
+  readonly alive: boolean
+  /** How it ended, once it has and said so. */
+  readonly exit: ExitStatus | undefined
+  /** The placement's word on it (`RUNNING on gpu01, 2 GPUs`), when it has one. */
+  readonly state: string | undefined
+  /** Where its server is reached from the host, while it runs. */
+  readonly address: string | undefined
+  /** MiB of GPU memory its processes hold, when the host can see them. */
+  readonly gpuMemoryMiB: number | undefined
+  /** How long it has run, when the placement knows better than the record (a job that queued first). */
+  readonly runningMs: number | undefined
+  /** The placement's own facts (`{ job, node, gpus, elapsedSeconds }`), for `--json`. */
+  readonly details: Readonly<Record<string, unknown>>
+  /** How to report it if it ended. */
+  readonly report: Reporter<E>
+}
+
+/** A process on the host, for "is this one of ours". @category models */
+export interface HostProcess {
+  readonly pid: number
+  readonly pgid: number
+}
+
+/** A started server (or job), as its placement knows it. @category models */
+export interface Placed<E = PlacementError> {
   /** The host alias the placement was reached through (the SSH host, or a cluster's login node). */
   readonly host: string
   readonly runDir: string
   readonly logPath: string
-  /** The process (group leader) id where the server runs; for a batch job, its step's. */
-  readonly pid: number
-  readonly pgid: number
-  /** The group leader's start time (`/proc/<pgid>/stat` field 22), when known. */
-  readonly startTime?: string
-  /** A batch scheduler's job id, for placements that have one. */
-  readonly job?: string
-  /**
-   * The scheduler's record of that job, already read: the placement's `isAlive`, `exitStatus`,
-   * `target` and `job` answer from it instead of asking again (`Status` reads it once). A
-   * snapshot for one look: a value that is polled (watch, stop) must not carry it.
-   */
-  readonly jobRecord?: SlurmJob
+  readonly server: ServerRef
+  readonly isAlive: (conn: Connection) => Effect.Effect<boolean, E>
+  /** Follow it until it ends (the last element is `Exited`), across dropped connections. */
+  readonly watch: (
+    alias: string,
+    options?: WatchOptions
+  ) => Stream.Stream<WatchEvent<E>, E | GetError, ConnectionPool>
+  /** KILL what is left of a server whose main process died (not a deliberate stop: nothing is recorded). */
+  readonly kill: (conn: Connection) => Effect.Effect<KillOutcome, E>
+  /** TERM, then KILL after `grace`, only while what runs is still ours; recorded as a deliberate stop. */
+  readonly stop: (conn: Connection, grace?: Duration.DurationInput) => Effect.Effect<StopOutcome, E>
+  /** Where its server is reached from the host (`127.0.0.1`, a compute node's address). */
+  readonly address: (conn: Connection) => Effect.Effect<string, E>
+  readonly inspect: (conn: Connection) => Effect.Effect<Inspection<E>, E>
+  /** Before a stop: how to confirm afterwards that its GPU memory is free. */
+  readonly gpuRelease: (conn: Connection) => Effect.Effect<GpuRelease<E>, E>
+  /** Whether a process of the host belongs to it (a port or GPU holder named as ours). */
+  readonly holds: (process: HostProcess) => boolean
 }
 
-/**
- * A batch scheduler's record of the job each time its state changes (Slurm: PENDING with its
- * reason, RUNNING on a node, how it ended with its ExitCode), before the final `Exited`.
- *
- * @category models
- */
-export interface JobEvent {
-  readonly _tag: "Job"
-  readonly job: SlurmJob
+/** What the placement checks before anything is written or started. @category models */
+export interface PreflightRequest {
+  /** The deployment (a job's name). */
+  readonly name: string
+  /** The GPUs the launch needs. */
+  readonly gpus: GpuPlan
+  /** The port the server listens on. */
+  readonly port: number
 }
 
-/** What `watch` reports: the connection coming and going, a scheduler's job states, then how the server ended. @category models */
-export type WatchEvent = RemoteProcess.WatchEvent | JobEvent
-
-/** @category models */
-export type StopOutcome = RemoteProcess.StopOutcome
-
-/** What a batch-scheduler placement adds: the scheduler refusing, or losing track of, the job. @category models */
-export type SchedulerError =
-  | SlurmError
-  | SlurmSubmitRefused
-  | SlurmPreflightFailed
-  | SlurmJobNotFound
-  | SlurmJobStillActive
-
-/** @category models */
-export type PlacementError = SpawnError | RemoteProcess.ProcessStepError | SchedulerError
+/** What a placement's preflight learned, in one line for the preflight report (a scheduler's partition and how many of its nodes fit). @category models */
+export interface PlacementFacts {
+  readonly summary: string | undefined
+}
 
 /** @category models */
 export interface SpawnRequest {
@@ -83,85 +195,91 @@ export interface SpawnRequest {
   readonly logPath: string
   /** Names this start, so a start whose answer was lost is recognised as ours. */
   readonly token: string
+  readonly name: string
+  readonly gpus: GpuPlan
   readonly reconnect?: Schedule.Schedule<unknown, unknown>
 }
 
-/** @category models */
-export interface Placement {
-  /** `detached-group`, `slurm`, ... (stored with each deployment). */
-  readonly name: string
-  /** Start `command` in `runDir` with its output in `logPath`, across dropped connections. */
+/** Other servers of this kind on the host, every user's (a cluster's queue). @category models */
+export interface Neighbours {
+  /** what the listing is (a scheduler's queue of mlops jobs, every user's). */
+  readonly title: string
+  readonly columns: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<ReadonlyArray<string>>
+  /** The same rows as objects, for `--json`. */
+  readonly records: ReadonlyArray<Readonly<Record<string, unknown>>>
+}
+
+/** A placement for one spec on one host. @category models */
+export interface Placement<E = PlacementError> {
+  readonly spec: Spec
+  /** `a detached process group on ct129`, a batch job from a login node. */
+  readonly description: string
+  /**
+   * Whether the server runs on the SSH host itself, so that its GPUs, the processes on them and
+   * the port are probed there; false when it runs elsewhere (a compute node the scheduler picks).
+   */
+  readonly onHost: boolean
+  /** The placement's own checks, every problem at once, before anything is written or started. */
+  readonly preflight: (conn: Connection, request: PreflightRequest) => Effect.Effect<PlacementFacts, E>
+  /** Start `command` with its output in `logPath`, across dropped connections. */
   readonly spawn: (
     alias: string,
     command: RemoteCommand,
     request: SpawnRequest
-  ) => Effect.Effect<Placed, PlacementError | GetError, ConnectionPool>
-  /** The server a run directory describes (after a lost answer, or from a deployment record). */
+  ) => Effect.Effect<Placed<E>, E | SpawnError | GetError, ConnectionPool>
+  /** The server a run directory records; undefined when it records no start. */
   readonly attach: (
     conn: Connection,
-    runDir: string,
-    logPath: string
-  ) => Effect.Effect<Placed, ProcessError | RemoteFileError | ConnectError>
-  readonly isAlive: (conn: Connection, placed: Placed) => Effect.Effect<boolean, PlacementError>
-  /** Follow the server until it ends (the last element is `Exited`). */
-  readonly watch: (
-    alias: string,
-    placed: Placed,
-    options?: RemoteProcess.WatchOptions
-  ) => Stream.Stream<WatchEvent, PlacementError | GetError, ConnectionPool>
-  /** How it ended, when it has and said so. */
-  readonly exitStatus: (
-    conn: Connection,
-    placed: Placed
-  ) => Effect.Effect<ExitStatus | undefined, RemoteFileError | ConnectError>
-  /** KILL what is left of a server whose launcher died (not a deliberate stop: nothing is recorded). */
-  readonly kill: (
-    conn: Connection,
-    placed: Placed
-  ) => Effect.Effect<RemoteProcess.KillOutcome, PlacementError>
-  /**
-   * Where the running server is reached from the host when it is another machine (a batch
-   * job's compute node, for the readiness tunnel `<target>:<port>`); absent: the host itself.
-   */
-  readonly target?: (conn: Connection, placed: Placed) => Effect.Effect<string, PlacementError>
-  /** A batch scheduler's record of the job (its state, node, GPUs, elapsed time), for placements that submit one. */
-  readonly job?: (conn: Connection, placed: Placed) => Effect.Effect<SlurmJob, PlacementError>
-  /** TERM, then KILL after `grace`, only while what runs is still ours (recorded as a deliberate stop). */
-  readonly stop: (
-    conn: Connection,
-    placed: Placed,
-    grace?: Duration.DurationInput
-  ) => Effect.Effect<StopOutcome, PlacementError>
+    record: { readonly runDir: string; readonly logPath: string }
+  ) => Effect.Effect<Placed<E> | undefined, E>
+  /** Whether a start of this run directory is under way. */
+  readonly starting: (conn: Connection, runDir: string) => Effect.Effect<boolean, E>
+  /** Every user's servers of this kind that mlops started on the host, when it can list them. */
+  readonly neighbours: (conn: Connection) => Effect.Effect<Neighbours | undefined, E>
 }
 
-/** A detached process group on the SSH host (core's `RemoteProcess`). @category placements */
-export const detachedGroup: Placement = {
-  name: "detached-group",
-  spawn: (alias, command, request) =>
-    RemoteProcess.spawn(alias, command, {
-      runDir: request.runDir,
-      logPath: request.logPath,
-      token: request.token,
-      ...(request.reconnect === undefined ? {} : { reconnect: request.reconnect })
-    }),
-  attach: (conn, runDir, logPath) => RemoteProcess.attach(conn, runDir, { logPath }),
-  isAlive: (conn, placed) => RemoteProcess.isAlive(conn, placed),
-  watch: (alias, placed, options) => RemoteProcess.watch(alias, placed, options),
-  exitStatus: (conn, placed) => RemoteProcess.exitStatus(conn, placed),
-  kill: (conn, placed) => RemoteProcess.kill(conn, placed),
-  stop: (conn, placed, grace) => RemoteProcess.stop(conn, { ...placed }, grace === undefined ? {} : { grace })
+/** A kind of placement: how a spec is chosen for a host and made into a placement. @category models */
+export interface Kind<E = PlacementError> extends Seams.KindOf<Placement<E>, InvalidPlacement> {
+  /** Its name in specs and records. */
+  readonly kind: string
+  /**
+   * This kind's spec for a launch on `host`, when the kind applies: `asked` is this kind's spec
+   * from the request (its settings over the host entry's), or undefined when the request asked
+   * for none (then the host's entry decides). Undefined: the kind does not apply.
+   */
+  readonly resolve: (
+    host: HostConfig,
+    asked: Spec | undefined
+  ) => Either.Either<Spec | undefined, InvalidPlacement>
+  /** The placement a spec describes, on the host it was reached through. */
+  readonly make: (spec: Spec, host: HostConfig) => Either.Either<Placement<E>, InvalidPlacement>
 }
+
+/** The kinds a program knows, in order: without a request, the first that applies to a host is chosen. @category models */
+export type Registry<E = PlacementError> = ReadonlyArray<Kind<E>>
+
+const invalid = (kind: string, reason: string, fix: string) => new InvalidPlacement({ kind, reason, fix })
 
 /**
- * The placements mlops knows, by `name`. A Slurm job found from its record needs no submit
- * settings: status, logs and stop only ask the scheduler about the recorded job id.
- * @category placements
+ * The placement for a launch on `host`: the kind `asked` names (its settings merged with the
+ * host's entry), or the first kind of the registry that applies to the host.
+ *
+ * @category resolving
  */
-export const known: ReadonlyArray<Placement> = [
-  detachedGroup,
-  SlurmPlacement.make({ settings: {}, gpus: 0, jobName: SlurmPlacement.jobPrefix })
-]
+export const resolve = <E>(
+  registry: Registry<E>,
+  host: HostConfig,
+  asked?: Spec
+): Either.Either<Placement<E>, InvalidPlacement> => Seams.resolve(registry, host, asked, invalid)
 
-/** The placement a deployment record names (records before placements were named: `detachedGroup`). @category placements */
-export const of = (record: { readonly meta?: { readonly placement: string } | undefined }): Placement =>
-  known.find((p) => p.name === record.meta?.placement) ?? detachedGroup
+/**
+ * The placement a deployment record's spec describes.
+ *
+ * @category resolving
+ */
+export const fromRecord = <E>(
+  registry: Registry<E>,
+  spec: Spec,
+  host: HostConfig
+): Either.Either<Placement<E>, InvalidPlacement> => Seams.fromRecord(registry, spec, host, invalid)

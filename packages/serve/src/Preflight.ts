@@ -1,18 +1,22 @@
 /**
- * Preflight: everything about the host that decides a launch before any GPU time is spent,
- * probed concurrently (the Python environment with its SGLang version, GPUs and the
- * processes on them, the port holder, the model's config.json). Every host problem is
- * reported at once, always in the same order (Python environment, GPUs, port, model): one
- * problem as itself, several as `HostNotReady`. Then the flags are decoded and resolved for
- * that SGLang version, model and GPUs.
+ * Preflight: everything about the host that decides a launch before any GPU time is spent or
+ * anything is written, probed concurrently: the engine as the runtime finds it (its version),
+ * the model's config.json, and, where the server runs on the host itself (`Placement.onHost`),
+ * its GPUs, the processes on them and the port holder; then the placement's own checks (a
+ * scheduler's partition and GPUs) and whether the launch needs more hosts than it has. Every
+ * problem is reported at once, always in the same order (engine, GPUs and hosts, port, model,
+ * placement): one problem as itself, several as `HostNotReady`. Then the flags are decoded and
+ * resolved for that engine version, model and GPUs.
  *
  * @since 0.1.0
  */
 import type { Connection } from "@mlops/core/Connection"
-import type { CommandError, ConnectError, RemoteFileError } from "@mlops/core/Errors"
+import { isTransient } from "@mlops/core/ConnectionPool"
+import type { CommandError, ConnectError } from "@mlops/core/Errors"
 import * as Probes from "@mlops/core/Probes"
 import { Effect, Either, Schema } from "effect"
-import type { Engine, Flags, Resolution } from "./Engine.js"
+import * as ArgvErrors from "./ArgvErrors.js"
+import type { Engine, Flags, FlagsRequest, Resolution } from "./Engine.js"
 import { ModelNotFound } from "./Failures.js"
 import * as GpuHolders from "./internal/launch/gpuHolders.js"
 import * as OwnDeployment from "./internal/launch/ownDeployment.js"
@@ -21,13 +25,15 @@ import {
   HostNotReady,
   HostProblem,
   NotEnoughGpus,
+  NotEnoughHosts,
   PortUnavailable,
-  type PreflightFacts,
-  type PythonEnvUnusable
+  type PreflightFacts
 } from "./internal/launch/types.js"
 import * as ModelTraits from "./ModelTraits.js"
-import type { PythonChoice } from "./PythonEnv.js"
-import * as PythonEnv from "./PythonEnv.js"
+import type { Placement, PlacementError } from "./Placement.js"
+import type * as Placements from "./Placements.js"
+import type { Located, LocateError, Runtime } from "./Runtime.js"
+import * as Secrets from "./Secrets.js"
 
 const decoder = new TextDecoder()
 
@@ -59,7 +65,7 @@ export interface PreflightResult {
   readonly facts: PreflightFacts
   readonly resolved: Resolution
   readonly flags: Flags
-  readonly python: PythonChoice
+  readonly located: Located
 }
 
 /** What a probe fails with: a host problem, or connection trouble (which fails the step, to be retried above). */
@@ -79,19 +85,72 @@ const settle = <A>(
   return Effect.succeed(undefined)
 }
 
+/** Connection trouble a placement's check met (the step is tried again), rather than a problem it found. */
+const isConnectionTrouble = (error: PlacementError): boolean =>
+  isTransient(error as { readonly _tag: string }) ||
+  error._tag === "CommandTimeout" ||
+  error._tag === "ChannelOpenFailed"
+
 /** What to do about GPUs of this launch that other processes hold memory on. */
 export type BusyGpuPolicy = "refuse" | "report" | "ignore"
 
-/** Probe the host and resolve the flags. */
+/** The environment without the values whose names say secret (a flag dump needs `PYTHONPATH`, not a token). */
+const withoutSecrets = (env: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(env).filter(([name]) => !Secrets.isSecretEnvName(name)))
+
+/**
+ * What an engine's `flags` reads an install's flags with: its version and fingerprint (as the
+ * runtime located it) and a way to run its own parser (the runtime's command).
+ *
+ * @category flags
+ */
+export const flagsRequest = (
+  conn: Connection,
+  o: {
+    readonly runtime: Runtime
+    readonly located: Located
+    readonly env: Readonly<Record<string, string>>
+    readonly flagsFromHost: boolean
+  }
+): FlagsRequest => ({
+  host: conn.host.alias,
+  located: o.located,
+  python: (code, timeout) =>
+    conn.exec(
+      o.runtime.command(o.located, { target: { code }, shown: [], secrets: [], env: withoutSecrets(o.env) }),
+      { timeout }
+    ),
+  fromHost: o.flagsFromHost
+})
+
+/**
+ * The flags of the engine as a runtime located it: shipped, cached, or read from its own parser
+ * (run with the runtime's command); `flagsFromHost` reads the parser even for a shipped release.
+ *
+ * @category flags
+ */
+export const flagsOf = (
+  conn: Connection,
+  o: {
+    readonly engine: Engine
+    readonly runtime: Runtime
+    readonly located: Located
+    readonly env: Readonly<Record<string, string>>
+    readonly flagsFromHost: boolean
+  }
+) => o.engine.flags(flagsRequest(conn, o))
+
+/** Probe the host, check the placement and resolve the flags. */
 export const run = Effect.fn("Launch.preflight")(function* (
   conn: Connection,
   o: {
     readonly engine: Engine
-    /** Choosing (and probing) the Python environment. */
-    readonly python: Effect.Effect<
-      PythonChoice,
-      PythonEnvUnusable | CommandError | ConnectError | RemoteFileError
-    >
+    readonly runtime: Runtime
+    /** Locating the engine (or the one already located). */
+    readonly located: Effect.Effect<Located, LocateError>
+    readonly placement: Placement<Placements.PlacementError>
+    /** The deployment. */
+    readonly name: string
     readonly argv: ReadonlyArray<string>
     readonly env: Readonly<Record<string, string>>
     readonly port: number
@@ -102,63 +161,75 @@ export const run = Effect.fn("Launch.preflight")(function* (
     readonly busyGpus?: BusyGpuPolicy
     /** Read the flags from the host's own parser even for a shipped release. Default false. */
     readonly flagsFromHost?: boolean
-    /**
-     * Whether the server runs on this host (default true). False for a batch job submitted
-     * from a login node: its GPUs and port are on a compute node the scheduler picks, so they
-     * are not probed here (the placement checks the GPUs against the cluster).
-     */
-    readonly serverOnHost?: boolean
   }
 ) {
   const host = conn.host.alias
   const engine = o.engine
-  const onHost = o.serverOnHost !== false
+  // the host's GPUs and port are the server's only when it runs on the host itself
+  const onHost = o.placement.onHost
+  const checkPort = onHost && o.checkPort !== false
   const policy = onHost ? (o.busyGpus ?? "refuse") : "ignore"
   const outcomes = yield* Effect.all(
     [
-      Effect.either(o.python),
+      Effect.either(o.located),
       Effect.either(onHost ? Probes.gpus(conn) : Effect.succeed([])),
       Effect.either(policy === "ignore" ? Effect.succeed([]) : Probes.gpuProcesses(conn)),
-      Effect.either(
-        o.checkPort === false || !onHost ? Effect.succeed(undefined) : Probes.portHolder(conn, o.port)
-      ),
+      Effect.either(checkPort ? Probes.portHolder(conn, o.port) : Effect.succeed(undefined)),
       Effect.either(readModelConfig(conn, o.modelPath))
     ],
     { concurrency: "unbounded" }
   )
-  // in the fixed order: Python environment, GPUs, port, model
-  const pythonProblems: Array<HostProblem> = []
+  // in the fixed order: engine, GPUs and hosts, port, model, placement
+  const engineProblems: Array<HostProblem> = []
   const gpuProblems: Array<HostProblem> = []
   const portProblems: Array<HostProblem> = []
   const modelProblems: Array<HostProblem> = []
-  const python = yield* settle(outcomes[0], pythonProblems)
+  const placementProblems: Array<Placements.PlacementError> = []
+  const located = yield* settle(outcomes[0], engineProblems)
   const gpus = yield* settle(outcomes[1], gpuProblems)
   const apps = yield* settle(outcomes[2], gpuProblems)
   const holder = yield* settle(outcomes[3], portProblems)
   const traits = yield* settle(outcomes[4], modelProblems)
 
-  // the flags of that install: shipped with mlops, or read from the host's own parser
+  // the flags of that install: shipped with mlops, or read from its own parser
   const found =
-    python === undefined
+    located === undefined
       ? undefined
       : yield* Effect.either(
-          engine.flags({
-            conn,
-            interpreter: python.interpreter,
-            env: PythonEnv.asProbed(python),
-            fromHost: o.flagsFromHost === true
+          flagsOf(conn, {
+            engine,
+            runtime: o.runtime,
+            located,
+            env: o.env,
+            flagsFromHost: o.flagsFromHost === true
           })
         )
-  const match = found === undefined ? undefined : yield* settle(found, pythonProblems)
+  const match = found === undefined ? undefined : yield* settle(found, engineProblems)
   const flags = match ?? engine.latestFlags
-  // flags that do not parse are a usage error, reported before anything about the host
-  const decoded = yield* flags.decode(o.argv)
+  // flags that do not parse are a usage error, reported before anything about the host; when
+  // another release's flags stood in, the error says why
+  const decoded = yield* flags
+    .decode(o.argv)
+    .pipe(
+      Effect.mapError((error) => (flags.warning === null ? error : ArgvErrors.noted(error, flags.warning)))
+    )
   const plan = engine.gpusOf(decoded.args)
 
+  // one host serves one rank: a multi-node command needs as many hosts as nodes
+  if (plan.nodes > 1) {
+    gpuProblems.push(
+      new NotEnoughHosts({
+        host,
+        nodes: plan.nodes,
+        hosts: 1,
+        fix: `launch on one node (${plan.fewer(gpus === undefined || gpus.length === 0 ? plan.perNode : Math.min(plan.total, gpus.length))} without --nnodes), or give ${plan.nodes} hosts (mlops runs one rank per host)`
+      })
+    )
+  }
   let busyGpus: ReadonlyArray<GpuHolder> = []
-  if (gpus !== undefined && onHost) {
+  if (gpus !== undefined && onHost && plan.nodes <= 1) {
     const needed = plan.total
-    if (needed > gpus.length * Math.max(1, plan.nodes)) {
+    if (needed > gpus.length) {
       gpuProblems.push(
         new NotEnoughGpus({
           host,
@@ -193,11 +264,23 @@ export const run = Effect.fn("Launch.preflight")(function* (
       })
     )
   }
-  const problems = [...pythonProblems, ...gpuProblems, ...portProblems, ...modelProblems]
+  // the placement's own checks (a scheduler's partition, GPUs and time limit)
+  const placed = yield* Effect.either(o.placement.preflight(conn, { name: o.name, gpus: plan, port: o.port }))
+  if (Either.isLeft(placed)) {
+    if (isConnectionTrouble(placed.left)) return yield* Effect.fail(placed.left)
+    placementProblems.push(placed.left)
+  }
+  const problems: Array<HostProblem | Placements.PlacementError> = [
+    ...engineProblems,
+    ...gpuProblems,
+    ...portProblems,
+    ...modelProblems,
+    ...placementProblems
+  ]
   if (problems.length === 1) return yield* Effect.fail(problems[0]!)
   if (problems.length > 1) return yield* new HostNotReady({ host, problems })
   // no problem left means every probe answered
-  if (python === undefined || gpus === undefined || match === undefined) {
+  if (located === undefined || gpus === undefined || match === undefined || Either.isLeft(placed)) {
     return yield* Effect.dieMessage("preflight: a probe gave neither a value nor a problem")
   }
   // off the host, the GPUs are unknown here: the hardware rules are skipped
@@ -214,20 +297,22 @@ export const run = Effect.fn("Launch.preflight")(function* (
             memoryMiB: first.memoryTotalMiB
           },
     env: o.env,
-    version: python.engineVersion
+    version: located.engineVersion
   })
   const facts: PreflightFacts = {
-    python: python.interpreter,
-    pythonVersion: python.pythonVersion,
+    python: located.interpreter,
+    pythonVersion: located.pythonVersion,
     engine: engine.name,
-    engineVersion: python.engineVersion,
-    gpus,
+    engineVersion: located.engineVersion,
+    gpus: onHost ? gpus : undefined,
     port: o.port,
+    portChecked: checkPort,
+    placement: { description: o.placement.description, summary: placed.right.summary },
     model: { path: o.modelPath, architecture: traits?.architecture },
     busyGpus,
     flags: { version: match.version, source: match.source },
     rulesVerified: resolved.verified,
     warnings: match.warning === null ? [] : [match.warning]
   }
-  return { facts, resolved, flags: match, python } satisfies PreflightResult
+  return { facts, resolved, flags: match, located } satisfies PreflightResult
 })

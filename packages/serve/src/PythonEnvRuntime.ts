@@ -1,46 +1,37 @@
 /**
- * Which Python environment runs an engine on a host. An explicit setting (`--python`, else the
- * host's `python` in hosts.json) is used as given; without one, the usual places are searched
- * in ONE round trip (see `pythonEnvScripts`) and the first environment that has the engine is
- * chosen. Either way the result says where it came from, and a failure lists what was tried
- * and names both ways to set it.
+ * The runtime of a Python environment on the host: which environment runs an engine there. An
+ * explicit setting (`--python`, the spec's `python`; else the host's `python` in hosts.json) is
+ * used as given; without one, the usual places are searched in ONE round trip (the discovery
+ * script of `pythonEnvScripts`, the same on every host, fake ones included) and the first
+ * environment that has the engine is chosen. Either way the result says where it came from,
+ * and a failure lists what was tried and names both ways to set it. The engine's programs run
+ * with that environment's interpreter (`ServerCommand`).
  *
- * Hosts without a POSIX shell (fake hosts) are probed one candidate at a time with core's
- * `Probes.python` over the same places that need no shell (the configured path, `~/ml-env`,
- * `~/.venv`, `~/venv`).
+ * It applies to every host, so it comes last in a registry.
  *
  * @since 0.1.0
  */
 import type { Connection } from "@mlops/core/Connection"
-import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import { Effect, Either, Option, Schema } from "effect"
 import type { Engine } from "./Engine.js"
-import { PythonEnvUnusable, type PythonFacts } from "./internal/launch/types.js"
+import { PythonEnvUnusable } from "./internal/launch/types.js"
 import { DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
+import { InvalidRuntime, type Kind, type Located, type Runtime, type Spec } from "./Runtime.js"
+import * as ServerCommand from "./ServerCommand.js"
 
 /** No usable Python environment with the engine (also exported by `Launch`). @category errors */
 export { PythonEnvUnusable }
 
+/** The kind's name, in specs and records. @category constants */
+export const name = "python-env"
+
+/** The spec: `python` pins the environment (a venv/conda prefix or an interpreter), as `--python` does. @category constructors */
+export const spec = (python?: string): Spec =>
+  python === undefined ? { kind: name } : { kind: name, python }
+
 /** Where the environment setting came from. */
-export type PythonSource = PythonFacts["source"]
-
-/** The environment a launch runs its engine with (see `PythonFacts`), with the hashes of its package files. */
-export interface PythonChoice extends PythonFacts {
-  /** sha256 of package files (`Engine.python.fingerprintFiles`), by path inside the package. */
-  readonly fileHashes: Readonly<Record<string, string>>
-}
-
-/** The choice as core's `Probes.python` would have reported it (what an engine's `flags` reads). */
-export const asProbed = (choice: PythonChoice): Probes.PythonEnv => ({
-  executable: choice.interpreter,
-  version: choice.pythonVersion,
-  package: choice.package,
-  packageVersion: choice.engineVersion,
-  packageLocation: choice.location,
-  ...(Object.keys(choice.fileHashes).length === 0 ? {} : { fileHashes: choice.fileHashes })
-})
+export type PythonSource = Located["source"]
 
 const ProbeLine = Schema.parseJson(
   Schema.Struct({
@@ -138,65 +129,17 @@ const discoverOnce = (
       ),
       { timeout: DISCOVER_TIMEOUT }
     )
-    // the first line a POSIX shell prints; without it the script did not run (no shell, or a
-    // host whose shell lacks what the script uses): probe the candidates one by one instead
+    // the first line a POSIX shell prints; without it the script did not run (no POSIX shell)
     if (!result.stdout.includes("home\t")) return undefined
     return parse(result.stdout)
   })
 
-/** The shell-less fallback: core's probe per candidate, `version.py` read through sftp. */
-const probeEach = (conn: Connection, engine: Engine, configured: string | undefined) =>
-  Effect.gen(function* () {
-    const candidates: Array<readonly [string, string]> = [
-      ...(configured === undefined ? [] : [["configured", configured] as const]),
-      ["home", "~/ml-env"],
-      ["home", `~/${engine.python.package}-env`],
-      ["home", "~/.venv"],
-      ["home", "~/venv"]
-    ]
-    const tried: Array<Tried> = []
-    for (const [how, prefix] of candidates) {
-      const path = Probes.interpreterOf(prefix)
-      const env = yield* Effect.either(
-        Probes.python(conn, prefix, engine.python.package, {
-          hashFiles: engine.python.fingerprintFiles
-        })
-      )
-      if (Either.isLeft(env)) {
-        if (env.left._tag !== "ProbeFailed") return yield* env.left
-        tried.push({ how, path, outcome: env.left.reason.startsWith("no Python") ? "none" : "broken" })
-        continue
-      }
-      const location = env.right.packageLocation ?? null
-      let version = env.right.packageVersion ?? null
-      let source: Probed["versionSource"] = version === null ? null : "metadata"
-      if (version === null && location !== null) {
-        const text = yield* RemoteFiles.readTextIfExists(conn, `${location}/version.py`)
-        const match = text === undefined ? null : /__version__\s*=\s*['"]([^'"]+)['"]/.exec(text)
-        if (match !== null) {
-          version = match[1]!
-          source = "version.py"
-        }
-      }
-      const probed: Probed = {
-        executable: env.right.executable,
-        version: env.right.version,
-        found: location !== null || version !== null,
-        packageVersion: version,
-        versionSource: source,
-        location,
-        fileHashes: env.right.fileHashes ?? {}
-      }
-      tried.push({ how, path, probed, outcome: outcomeOf(probed) })
-      if (probed.packageVersion !== null) break
-    }
-    return { home: undefined, tried }
-  })
-
 /**
- * The environment to run SGLang with. `explicit` is `--python`; the host's hosts.json setting
+ * The environment to run `engine` with. `explicit` is `--python`; the host's hosts.json setting
  * comes next; otherwise discovery. `env` is the launch's environment (a `PYTHONPATH` there
  * makes a source checkout visible).
+ *
+ * @category locating
  */
 export const choose = Effect.fn("Launch.pythonEnv")(function* (
   conn: Connection,
@@ -212,8 +155,15 @@ export const choose = Effect.fn("Launch.pythonEnv")(function* (
   const source: PythonSource =
     o.explicit !== undefined ? "--python" : conn.host.python !== undefined ? "hosts.json" : "discovered"
   const configured = o.explicit ?? conn.host.python
-  const found =
-    (yield* discoverOnce(conn, engine, configured, o.env)) ?? (yield* probeEach(conn, engine, configured))
+  const found = yield* discoverOnce(conn, engine, configured, o.env)
+  if (found === undefined) {
+    return yield* new PythonEnvUnusable({
+      host,
+      python: configured ?? "(none found)",
+      reason: "the host did not run the discovery script (no POSIX sh on its login PATH?)",
+      fix: `make /bin/sh a POSIX shell on ${host}, or ${settingHint(host, `<a venv or conda prefix with ${label}>`)}`
+    })
+  }
   const { home, tried } = found
   const hit = tried.find((t) => t.outcome === "found")
   const configuredTry = configured === undefined ? undefined : tried.find((t) => t.how === "configured")
@@ -265,13 +215,17 @@ export const choose = Effect.fn("Launch.pythonEnv")(function* (
     engineVersion: hit.probed.packageVersion,
     versionSource: hit.probed.versionSource,
     location: hit.probed.location ?? "",
-    fileHashes: hit.probed.fileHashes
-  } satisfies PythonChoice
+    fileHashes: hit.probed.fileHashes,
+    runtime: name,
+    installId: host
+  } satisfies Located
 })
 
 /**
  * The first of `engines` (in order of preference) that the host's Python environment has, with
  * that environment; when none is there, the preferred engine's refusal (naming what was tried).
+ *
+ * @category locating
  */
 export const detect = Effect.fn("Launch.detectEngine")(function* (
   conn: Connection,
@@ -284,7 +238,7 @@ export const detect = Effect.fn("Launch.detectEngine")(function* (
   let refusal: PythonEnvUnusable | undefined
   for (const engine of o.engines) {
     const found = yield* Effect.either(choose(conn, { engine, explicit: o.explicit, env: o.env }))
-    if (Either.isRight(found)) return { engine, python: found.right }
+    if (Either.isRight(found)) return { engine, located: found.right }
     // connection trouble is not an answer: only "not in this environment" moves on
     if (found.left._tag !== "PythonEnvUnusable") return yield* found.left
     refusal ??= found.left
@@ -297,3 +251,31 @@ export const detect = Effect.fn("Launch.detectEngine")(function* (
       fix: "name an engine (--engine)"
     })
 })
+
+const PythonSpec = Schema.Struct({ kind: Schema.Literal(name), python: Schema.optional(Schema.String) })
+const decodeSpec = Schema.decodeUnknownEither(PythonSpec)
+
+const decode = (given: Spec) =>
+  Either.mapLeft(
+    decodeSpec(given),
+    (error) =>
+      new InvalidRuntime({
+        kind: name,
+        reason: `bad settings: ${error.message}`,
+        fix: "give the environment as a path: --python ~/ml-env"
+      })
+  )
+
+const runtime = (python: string | undefined): Runtime => ({
+  spec: spec(python),
+  locate: (conn, o) => detect(conn, { engines: o.engines, explicit: python, env: o.env }),
+  command: (located, program) => ServerCommand.make({ interpreter: located.interpreter, ...program })
+})
+
+/** A Python environment on the host: applies to every host. @category kinds */
+export const kind: Kind = {
+  kind: name,
+  resolve: (_, asked) =>
+    asked === undefined ? Either.right(spec()) : Either.map(decode(asked), (s) => spec(s.python)),
+  make: (given, _) => Either.map(decode(given), (s) => runtime(s.python))
+}

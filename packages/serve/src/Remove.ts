@@ -1,7 +1,7 @@
 /**
  * `rm`: forget deployments that have ended. Removes the deployment's directory on the host (its
- * files and log), so `status` stops listing it. Never a running one: a live process group, or
- * a start still holding its `spawn.lock`, is `DeploymentRunning` (stop it first). A host that
+ * files and log), so `status` stops listing it. Never a running one: a server its placement
+ * says is alive, or a start under way, is `DeploymentRunning` (stop it first). A host that
  * cannot be reached is its connection error, never "nothing to remove".
  *
  * @since 0.1.0
@@ -9,20 +9,21 @@
 import type { Connection } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import * as RemoteProcess from "@mlops/core/RemoteProcess"
 import { Effect, Schema } from "effect"
 import * as Deployment from "./Deployment.js"
-import { DeploymentNotFound } from "./Stop.js"
+import type * as Placement from "./Placement.js"
+import * as Placements from "./Placements.js"
 
 /** The deployment still runs (or is being started): its record stays. @category errors */
 export class DeploymentRunning extends Schema.TaggedError<DeploymentRunning>()("DeploymentRunning", {
   host: Schema.String,
   name: Schema.String,
-  pid: Schema.optional(Schema.Number),
+  /** What runs it (`pid 1012`, a batch job's id); absent while a start is under way. */
+  server: Schema.optional(Schema.String),
   fix: Schema.String
 }) {
   override get message() {
-    return `${this.name} on ${this.host} is ${this.pid === undefined ? "being started" : `running (pid ${this.pid})`}: its record stays; ${this.fix}`
+    return `${this.name} on ${this.host} is ${this.server === undefined ? "being started" : `running (${this.server})`}: its record stays; ${this.fix}`
   }
 }
 
@@ -42,30 +43,39 @@ export class RemoveFailed extends Schema.TaggedError<RemoveFailed>()("RemoveFail
 export interface Removed {
   readonly host: string
   readonly name: string
-  readonly pid: number | undefined
-  /** How it had ended: `stopped (terminated)`, `code 1`, `never started`. */
+  /** What ran it (`pid 1012`, a batch job's id); undefined when nothing was started. */
+  readonly server: string | undefined
+  /** How it had ended: `stopped (terminated)`, `not running`, `never started`. */
   readonly ended: string
   readonly path: string
 }
 
-const endedOf = (state: Deployment.State): string =>
+const endedOf = (state: Deployment.State, seen: Placement.Inspection | undefined): string =>
   state.stopped !== undefined
     ? `stopped (${state.stopped})`
-    : state.exit !== undefined
-      ? state.exit
-      : state.pid === undefined
-        ? "never started"
-        : "not running"
+    : seen === undefined
+      ? "never started"
+      : seen.exit === undefined
+        ? "not running"
+        : seen.exit.exitCode !== null
+          ? `code ${seen.exit.exitCode}`
+          : `signal ${seen.exit.signal}`
 
 const removeOne = (conn: Connection, state: Deployment.State) =>
   Effect.gen(function* () {
     const host = conn.host.alias
     const stopIt = `stop it first: mlops stop --host ${host} --name ${state.name}`
-    const group = Deployment.groupOf(state)
-    if (group !== undefined && (yield* RemoteProcess.isAlive(conn, group))) {
-      return yield* new DeploymentRunning({ host, name: state.name, pid: state.pid, fix: stopIt })
+    const { placement, placed } = yield* Placements.ofDeployment(conn, state)
+    const seen = placed === undefined ? undefined : yield* placed.inspect(conn)
+    if (placed !== undefined && seen?.alive === true) {
+      return yield* new DeploymentRunning({
+        host,
+        name: state.name,
+        server: placed.server.label,
+        fix: stopIt
+      })
     }
-    if ((yield* conn.files.stat(`${state.runDir}/spawn.lock`)) !== undefined) {
+    if (yield* placement.starting(conn, state.runDir)) {
       return yield* new DeploymentRunning({
         host,
         name: state.name,
@@ -81,8 +91,8 @@ const removeOne = (conn: Connection, state: Deployment.State) =>
     const removed: Removed = {
       host,
       name: state.name,
-      pid: state.pid,
-      ended: endedOf(state),
+      server: placed?.server.label,
+      ended: endedOf(state, seen),
       path: state.runDir
     }
     return removed
@@ -99,11 +109,7 @@ export const remove = Effect.fn("Remove.remove")(function* (host: string, names:
   const conn = yield* pool.get(host)
   const removed: Array<Removed> = []
   for (const name of names) {
-    const state = yield* Deployment.read(conn, name)
-    if (state === undefined) {
-      return yield* new DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
-    }
-    removed.push(yield* removeOne(conn, state))
+    removed.push(yield* removeOne(conn, yield* Deployment.readExisting(conn, name)))
   }
   return removed
 })
@@ -122,8 +128,8 @@ export const removeEnded = Effect.fn("Remove.removeEnded")(function* (host: stri
   for (const state of yield* Deployment.list(conn)) {
     const outcome = yield* Effect.either(removeOne(conn, state))
     if (outcome._tag === "Right") removed.push(outcome.right)
-    else if (outcome.left._tag === "DeploymentRunning") kept.push(outcome.left)
-    else return yield* outcome.left
+    else if (outcome.left instanceof DeploymentRunning) kept.push(outcome.left)
+    else return yield* Effect.fail(outcome.left)
   }
   return { removed, kept }
 })

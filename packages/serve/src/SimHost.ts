@@ -29,6 +29,28 @@ export const modelPath = "/root/models/Qwen3.6-27B"
 /** Set (to the port) in the environment of a restored, already-ready server: it answers at once. @category constants */
 export { resumeEnv }
 
+/**
+ * A value as Python's `json.dumps` writes it (`", "` and `": "` between items, non-ASCII
+ * escaped): what the sim's interpreters print where a real one would, so scripts matching
+ * Python's output (the discovery script looks for `"versionSource": "`) see the same text.
+ *
+ * @category simulating
+ */
+export const pythonJson = (value: unknown): string => {
+  if (value === null || value === undefined) return "null"
+  if (Array.isArray(value)) return `[${value.map(pythonJson).join(", ")}]`
+  if (typeof value === "object")
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${pythonJson(key)}: ${pythonJson(item)}`)
+      .join(", ")}}`
+  if (typeof value === "string")
+    return JSON.stringify(value).replace(
+      /[\u0080-\uffff]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+    )
+  return JSON.stringify(value)
+}
+
 /** The simulated GPUs. @category constants */
 export const gpus: ReadonlyArray<FakeHost.FakeGpu> = SimGpus.gpus
 

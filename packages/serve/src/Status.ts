@@ -1,59 +1,59 @@
 /**
  * `status`: what runs where, read from the hosts themselves (the deployment directories), so
- * it works from any machine: pid, alive, phase (from `ready.json` or the log tail through the
- * classifier), health (`/health` through the tunnel), uptime, GPU memory of its processes,
- * and for a dead server the classified reason.
+ * it works from any machine: through the placement each record names, what runs it (a pid, a
+ * job), whether it is alive, its placement's word on it; the phase (from `ready.json` or the log
+ * tail through the classifier), health (`/health` where it answers), uptime, GPU memory of its
+ * processes, and for a dead server the classified reason as its placement reports it.
  *
  * @since 0.1.0
  */
 
-import type { Connection } from "@mlops/core/Connection"
+import type { Connection, ExitStatus } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
 import * as LogTail from "@mlops/core/LogTail"
-import { describeState } from "@mlops/core/SlurmJob"
 import { Clock, Effect } from "effect"
 import * as Classifier from "./Classifier.js"
 import * as Deployment from "./Deployment.js"
 import * as Engine from "./Engine.js"
 import type { LaunchFailure } from "./Failures.js"
 import type { Phase } from "./LaunchEvent.js"
-import * as Placement from "./Placement.js"
-import { isHealthy } from "./Readiness.js"
-import * as SlurmPlacement from "./SlurmPlacement.js"
-import { gpuMemoryOf, groupPids } from "./Stop.js"
+import type * as Placement from "./Placement.js"
+import * as Placements from "./Placements.js"
+import { isHealthyAt } from "./Readiness.js"
 
 /** @category models */
 export interface DeploymentStatus {
   readonly host: string
   readonly name: string
-  readonly pid: number | undefined
+  /** The placement's kind (`detached-group`, ...). */
+  readonly placement: string
+  /** What runs it, as its placement names it (`pid 1012`, a batch job's id, with its ids); undefined when nothing was started. */
+  readonly server: Placement.ServerRef | undefined
   readonly port: number | undefined
   readonly alive: boolean
-  /** `code N` / `signal NAME` once it ended. */
+  /** `code N` / `signal NAME` once it ended and said so. */
   readonly exit: string | undefined
   /** How a deliberate `stop` ended it (`terminated`, `killed`, `exited-before`); no failure then. */
   readonly stopped: string | undefined
+  /** A start is under way (the record is written, the server not yet placed). */
+  readonly starting: boolean
   readonly phase: Phase
   /** `/health` answered 200 (undefined when not alive or not asked). */
   readonly healthy: boolean | undefined
   readonly uptimeMs: number | undefined
-  /** MiB held on GPUs by the group's processes (undefined when nvidia-smi could not tell). */
+  /** MiB held on GPUs by its processes (undefined when the host cannot see them). */
   readonly gpuMemoryMiB: number | undefined
   /** The engine (`sglang`, `vllm`) and its version. */
   readonly engine: string
   readonly engineVersion: string | null
   readonly argv: ReadonlyArray<string>
-  /** For a dead server: why, from its log. */
-  readonly failure: LaunchFailure | undefined
-  /** For a batch job: the scheduler's word on it (`RUNNING on node1`, `PENDING (Resources)`), node, GPUs, elapsed. */
-  readonly job?: {
-    readonly id: string
-    readonly state: string
-    readonly node?: string
-    readonly gpus?: number
-    readonly elapsedSeconds?: number
-  }
+  /** The placement's word on it (`RUNNING on gpu01, 2 GPUs`), when it has one. */
+  readonly state: string | undefined
+  /** The placement's own facts (a job's id, node, GPUs, elapsed seconds). */
+  readonly details: Readonly<Record<string, unknown>>
+  /** For a dead server: why, from its log, as its placement reports it. */
+  readonly failure: LaunchFailure | Placements.PlacementError | undefined
 }
 
 /** A host whose status could not be read. @category models */
@@ -66,19 +66,18 @@ export interface HostUnreachable {
 
 const TAIL_LINES = 300
 
+/** `code N` / `signal NAME`. */
+const exitText = (exit: ExitStatus | undefined): string | undefined =>
+  exit === undefined ? undefined : exit.exitCode !== null ? `code ${exit.exitCode}` : `signal ${exit.signal}`
+
 const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry) =>
   Effect.gen(function* () {
     const host = conn.host.alias
-    const placement = Placement.of(state)
-    const recorded = Deployment.processOf(host, state)
-    // a batch job: the scheduler is asked once, and liveness, exit and node come from its answer
-    const record =
-      recorded?.job !== undefined && placement.job !== undefined
-        ? yield* placement.job(conn, recorded).pipe(Effect.orElseSucceed(() => undefined))
-        : undefined
-    const placed =
-      recorded === undefined || record === undefined ? recorded : { ...recorded, jobRecord: record }
-    const alive = placed === undefined ? false : yield* placement.isAlive(conn, placed)
+    const { placement, placed } = yield* Placements.ofDeployment(conn, state)
+    // the placement is asked once: liveness, the end, where it answers (a scheduler's one query)
+    const seen = placed === undefined ? undefined : yield* placed.inspect(conn)
+    const alive = seen?.alive === true
+    const starting = placed === undefined ? yield* placement.starting(conn, state.runDir) : false
     const engine = Engine.byName(engines, state.meta?.engine ?? "sglang")
     const lines = yield* LogTail.tail(host, state.logPath, { lines: TAIL_LINES }).pipe(
       Effect.orElseSucceed(() => [] as ReadonlyArray<LogTail.LogLine>)
@@ -86,60 +85,40 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
     const classifier = Classifier.make(engine === undefined ? [] : [engine.logs])
     for (const line of lines) classifier.feed(line.text)
     const stopped = alive ? undefined : state.stopped
-    // a batch job's end is the scheduler's record (its ExitCode), not an `exit` file
-    const ended =
-      Deployment.exitStatusOf(state) ??
-      (record === undefined || placed === undefined
+    // nothing placed: a start under way, or one refused before anything ran (no failure of its own)
+    const failure =
+      seen === undefined || alive || stopped !== undefined
         ? undefined
-        : yield* placement.exitStatus(conn, placed).pipe(Effect.orElseSucceed(() => undefined)))
-    const failure = alive || stopped !== undefined ? undefined : classifier.finish(ended)
+        : seen.report(classifier.finish(seen.exit))
     const phase: Phase = state.ready !== undefined && alive ? "ready" : classifier.phase()
     const port = state.meta?.port
-    // a batch job's server listens on its compute node, asked through the host
-    const target =
-      alive && placed !== undefined && placement.target !== undefined
-        ? yield* placement.target(conn, placed).pipe(Effect.orElseSucceed(() => undefined))
-        : undefined
     const healthy =
-      alive && port !== undefined && (placed?.job === undefined || target !== undefined)
-        ? yield* isHealthy(conn, port, "5 seconds", target)
+      alive && port !== undefined && seen?.address !== undefined
+        ? yield* isHealthyAt(conn, port, seen.address, "5 seconds")
         : undefined
     const now = yield* Clock.currentTimeMillis
-    const gpuMemoryMiB =
-      alive && placed?.job === undefined && state.pid !== undefined && state.pgid !== undefined
-        ? yield* groupPids(conn, { pid: state.pid, pgid: state.pgid }).pipe(
-            Effect.flatMap((pids) => gpuMemoryOf(conn, pids)),
-            Effect.map((held) => held.usedMiB),
-            Effect.orElseSucceed(() => undefined)
-          )
-        : undefined
     return {
       host,
       name: state.name,
-      pid: state.pid,
+      placement: placement.spec.kind,
+      server: placed?.server,
       port,
       alive,
-      exit: state.exit,
+      exit: exitText(seen?.exit),
       stopped,
+      starting,
       phase,
       healthy,
-      uptimeMs: alive && state.meta !== undefined ? now - state.meta.createdAt : undefined,
-      gpuMemoryMiB,
+      uptimeMs: !alive
+        ? undefined
+        : (seen?.runningMs ?? (state.meta === undefined ? undefined : now - state.meta.createdAt)),
+      gpuMemoryMiB: seen?.gpuMemoryMiB,
       engine: state.meta?.engine ?? "sglang",
       engineVersion: state.meta === undefined ? null : Deployment.versionOf(state.meta),
       argv: state.argv?.argv ?? [],
-      failure,
-      ...(record === undefined
-        ? {}
-        : {
-            job: {
-              id: record.id,
-              state: describeState(record),
-              ...(record.nodes == null ? {} : { node: record.nodes }),
-              ...(record.gpus == null ? {} : { gpus: record.gpus }),
-              ...(record.elapsedSeconds == null ? {} : { elapsedSeconds: record.elapsedSeconds })
-            }
-          })
+      state: seen?.state,
+      details: seen?.details ?? {},
+      failure
     } satisfies DeploymentStatus
   })
 
@@ -192,38 +171,14 @@ export const ofHosts = Effect.fn("Status.ofHosts")(function* (
   return { deployments, unreachable }
 })
 
-/** One of a cluster's mlops jobs, whoever started it. @category models */
-export interface ClusterJob {
-  readonly id: string
-  /** The deployment name (the job's name without `mlops-`). */
-  readonly name: string
-  readonly user: string | undefined
-  /** Slurm's words: `RUNNING on gpu01`, `PENDING (Priority)`. */
-  readonly state: string
-  readonly node: string | undefined
-  readonly gpus: number | undefined
-  readonly elapsedSeconds: number | undefined
-}
-
 /**
- * The mlops jobs queued or running on the cluster behind a Slurm login node (every user's, so
- * servers others started show too); none for a host that is not one.
+ * Every user's servers that mlops started on the host, as its placement lists them (a
+ * cluster's login node: its queue's mlops jobs); undefined for a placement that lists none.
  *
  * @category programs
  */
-export const clusterJobs = Effect.fn("Status.clusterJobs")(function* (host: string) {
+export const neighbours = Effect.fn("Status.neighbours")(function* (host: string) {
   const conn = yield* (yield* ConnectionPool).get(host)
-  if (conn.host.slurm === undefined) return [] as ReadonlyArray<ClusterJob>
-  const jobs = yield* SlurmPlacement.jobs(host)
-  return jobs.map(
-    (job): ClusterJob => ({
-      id: job.id,
-      name: job.name.slice(SlurmPlacement.jobPrefix.length),
-      user: job.user,
-      state: describeState(job),
-      node: job.nodes,
-      gpus: job.gpus,
-      elapsedSeconds: job.elapsedSeconds
-    })
-  )
+  const placement = yield* Placements.resolve(conn.host)
+  return yield* placement.neighbours(conn)
 })

@@ -1,10 +1,11 @@
 /**
- * The flags of the SGLang a host actually has, read from the host itself: one command with the
- * environment's interpreter builds the installed SGLang's own argument parser (no model, no
- * GPU) and prints its actions, which become a catalogue exactly like a shipped one (the argv
- * decoder, did-you-mean, choices and type checks then work for that version). The dump is kept
- * on this machine (`FlagCache`), keyed by host, version and the sha256 of the installed
- * `server_args.py` (which the environment probe reports), so it runs once per install.
+ * The flags of the SGLang a host actually has, read from the install itself: one Python program
+ * run by the runtime that found it (the environment's interpreter) builds the installed
+ * SGLang's own argument parser (no model, no GPU) and prints its actions, which become a
+ * catalogue exactly like a shipped one (the argv decoder, did-you-mean, choices and type checks
+ * then work for that version). The dump is kept on this machine (`FlagCache`), keyed by the
+ * install (its id, version and the sha256 of its `server_args.py`, which the runtime's probe
+ * reports), so it runs once per install.
  *
  * `forHost` decides: a shipped release uses its shipped catalogue (no command) unless
  * `fromHost`; any other version uses the cached or a fresh dump; if the dump fails, the
@@ -14,13 +15,8 @@
  */
 import { homedir } from "node:os"
 import { join } from "node:path"
-import type { Connection } from "@mlops/core/Connection"
-import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import type { CommandError } from "@mlops/core/Errors"
-import type { PythonEnv } from "@mlops/core/Probes"
-import * as Probes from "@mlops/core/Probes"
-import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import { PythonEnvUnusable } from "@mlops/serve/PythonEnv"
+import type { FlagsRequest } from "@mlops/serve/Engine"
 import { Clock, Config, Context, Effect, Layer, Option, Schema } from "effect"
 import * as Catalogue from "./Catalogue.js"
 import { toFlagSpecs } from "./internal/catalogue/fromParser.js"
@@ -90,17 +86,17 @@ const decodeDump = Schema.decodeUnknownEither(Schema.parseJson(Cache.Dump))
 const tail = (text: string) => text.trim().split("\n").slice(-3).join(" | ")
 
 /**
- * Run the dump on the host: one command, `interpreter -c <script>`.
+ * Run the dump with the install's Python (the runtime's command): one program.
  *
  * @category reading
  */
 export const dump = Effect.fn("HostFlags.dump")(function* (
-  conn: Connection,
-  interpreter: string
+  request: Pick<FlagsRequest, "host" | "located" | "python">
 ): Effect.fn.Return<Dump, FlagDumpFailed | CommandError> {
-  const fail = (reason: string) => new FlagDumpFailed({ host: conn.host.alias, python: interpreter, reason })
-  const result = yield* conn
-    .exec(RemoteCommand.make([interpreter, "-c", DUMP_SCRIPT]), { timeout: DUMP_TIMEOUT })
+  const fail = (reason: string) =>
+    new FlagDumpFailed({ host: request.host, python: request.located.interpreter, reason })
+  const result = yield* request
+    .python(DUMP_SCRIPT, DUMP_TIMEOUT)
     .pipe(Effect.catchTag("CommandTimeout", () => Effect.fail(fail(`no answer within ${DUMP_TIMEOUT}`))))
   if (result.exitCode !== 0) {
     return yield* fail(
@@ -141,29 +137,23 @@ export interface HostCatalogue {
 }
 
 /**
- * The catalogue for the SGLang of a Python environment on a host (`env` from `Probes.python`
- * with `hashFiles: [fingerprintFile]`).
+ * The catalogue for the SGLang a runtime located on a host (the engine's `FlagsRequest`): the
+ * shipped one for a shipped release (unless `fromHost`), else the cached or a fresh dump of the
+ * install, else the nearest shipped release with a warning naming both versions and why.
  *
  * @category reading
  */
-export const forHost = Effect.fn("HostFlags.forHost")(function* (
-  conn: Connection,
-  o: {
-    readonly interpreter: string
-    readonly env: PythonEnv
-    /** Read the host's parser even when mlops ships this version. Default false. */
-    readonly fromHost?: boolean
-  }
-) {
-  const version = o.env.packageVersion ?? "unknown"
+export const forHost = Effect.fn("HostFlags.forHost")(function* (request: FlagsRequest) {
+  const { host, located } = request
+  const version = located.engineVersion
   const shipped = Catalogue.get(version)
-  if (shipped !== undefined && o.fromHost !== true) {
+  if (shipped !== undefined && !request.fromHost) {
     return { catalogue: shipped, source: "shipped", warning: null } satisfies HostCatalogue
   }
   const cache = yield* Effect.serviceOption(FlagCache)
-  const sha256 = o.env.fileHashes?.[fingerprintFile]
+  const sha256 = located.fileHashes[fingerprintFile]
   const key: CacheKey | undefined =
-    sha256 === undefined ? undefined : { host: conn.host.alias, version, sha256 }
+    sha256 === undefined ? undefined : { host: located.installId, version, sha256 }
   if (Option.isSome(cache) && key !== undefined) {
     const hit = yield* cache.value.read(key)
     if (hit !== undefined) {
@@ -174,14 +164,14 @@ export const forHost = Effect.fn("HostFlags.forHost")(function* (
       } satisfies HostCatalogue
     }
   }
-  const dumped = yield* Effect.either(dump(conn, o.interpreter))
+  const dumped = yield* Effect.either(dump(request))
   if (dumped._tag === "Right") {
     if (Option.isSome(cache)) {
       yield* cache.value.write({
         format: 1,
-        host: conn.host.alias,
+        host: located.installId,
         version,
-        python: o.interpreter,
+        python: located.interpreter,
         createdAt: yield* Clock.currentTimeMillis,
         dump: dumped.right
       })
@@ -197,45 +187,13 @@ export const forHost = Effect.fn("HostFlags.forHost")(function* (
     return {
       catalogue: shipped,
       source: "shipped",
-      warning: `could not read the flags from ${conn.host.alias} (${reason}); using the shipped catalogue of ${shipped.version}`
+      warning: `could not read the flags from ${host} (${reason}); using the shipped catalogue of ${shipped.version}`
     } satisfies HostCatalogue
   }
   const match = yield* Catalogue.forVersion(version)
   return {
     catalogue: match.catalogue,
     source: "nearest",
-    warning: `could not read the flags of SGLang ${version} from ${conn.host.alias} (${reason}); checking them against the nearest shipped release ${match.catalogue.version} instead: flags added or changed after it are not known`
+    warning: `could not read the flags of SGLang ${version} from ${host} (${reason}); checking them against the nearest shipped release ${match.catalogue.version} instead: flags added or changed after it are not known`
   } satisfies HostCatalogue
-})
-
-/**
- * Connect to a host, probe its Python environment and read its flags (`forHost`): what
- * `mlops flags --host` and the upgrade check start from.
- *
- * @category reading
- */
-export const ofHost = Effect.fn("HostFlags.ofHost")(function* (o: {
-  readonly host: string
-  /** Default: the host's configured python, else `~/ml-env`. */
-  readonly python?: string
-  readonly fromHost?: boolean
-}) {
-  const pool = yield* ConnectionPool
-  const conn = yield* pool.get(o.host)
-  const python = o.python ?? conn.host.python ?? "~/ml-env"
-  const env = yield* Probes.python(conn, python, "sglang", { hashFiles: [fingerprintFile] })
-  if (env.packageVersion === undefined) {
-    return yield* new PythonEnvUnusable({
-      host: conn.host.alias,
-      python: env.executable,
-      reason: "SGLang is not installed in this environment",
-      fix: "point the host's python (hosts.json) at the environment that has SGLang"
-    })
-  }
-  const found = yield* forHost(conn, {
-    interpreter: Probes.interpreterOf(python),
-    env,
-    ...(o.fromHost === undefined ? {} : { fromHost: o.fromHost })
-  })
-  return { ...found, version: env.packageVersion }
 })

@@ -14,7 +14,16 @@
  *
  * @since 0.1.0
  */
-import type { Decoded, Engine, FlagInfo, Flags, GpuPlan, ReadinessRequest } from "@mlops/serve/Engine"
+import { applyFix } from "@mlops/serve/AutoFix"
+import type {
+  Decoded,
+  Engine,
+  FlagInfo,
+  Flags,
+  GpuPlan,
+  ReadinessRequest,
+  Rendezvous
+} from "@mlops/serve/Engine"
 import { UnsupportedEngineVersion } from "@mlops/serve/Engine"
 import * as Secrets from "@mlops/serve/Secrets"
 import { Effect } from "effect"
@@ -107,6 +116,21 @@ const gpusOf = (args: object): GpuPlan => {
   }
 }
 
+/**
+ * SGLang's multi-node recipe: the same command on every node, `--nnodes N --node-rank i
+ * --dist-init-addr head:port` (only rank 0 serves HTTP).
+ */
+const ranks = (argv: ReadonlyArray<string>, r: Rendezvous): ReadonlyArray<ReadonlyArray<string>> =>
+  Array.from(
+    { length: r.nodes },
+    (_, rank) =>
+      applyFix(
+        argv,
+        { flags: { "--nnodes": r.nodes, "--node-rank": rank, "--dist-init-addr": `${r.head}:${r.port}` } },
+        latestFlags
+      ) ?? argv
+  )
+
 // SGLang answers /health without the API key; /generate and /v1/models need it
 const readiness = (): ReadonlyArray<ReadinessRequest> => [
   { method: "GET", path: "/health", authorized: false, retry: true, passes: (status) => status === 200 },
@@ -148,7 +172,6 @@ export const engine: Engine = {
     fingerprintFiles: [HostFlags.fingerprintFile],
     install: 'pip install "sglang[all]"'
   },
-  versionOf: (env) => env.packageVersion,
   command: {
     module: "sglang.launch_server",
     leading: [],
@@ -158,6 +181,7 @@ export const engine: Engine = {
   modelOf,
   portOf,
   gpusOf,
+  ranks,
   releases: Catalogue.releases.map((release) => release.version),
   latestFlags,
   shippedFlags: (version) => {
@@ -167,11 +191,7 @@ export const engine: Engine = {
       : flagsOf(match.catalogue, match.exact ? "shipped" : "nearest", match.warning)
   },
   flags: (request) =>
-    HostFlags.forHost(request.conn, {
-      interpreter: request.interpreter,
-      env: request.env,
-      fromHost: request.fromHost
-    }).pipe(
+    HostFlags.forHost(request).pipe(
       Effect.map((found) => flagsOf(found.catalogue, found.source, found.warning)),
       Effect.catchTag("UnsupportedSglangVersion", (e) =>
         Effect.fail(

@@ -11,16 +11,19 @@
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
 import type { ArgvError } from "@mlops/serve/ArgvErrors"
+import * as ArgvErrors from "@mlops/serve/ArgvErrors"
 import { offlineGpus, traitsOf } from "@mlops/serve/Check"
 import type * as ModelTraits from "@mlops/serve/ModelTraits"
+import * as Placements from "@mlops/serve/Placements"
 import * as Preflight from "@mlops/serve/Preflight"
+import type { Located, Spec as RuntimeSpec } from "@mlops/serve/Runtime"
 import type * as Violations from "@mlops/serve/Violations"
 import { Effect, Either } from "effect"
 import * as Argv from "./Argv.js"
 import * as Catalogue from "./Catalogue.js"
 import type { GpuFacts } from "./Check.js"
 import * as Flags from "./Flags.js"
-import * as HostFlags from "./HostFlags.js"
+import * as Installed from "./Installed.js"
 import { lookupOption } from "./internal/argv/decode.js"
 import { sameValue } from "./internal/argv/encode.js"
 import { modelPathOf } from "./internal/launch/argvFacts.js"
@@ -60,6 +63,8 @@ export interface RuleDifference {
 export interface UpgradeReport {
   readonly from: string
   readonly to: string
+  /** From a host: the install `from` is (found as a launch finds it). */
+  readonly installed?: Pick<Located, "interpreter" | "setting" | "source" | "versionSource">
   readonly flags: ReadonlyArray<FlagDifference>
   readonly rules: ReadonlyArray<RuleDifference>
   /** False when either version's rules are unverified: then `rules` is empty by necessity. */
@@ -322,23 +327,31 @@ export const fromHost = Effect.fn("Upgrade.fromHost")(function* (o: {
   readonly host: string
   readonly argv: ReadonlyArray<string>
   readonly to: string
-  readonly python?: string
+  /** How to find the host's SGLang (what `--python` gives); default as a launch's. */
+  readonly runtime?: RuntimeSpec
   readonly env?: Readonly<Record<string, string>>
 }) {
-  const flags = yield* HostFlags.ofHost({
+  const installed = yield* Installed.onHost({
     host: o.host,
-    ...(o.python === undefined ? {} : { python: o.python })
+    ...(o.runtime === undefined ? {} : { runtime: o.runtime }),
+    ...(o.env === undefined ? {} : { env: o.env })
   })
   const conn = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(o.host))
+  // the GPUs are the host's only where a launch would run the server on it
+  const placement = yield* Placements.resolve(conn.host)
   const [gpus, traits] = yield* Effect.all(
-    [Probes.gpus(conn), Preflight.readModelConfig(conn, modelPathOf(o.argv))],
+    [
+      placement.onHost ? Probes.gpus(conn) : Effect.succeed([]),
+      Preflight.readModelConfig(conn, modelPathOf(o.argv))
+    ],
     { concurrency: "unbounded" }
   )
   const first = gpus[0]
+  const warning = installed.warning
   const report = yield* compare({
     ...o,
-    from: flags.version,
-    fromCatalogue: flags.catalogue,
+    from: installed.version,
+    fromCatalogue: installed.catalogue,
     ...(traits === undefined ? {} : { traits }),
     ...(first === undefined
       ? {}
@@ -349,6 +362,18 @@ export const fromHost = Effect.fn("Upgrade.fromHost")(function* (o: {
             memoryGiB: first.memoryTotalMiB / 1024
           }
         })
-  })
-  return flags.warning === null ? report : { ...report, notes: [flags.warning, ...report.notes] }
+  }).pipe(
+    // flags that do not parse with a stand-in catalogue: the error says why it stood in
+    Effect.mapError((error) =>
+      warning !== null && error instanceof Error && ArgvErrors.isArgvError(error)
+        ? ArgvErrors.noted(error, warning)
+        : error
+    )
+  )
+  const { interpreter, setting, source, versionSource } = installed.located
+  return {
+    ...report,
+    installed: { interpreter, setting, source, versionSource },
+    notes: warning === null ? report.notes : [warning, ...report.notes]
+  } satisfies UpgradeReport
 })

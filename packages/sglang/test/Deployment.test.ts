@@ -3,6 +3,7 @@ import { ConnectionPool } from "@mlops/core"
 import { FakeHost } from "@mlops/core/testing"
 import * as Deployment from "@mlops/serve/Deployment"
 import * as Logs from "@mlops/serve/Logs"
+import * as Placements from "@mlops/serve/Placements"
 import * as Stop from "@mlops/serve/Stop"
 import { Effect } from "effect"
 import * as Simulator from "../src/Simulator.js"
@@ -22,7 +23,8 @@ const files = (name: string): Parameters<typeof Deployment.writeLaunchFiles>[2] 
     port: 30000,
     engine: "sglang",
     engineVersion: "0.5.11",
-    placement: "detached-group",
+    placement: { kind: "detached-group" },
+    runtime: { kind: "python-env" },
     python: "~/ml-env",
     envNames: ["A"],
     secrets: { salt: "00", sha256: "00" },
@@ -81,10 +83,11 @@ describe("Deployment", () => {
       const state = yield* Deployment.read(conn, "one")
       assert.deepStrictEqual(state?.meta, files("one").meta)
       assert.deepStrictEqual(state?.argv, files("one").argv)
-      assert.strictEqual(state?.pid, 41)
-      assert.strictEqual(state?.pgid, 40)
-      assert.isUndefined(state?.exit)
-      const deployment = Deployment.fromState("sim", state!)
+      // the record names its placement, which reads its own files back
+      const { placed } = yield* Placements.ofDeployment(conn, state!)
+      assert.deepStrictEqual(placed?.server.ids, { pid: 41, pgid: 40 })
+      assert.strictEqual(placed?.server.label, "pid 41")
+      const deployment = Deployment.fromState("sim", state!, placed!, "127.0.0.1")
       assert.strictEqual(deployment?.url, "http://127.0.0.1:30000")
       assert.strictEqual(deployment?.readyAt, 5000)
       assert.deepStrictEqual(deployment?.phases, [{ phase: "ready", atMs: 4000 }])
@@ -117,8 +120,11 @@ describe("Deployment", () => {
         yield* handle.fs.write(`${runDir}/pgid`, "40\n")
         const state = yield* Deployment.read(conn, "old")
         assert.strictEqual(state?.meta?.engine, "sglang")
-        assert.strictEqual(state?.meta?.placement, "detached-group")
-        const deployment = Deployment.fromState("sim", state!)
+        assert.deepStrictEqual(Deployment.placementOf(state!.meta!), { kind: "detached-group" })
+        assert.deepStrictEqual(Deployment.runtimeOf(state!.meta!), { kind: "python-env" })
+        const { placed } = yield* Placements.ofDeployment(conn, state!)
+        assert.strictEqual(placed?.server.label, "pid 41")
+        const deployment = Deployment.fromState("sim", state!, placed!, "127.0.0.1")
         assert.deepStrictEqual([deployment?.engine, deployment?.engineVersion], ["sglang", "0.5.9"])
       }).pipe(Effect.provide(Simulator.layer))
   )

@@ -2,19 +2,22 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as FakeHost from "@mlops/core/FakeHost"
-import * as Probes from "@mlops/core/Probes"
+import { pythonJson } from "@mlops/serve/SimHost"
 import { Effect, Layer } from "effect"
 import * as Argv from "../src/Argv.js"
+import * as Check from "../src/Check.js"
 import * as HostFlags from "../src/HostFlags.js"
+import * as Installed from "../src/Installed.js"
 import { MARKER } from "../src/internal/hostFlags/script.js"
+import * as Upgrade from "../src/Upgrade.js"
 import { dumpOf, type ExtraAction, readFixture } from "./support/releaseData.js"
 
 const prefix = "/opt/sgl"
 
 /**
- * A host whose Python answers core's environment probe and the flag dump the way a real
+ * A host whose Python answers the discovery probe and the flag dump the way a real
  * interpreter with that SGLang would (the dump built from the release data plus `extra`), and
  * counts the dumps.
  */
@@ -44,12 +47,13 @@ const hostWith = (o: {
         }
         const hashes = ctx.argv.slice(4)
         yield* ctx.stdout.line(
-          JSON.stringify({
+          pythonJson({
             executable: `${prefix}/bin/python`,
             version: "3.11.9",
-            package: "sglang",
+            found: true,
             packageVersion: o.version,
-            packageLocation: `${prefix}/lib/python3.11/site-packages/sglang`,
+            versionSource: "metadata",
+            location: `${prefix}/lib/python3.11/site-packages/sglang`,
             fileHashes: Object.fromEntries(hashes.map((h) => [h, sha256]))
           })
         )
@@ -58,21 +62,19 @@ const hostWith = (o: {
   }
   // the interpreter exists on the host (a shell runs only what is there)
   const layer = FakeHost.layer([
-    { alias: "gpu", python: prefix, files: { [`${prefix}/bin/python`]: "#!python\n" }, programs: [python] }
+    {
+      alias: "gpu",
+      python: prefix,
+      files: { [`${prefix}/bin/python`]: "#!python\n" },
+      programs: [python, FakeHost.nvidiaSmi([], [])]
+    }
   ])
   return { dumps, layer }
 }
 
+// found as a launch finds it (the host's configured environment, through the discovery script)
 const catalogueOnHost = (fromHost?: boolean) =>
-  Effect.gen(function* () {
-    const conn = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get("gpu"))
-    const env = yield* Probes.python(conn, prefix, "sglang", { hashFiles: [HostFlags.fingerprintFile] })
-    return yield* HostFlags.forHost(conn, {
-      interpreter: `${prefix}/bin/python`,
-      env,
-      ...(fromHost === undefined ? {} : { fromHost })
-    })
-  })
+  Installed.onHost({ host: "gpu", ...(fromHost === undefined ? {} : { fromHost }) })
 
 const newFlag: ExtraAction = {
   option_strings: ["--standin-future-flag"],
@@ -160,6 +162,32 @@ describe("HostFlags", () => {
         assert.include(found.warning ?? "", "0.5.21")
         assert.include(found.warning ?? "", "0.5.15")
         assert.include(found.warning ?? "", "No module named 'torch'")
+      }).pipe(Effect.provide(host.layer))
+    }
+  )
+
+  it.effect(
+    "a failed dump: a flag the stand-in does not know is refused by check --host and the upgrade check saying why that release's flags were used",
+    () => {
+      const host = hostWith({
+        version: "0.5.21",
+        data: "args-0.5.15.json",
+        dumpFails: "ModuleNotFoundError: No module named 'torch'"
+      })
+      return Effect.gen(function* () {
+        const argv = ["--model-path", "org/model", "--not-a-flag-anywhere", "1"]
+        for (const refused of [
+          yield* Effect.flip(Check.host({ host: "gpu", argv })),
+          yield* Effect.flip(Upgrade.fromHost({ host: "gpu", argv, to: "0.5.15" }))
+        ]) {
+          assert.strictEqual(refused._tag, "UnknownFlag", refused.message)
+          if (refused._tag !== "UnknownFlag") continue
+          assert.strictEqual(refused.version, "0.5.15")
+          // the version it names is explained: the host's own, why its flags could not be read
+          assert.include(refused.note ?? "", "could not read the flags of SGLang 0.5.21 from gpu")
+          assert.include(refused.note ?? "", "No module named 'torch'")
+          assert.include(refused.message, "nearest shipped release 0.5.15")
+        }
       }).pipe(Effect.provide(host.layer))
     }
   )

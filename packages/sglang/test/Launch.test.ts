@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { FakeHost } from "@mlops/core/testing"
 import { Chunk, Effect, Fiber, Stream } from "effect"
+import * as Check from "../src/Check.js"
 import * as Simulator from "../src/Simulator.js"
 import * as Serving from "./support/serving.js"
 import { advance, drive, fixedArgv, storyArgv } from "./support/sim.js"
@@ -35,6 +36,78 @@ describe("Launch", () => {
       assert.lengthOf(yield* simProcesses, 0)
     }).pipe(Effect.provide(Simulator.layer))
   )
+
+  it.effect(
+    "--nnodes 2 on one host: refused before anything starts (NotEnoughHosts), by launch and check alike",
+    () =>
+      Effect.gen(function* () {
+        const argv = [...fixedArgv, "--nnodes", "2"]
+        const error = yield* Effect.flip(drive(Serving.launchDeployment({ host: "sim", argv, env })))
+        assert.strictEqual(error._tag, "NotEnoughHosts", error.message)
+        if (error._tag !== "NotEnoughHosts") return
+        assert.deepStrictEqual([error.nodes, error.hosts], [2, 1])
+        assert.include(error.message, "rank 0 would wait for them")
+        // nothing was started, nothing recorded
+        assert.lengthOf(yield* simProcesses, 0)
+        const handle = yield* FakeHost.host("sim")
+        assert.isUndefined(yield* handle.fs.readText("/root/.mlops/deployments/qwen3.6-27b/meta.json"))
+        const checked = yield* Effect.flip(Check.host({ host: "sim", argv }))
+        assert.strictEqual(checked._tag, "NotEnoughHosts")
+      }).pipe(Effect.provide(Simulator.layer))
+  )
+
+  it("one command becomes the commands of its ranks: --nnodes, --node-rank and --dist-init-addr, nothing else changed", () => {
+    const ranks = Serving.engine.ranks(
+      ["--model-path", "/m", "--tp", "16", "--nnodes=2", "--node-rank", "1"],
+      {
+        nodes: 2,
+        head: "head-node",
+        port: 29500
+      }
+    )
+    assert.deepStrictEqual(ranks, [
+      [
+        "--model-path",
+        "/m",
+        "--tp",
+        "16",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "0",
+        "--dist-init-addr",
+        "head-node:29500"
+      ],
+      [
+        "--model-path",
+        "/m",
+        "--tp",
+        "16",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "1",
+        "--dist-init-addr",
+        "head-node:29500"
+      ]
+    ])
+    // the alias `--nccl-init-addr` is the same flag: replaced, not repeated
+    const [head] = Serving.engine.ranks(["--model-path", "/m", "--nccl-init-addr", "h:1"], {
+      nodes: 3,
+      head: "h",
+      port: 2
+    })
+    assert.deepStrictEqual(head, [
+      "--model-path",
+      "/m",
+      "--nnodes",
+      "3",
+      "--node-rank",
+      "0",
+      "--dist-init-addr",
+      "h:2"
+    ])
+  })
 
   it.effect("the fixed command reaches ready: EAGLE 1/1/2, 48 requests, phases in order", () =>
     Effect.gen(function* () {
@@ -143,8 +216,8 @@ describe("Launch", () => {
         assert.deepStrictEqual(
           busy.holders.map((h) => [h.pid, h.gpu, h.deployment]),
           [
-            [first.pid, 0, "a"],
-            [first.pid, 1, "a"]
+            [Serving.pidOf(first), 0, "a"],
+            [Serving.pidOf(first), 1, "a"]
           ]
         )
         assert.isTrue(
@@ -152,9 +225,9 @@ describe("Launch", () => {
         )
         assert.include(busy.fix, "mlops stop --host sim --name a")
         assert.include(busy.fix, "--allow-busy-gpus")
-        assert.strictEqual(port.pid, first.pid)
+        assert.strictEqual(port.pid, Serving.pidOf(first))
         assert.strictEqual(port.port, 30000)
-        assert.include(error.message, `pid ${first.pid}`)
+        assert.include(error.message, `pid ${Serving.pidOf(first)}`)
         // allowed: the GPUs are no longer a problem, the port still is
         const allowed = yield* second(true)
         assert.strictEqual(allowed._tag, "PortUnavailable")
@@ -170,7 +243,7 @@ describe("Launch", () => {
         ["Connected", "AlreadyRunning", "Launched"]
       )
       const last = again.at(-1)!
-      if (last._tag === "Launched") assert.strictEqual(last.deployment.pid, first.pid)
+      if (last._tag === "Launched") assert.strictEqual(Serving.pidOf(last.deployment), Serving.pidOf(first))
       assert.lengthOf(yield* simProcesses, 1)
     }).pipe(Effect.provide(Simulator.layer))
   )
@@ -186,11 +259,11 @@ describe("Launch", () => {
       const replaced = yield* drive(
         Serving.launchDeployment({ host: "sim", argv: other, env, name: "q", replace: true })
       )
-      assert.notStrictEqual(replaced.pid, first.pid)
+      assert.notStrictEqual(Serving.pidOf(replaced), Serving.pidOf(first))
       const running = yield* simProcesses
       assert.deepStrictEqual(
         running.map((p) => p.pid),
-        [replaced.pid]
+        [Serving.pidOf(replaced)]
       )
     }).pipe(Effect.provide(Simulator.layer))
   )

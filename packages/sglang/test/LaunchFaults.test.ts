@@ -76,7 +76,7 @@ describe("Launch across faults", () => {
       assert.strictEqual(last?._tag, "Launched")
       const running = (yield* servers).filter((p) => /python$/.test(p.argv[0] ?? ""))
       assert.lengthOf(running, 1, "exactly one server runs")
-      if (last?._tag === "Launched") assert.strictEqual(running[0]?.pid, last.deployment.pid)
+      if (last?._tag === "Launched") assert.strictEqual(running[0]?.pid, Serving.pidOf(last.deployment))
       assert.isAbove(yield* handle.connects, 1, "the start's connection was cut and replaced")
     }).pipe(Effect.provide(Simulator.layer))
   )

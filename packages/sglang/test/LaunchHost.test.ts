@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { FakeHost } from "@mlops/core/testing"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import { Chunk, Effect, Stream } from "effect"
 import * as Simulator from "../src/Simulator.js"
 import * as Serving from "./support/serving.js"
@@ -29,10 +30,15 @@ describe("Launch on the host it finds", () => {
       assert.strictEqual(python.python.source, "discovered")
       assert.strictEqual(python.python.setting, "~/ml-env")
       assert.strictEqual(python.python.engineVersion, "0.5.11")
+      // the discovery script found it (as on a real host): `$HOME/ml-env`
+      assert.deepStrictEqual(
+        [python.python.how, python.python.interpreter],
+        ["home", "/root/ml-env/bin/python"]
+      )
       const spawned = all.find((e) => e._tag === "Spawned")
       assert.include(
         spawned?._tag === "Spawned" ? spawned.commandLine : "",
-        "~/ml-env/bin/python -m sglang.launch_server"
+        "/root/ml-env/bin/python -m sglang.launch_server"
       )
       assert.strictEqual(all.at(-1)?._tag, "Launched")
     }).pipe(Effect.provide(unconfigured))
@@ -45,7 +51,14 @@ describe("Launch on the host it finds", () => {
         const handle = yield* FakeHost.host("sim")
         yield* handle.fs.write("/opt/empty/bin/python", "#!simulated python\n")
         const error = yield* Effect.flip(
-          drive(Serving.launchDeployment({ host: "sim", argv: fixedArgv, env, python: "/opt/nothing" }))
+          drive(
+            Serving.launchDeployment({
+              host: "sim",
+              argv: fixedArgv,
+              env,
+              runtime: PythonEnvRuntime.spec("/opt/nothing")
+            })
+          )
         )
         assert.strictEqual(error._tag, "PythonEnvUnusable")
         if (error._tag !== "PythonEnvUnusable") return
@@ -59,7 +72,9 @@ describe("Launch on the host it finds", () => {
   it.effect("every host problem at once, always in the same order: Python env, GPUs, model", () =>
     Effect.gen(function* () {
       const argv = ["--model-path", "/root/models/missing", "--tp", "4"]
-      const once = Effect.flip(drive(Serving.launchDeployment({ host: "sim", argv, python: "/opt/nothing" })))
+      const once = Effect.flip(
+        drive(Serving.launchDeployment({ host: "sim", argv, runtime: PythonEnvRuntime.spec("/opt/nothing") }))
+      )
       const first = yield* once
       const second = yield* once
       for (const error of [first, second]) {
@@ -104,7 +119,7 @@ describe("Launch on the host it finds", () => {
         assert.deepStrictEqual(last.deployment.argv.slice(-2), ["--api-key", "***"])
         assert.strictEqual(last.deployment.args?.api_key, "***")
         // the server process has the real values in its environment (its own business)
-        const server = (yield* handle.processes).find((p) => p.pid === last.deployment.pid)
+        const server = (yield* handle.processes).find((p) => p.pid === Serving.pidOf(last.deployment))
         assert.strictEqual(server?.env.HF_TOKEN, token)
       }).pipe(Effect.provide(Simulator.layer))
   )
@@ -137,7 +152,7 @@ describe("Launch on the host it finds", () => {
         ["Connected", "AlreadyRunning", "Launched"]
       )
       const last = again.at(-1)
-      if (last?._tag === "Launched") assert.strictEqual(last.deployment.pid, first.pid)
+      if (last?._tag === "Launched") assert.strictEqual(Serving.pidOf(last.deployment), Serving.pidOf(first))
       // other environment values (same names): not the same launch
       const changed = yield* Effect.flip(
         drive(

@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
 import { FakeHost } from "@mlops/core/testing"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import { llama3_8b } from "@mlops/serve/SampleModels"
 import { Effect, Either, Option } from "effect"
 import * as Argv from "../src/Argv.js"
 import * as Resolve from "../src/Resolve.js"
+import { engine } from "../src/SglangEngine.js"
 import * as Simulator from "../src/Simulator.js"
 import * as Classifier from "./support/classifier.js"
 import { advance, fixedArgv, storyArgv } from "./support/sim.js"
@@ -37,8 +39,11 @@ describe("Simulator", () => {
           ["NVIDIA RTX A6000", 49140, "8.6"]
         ]
       )
-      const env = yield* Probes.python(conn, Simulator.python, "sglang")
-      assert.strictEqual(env.packageVersion, "0.5.11")
+      const env = yield* PythonEnvRuntime.choose(conn, { engine, explicit: undefined, env: {} })
+      assert.deepStrictEqual(
+        [env.interpreter, env.engineVersion],
+        [`${Simulator.python}/bin/python`, "0.5.11"]
+      )
       const config = yield* conn.files.stat(`${Simulator.modelPath}/config.json`)
       assert.isDefined(config)
     }).pipe(Effect.provide(Simulator.layer))

@@ -1,10 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, Probes, RemoteCommand } from "@mlops/core"
+import { ConnectionPool, RemoteCommand } from "@mlops/core"
 import { FakeHost } from "@mlops/core/testing"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import { Effect, Either } from "effect"
 import * as Catalogue from "../src/Catalogue.js"
 import * as Check from "../src/Check.js"
 import * as HostFlags from "../src/HostFlags.js"
+import * as Installed from "../src/Installed.js"
+import { engine } from "../src/SglangEngine.js"
 import * as Simulator from "../src/Simulator.js"
 import { storyArgv } from "./support/sim.js"
 
@@ -15,11 +18,10 @@ describe("Simulator with another shipped release", () => {
   it.effect("reports that release, and its parser refuses a flag the release does not have", () =>
     Effect.gen(function* () {
       const conn = yield* Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get("sim"))
-      const env = yield* Probes.python(conn, Simulator.python, "sglang", {
-        hashFiles: [HostFlags.fingerprintFile]
-      })
-      assert.strictEqual(env.packageVersion, "0.5.4")
-      assert.match(env.fileHashes?.[HostFlags.fingerprintFile] ?? "", /^[0-9a-f]{64}$/)
+      // found as a launch finds it: the discovery script on the sim's shell
+      const env = yield* PythonEnvRuntime.choose(conn, { engine, explicit: undefined, env: {} })
+      assert.strictEqual(env.engineVersion, "0.5.4")
+      assert.match(env.fileHashes[HostFlags.fingerprintFile] ?? "", /^[0-9a-f]{64}$/)
       const run = yield* conn.exec(
         RemoteCommand.make([
           python,
@@ -58,7 +60,7 @@ describe("Simulator with another shipped release", () => {
 
   it.effect("--flags-from-host on the sim reads its parser: the same flags as the shipped catalogue", () =>
     Effect.gen(function* () {
-      const found = yield* HostFlags.ofHost({ host: "sim", fromHost: true })
+      const found = yield* Installed.onHost({ host: "sim", fromHost: true })
       assert.strictEqual(found.source, "dumped")
       const facts = (c: Catalogue.Catalogue) =>
         c.flags.map((f) => [f.flag, f.field, f.aliases, f.type, f.default, f.choices, f.nargs, f.negatable])

@@ -16,7 +16,7 @@ describe("Status", () => {
       )
       const [status] = yield* drive(Serving.statusOfHost("sim"))
       assert.strictEqual(status?.name, "qwen")
-      assert.strictEqual(status?.pid, deployment.pid)
+      assert.deepStrictEqual(status?.server, deployment.server)
       assert.isTrue(status?.alive)
       assert.strictEqual(status?.phase, "ready")
       assert.isTrue(status?.healthy)

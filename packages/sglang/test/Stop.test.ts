@@ -23,7 +23,7 @@ describe("Stop", () => {
       assert.deepStrictEqual(result, {
         host: "sim",
         name: "qwen",
-        pid: deployment.pid,
+        server: deployment.server,
         outcome: "terminated"
       })
       assert.lengthOf(yield* Effect.flatMap(FakeHost.host("sim"), (h) => h.processes), 0)
@@ -51,12 +51,12 @@ describe("Stop", () => {
       const handle = yield* FakeHost.host("sim")
       yield* handle.register(
         FakeHost.nvidiaSmi(Simulator.gpus, [
-          { pid: deployment.pid, gpuUuid: Simulator.gpus[0]!.uuid, usedMemoryMiB: 30_000 }
+          { pid: Serving.pidOf(deployment), gpuUuid: Simulator.gpus[0]!.uuid, usedMemoryMiB: 30_000 }
         ])
       )
       const error = yield* Effect.flip(drive(Stop.stop("sim", "qwen", { confirmWithin: "2 seconds" })))
       assert.strictEqual(error._tag, "GpuMemoryStillHeld")
-      if (error._tag === "GpuMemoryStillHeld") assert.deepStrictEqual(error.pids, [deployment.pid])
+      if (error._tag === "GpuMemoryStillHeld") assert.deepStrictEqual(error.pids, [Serving.pidOf(deployment)])
     }).pipe(Effect.provide(Simulator.layer))
   )
 })

@@ -6,7 +6,14 @@
  *
  * @since 0.1.0
  */
-import { type Engine, type Flags, type GpuPlan, UnsupportedEngineVersion } from "@mlops/serve/Engine"
+import { applyFix } from "@mlops/serve/AutoFix"
+import {
+  type Engine,
+  type Flags,
+  type GpuPlan,
+  type Rendezvous,
+  UnsupportedEngineVersion
+} from "@mlops/serve/Engine"
 import { Effect } from "effect"
 import * as Catalogue from "./Catalogue.js"
 import { modelOf, portOf } from "./internal/engine/argvFacts.js"
@@ -46,6 +53,31 @@ const gpusOf = (engineArgs: object): GpuPlan => {
 
 const latestFlags = flagsOf(Catalogue.latest, Catalogue.latest.snapshot.near, "shipped", null)
 
+/**
+ * vLLM's multi-node recipe without Ray: the same command on every node, `--nnodes N
+ * --node-rank i --master-addr head --master-port port`, the others `--headless` (rank 0
+ * serves HTTP).
+ */
+const ranks = (argv: ReadonlyArray<string>, r: Rendezvous): ReadonlyArray<ReadonlyArray<string>> =>
+  Array.from(
+    { length: r.nodes },
+    (_, rank) =>
+      applyFix(
+        argv,
+        {
+          flags: {
+            "--nnodes": r.nodes,
+            "--node-rank": rank,
+            "--master-addr": r.head,
+            "--master-port": r.port,
+            ...(rank === 0 ? {} : { "--headless": null })
+          },
+          ...(rank === 0 ? { removeFlags: ["--headless"] } : {})
+        },
+        latestFlags
+      ) ?? argv
+  )
+
 /** The shipped snapshots as messages name them: the release each is near, and its name. */
 const releases = Catalogue.snapshots.map((s) => `${s.near} (${s.name})`)
 
@@ -59,17 +91,17 @@ export const VllmEngine: Engine = {
     fingerprintFiles: ["engine/arg_utils.py", "entrypoints/openai/cli_args.py"],
     install: "pip install vllm"
   },
-  versionOf: (env) => (env.package === "vllm" ? env.packageVersion : undefined),
   command: { module: "vllm.entrypoints.cli.main", leading: ["serve"], shown: ["vllm", "serve"] },
   defaultPort: 8000,
   modelOf,
   portOf,
   gpusOf,
+  ranks,
   releases,
   latestFlags,
   shippedFlags,
   flags: (request) => {
-    const version = request.env.packageVersion ?? ""
+    const version = request.located.engineVersion
     const flags = shippedFlags(version)
     return flags !== undefined
       ? Effect.succeed(flags)

@@ -19,12 +19,55 @@ describe("VllmEngine", () => {
     assert.strictEqual(VllmEngine.portOf([M]), 8000)
   })
 
-  it("finds vLLM's version in a probed environment", () => {
-    assert.strictEqual(
-      VllmEngine.versionOf({ executable: "p", version: "3.12", package: "vllm", packageVersion: "0.13.0" }),
-      "0.13.0"
-    )
-    assert.isUndefined(VllmEngine.versionOf({ executable: "p", version: "3.12", package: "vllm" }))
+  it("writes one command as the commands of its ranks: --nnodes, --node-rank, --master-addr/port, --headless on the others", () => {
+    const argv = ["/m", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2", "--nnodes", "2"]
+    const ranks = VllmEngine.ranks(argv, { nodes: 2, head: "head-node", port: 29500 })
+    assert.deepStrictEqual(ranks, [
+      [
+        "/m",
+        "--tensor-parallel-size",
+        "8",
+        "--pipeline-parallel-size",
+        "2",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "0",
+        "--master-addr",
+        "head-node",
+        "--master-port",
+        "29500"
+      ],
+      [
+        "/m",
+        "--tensor-parallel-size",
+        "8",
+        "--pipeline-parallel-size",
+        "2",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "1",
+        "--master-addr",
+        "head-node",
+        "--master-port",
+        "29500",
+        "--headless"
+      ]
+    ])
+    // a rank already written (any spelling) is replaced, not repeated; rank 0 never runs headless
+    const again = VllmEngine.ranks(["/m", "--node_rank=1", "--headless"], { nodes: 2, head: "h", port: 1 })
+    assert.deepStrictEqual(again[0], [
+      "/m",
+      "--nnodes",
+      "2",
+      "--node-rank",
+      "0",
+      "--master-addr",
+      "h",
+      "--master-port",
+      "1"
+    ])
   })
 
   it("ships flags near an installed version, names the stand-in otherwise, and knows secrets", () => {

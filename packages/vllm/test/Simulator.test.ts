@@ -1,12 +1,13 @@
 /**
- * The simulated vLLM on a fake host: its environment answers core's probe, `vllm serve`
+ * The simulated vLLM on a fake host: its environment is found by the discovery script, `vllm serve`
  * refuses like vLLM's parser and first check, and a good command prints vLLM's start-up lines
  * (read back by the vLLM classifier up to ready) and serves the OpenAI routes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
+import { ConnectionPool, RemoteCommand, RemoteProcess } from "@mlops/core"
 import { FakeHost } from "@mlops/core/testing"
 import { classifyText } from "@mlops/serve/Classifier"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import { Effect, Ref, TestClock } from "effect"
 import { VllmEngine } from "../src/Engine.js"
 import { handler } from "../src/internal/sim/http.js"
@@ -29,10 +30,17 @@ const serve = (argv: ReadonlyArray<string>) => RemoteCommand.make([vllm, "serve"
 const turn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 describe("simulated vLLM", () => {
-  it.effect("its environment reports vLLM's version to core's probe", () =>
+  it.effect("its environment is found with vLLM's version, as on a real host (the discovery script)", () =>
     Effect.gen(function* () {
-      const env = yield* Probes.python(yield* connect, `${VllmEngine.sim.prefix}/bin/python`, "vllm")
-      assert.strictEqual(VllmEngine.versionOf(env), VllmEngine.sim.defaultVersion)
+      const located = yield* PythonEnvRuntime.choose(yield* connect, {
+        engine: VllmEngine,
+        explicit: undefined,
+        env: {}
+      })
+      assert.deepStrictEqual(
+        [located.interpreter, located.engineVersion, located.versionSource, located.source],
+        [`${VllmEngine.sim.prefix}/bin/python`, VllmEngine.sim.defaultVersion, "metadata", "hosts.json"]
+      )
     }).pipe(Effect.provide(FakeHost.layer([spec])))
   )
 

@@ -7,8 +7,8 @@
  * `--stop-on-interrupt`, that it was stopped, confirmed on the host).
  */
 import { Command, Options } from "@effect/cli"
+import { placementOptions } from "./placementOptions.js"
 import { engine, host, json, lazily, python } from "./shared.js"
-import { slurmOptions } from "./slurmOptions.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
@@ -55,7 +55,7 @@ const options = {
   tunnel: Options.boolean("tunnel").pipe(
     Options.withDescription("Keep a local tunnel to the server open until Ctrl-C")
   ),
-  ...slurmOptions
+  ...placementOptions
 }
 
 /** @internal */

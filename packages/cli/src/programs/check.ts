@@ -12,6 +12,7 @@
 import { FileSystem } from "@effect/platform"
 import * as Check from "@mlops/serve/Check"
 import type * as Engine from "@mlops/serve/Engine"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import * as Upgrade from "@mlops/sglang/Upgrade"
 import { Console, Effect, Option } from "effect"
@@ -42,11 +43,18 @@ const human = (style: Style, result: Check.CheckResult, engine: Engine.Engine | 
     result.python === undefined
       ? []
       : [
-          `  checked against ${name} ${result.python.engineVersion} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
+          `  checked against ${name} ${result.python.engineVersion}${result.python.versionSource === "version.py" ? " (a source checkout: version from version.py)" : ""} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
+        ]
+  const placement =
+    result.placement === undefined
+      ? []
+      : [
+          `  runs as ${result.placement.description}${result.placement.summary === undefined ? "" : `: ${result.placement.summary}`}`
         ]
   return [
     `${green(style, "✓")} ${bold(style, `${name} ${result.version} accepts these flags`)}${result.rulesVerified ? "" : " (flags only)"}`,
     ...python,
+    ...placement,
     ...result.warnings.map((w) => `  ${yellow(style, "!")} ${w}`),
     ...(result.adjustments.length > 0
       ? [`  ${name} will adjust:`, ...result.adjustments.map((a) => `    · ${a}`)]
@@ -127,7 +135,14 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
           }
           const report =
             host !== undefined
-              ? yield* Upgrade.fromHost({ argv: parsed.flags, to: parsed.targetVersion.value, host })
+              ? yield* Upgrade.fromHost({
+                  argv: parsed.flags,
+                  to: parsed.targetVersion.value,
+                  host,
+                  ...(Option.isSome(parsed.python)
+                    ? { runtime: PythonEnvRuntime.spec(parsed.python.value) }
+                    : {})
+                })
               : yield* Upgrade.compare({
                   ...common,
                   from: offlineVersion ?? SglangEngine.engine.latestFlags.version
@@ -142,7 +157,9 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
                 host,
                 argv: parsed.flags,
                 flagsFromHost: parsed.flagsFromHost,
-                ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {})
+                ...(Option.isSome(parsed.python)
+                  ? { runtime: PythonEnvRuntime.spec(parsed.python.value) }
+                  : {})
               })
             : yield* Check.offline(offlineEngine, {
                 argv: parsed.flags,

@@ -6,7 +6,7 @@
  */
 import * as Catalogue from "@mlops/sglang/Catalogue"
 import * as Flags from "@mlops/sglang/Flags"
-import * as HostFlags from "@mlops/sglang/HostFlags"
+import * as Installed from "@mlops/sglang/Installed"
 import { Console, Effect, Option } from "effect"
 import type { Parsed } from "../commands/flags.js"
 import { type CommandExit, UsageError } from "../commands/shared.js"
@@ -54,12 +54,13 @@ export const flags = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramE
         return yield* new UsageError({ message: "give --host <alias> or --version <V>, not both" })
       }
       const found = Option.isSome(parsed.host)
-        ? yield* HostFlags.ofHost({ host: parsed.host.value, fromHost: parsed.flagsFromHost })
+        ? yield* Installed.onHost({ host: parsed.host.value, fromHost: parsed.flagsFromHost })
         : yield* Catalogue.forVersion(Option.getOrElse(parsed.version, () => Catalogue.latest.version)).pipe(
             Effect.map((m) => ({
               catalogue: m.catalogue,
               warning: m.warning,
-              source: m.exact ? "shipped" : "nearest"
+              source: m.exact ? "shipped" : "nearest",
+              located: undefined
             }))
           )
       const text = Option.getOrElse(parsed.query, () => "")
@@ -69,6 +70,17 @@ export const flags = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramE
         return yield* printJson({
           version: found.catalogue.version,
           source: found.source,
+          ...(found.located === undefined
+            ? {}
+            : {
+                python: {
+                  interpreter: found.located.interpreter,
+                  source: found.located.source,
+                  setting: found.located.setting,
+                  engineVersion: found.located.engineVersion,
+                  versionSource: found.located.versionSource
+                }
+              }),
           warning: found.warning,
           flags: list,
           otherReleases: others
@@ -83,9 +95,17 @@ export const flags = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramE
             ]
       const header = `${bold(style, `SGLang ${found.catalogue.version}`)}: ${list.length} of ${found.catalogue.flags.length} flags${found.source === "dumped" || found.source === "cached" ? " (read from the host's parser)" : ""}`
       const warning = found.warning === null ? [] : [`${yellow(style, "!")} ${found.warning}`]
+      const installed =
+        found.located === undefined
+          ? []
+          : [
+              `  the host's SGLang ${found.located.engineVersion}${found.located.versionSource === "version.py" ? " (a source checkout: version from version.py)" : ""} at ${found.located.interpreter} (${found.located.source === "discovered" ? `found by looking; pin it with --python ${found.located.setting}` : `set by ${found.located.source}`})`
+            ]
       if (list.length <= 3 && Option.isSome(parsed.query)) {
         return yield* Console.log(
-          [header, ...warning, ...list.map((info) => detail(style, info)), ...otherLines].join("\n")
+          [header, ...installed, ...warning, ...list.map((info) => detail(style, info)), ...otherLines].join(
+            "\n"
+          )
         )
       }
       const rows = list.map((info) => [
@@ -98,6 +118,7 @@ export const flags = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramE
       yield* Console.log(
         [
           header,
+          ...installed,
           ...warning,
           ...(rows.length === 0 ? [] : [table(["FLAG", "TYPE", "DEFAULT", "CHOICES", "RELEASES"], rows)]),
           ...otherLines

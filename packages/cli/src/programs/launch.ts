@@ -6,10 +6,9 @@
  * Ctrl-C: stderr says whether the server keeps running and how to follow or stop it (with
  * `--stop-on-interrupt`, that it was stopped, confirmed on the host).
  */
-import { ConnectionPool } from "@mlops/core/ConnectionPool"
-import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import type { SlurmSettings } from "@mlops/core/SlurmSettings"
 import * as Launch from "@mlops/serve/Launch"
+import type * as Placement from "@mlops/serve/Placement"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import * as Stop from "@mlops/serve/Stop"
 import { Cause, Console, type Duration, Effect, Fiber, Option, Ref, Stream } from "effect"
 import { autoFixAttempts, type Parsed } from "../commands/launch.js"
@@ -17,8 +16,8 @@ import { type CommandExit, MlopsWords, SglangFlags, UsageError } from "../comman
 import * as Engines from "../Engines.js"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
+import * as PlacementSpec from "./placementSpec.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
-import { slurmOverrides } from "./slurmOverrides.js"
 
 /** `K=V` entries to a record; the first `=` splits. */
 export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<string, string>, UsageError> =>
@@ -39,28 +38,20 @@ export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<s
 /** The parsed options with SGLang's flags (the words after `--`). */
 type WithFlags = Parsed & { readonly flags: ReadonlyArray<string> }
 
-/** The library request for these command-line options. */
+/** The library request for these command-line options (`placement`: the spec the placement options give). */
 export const toRequest = (
   parsed: WithFlags,
   engine: Launch.LaunchRequest["engine"],
   env: Record<string, string>,
-  slurm?: SlurmSettings
-): Launch.LaunchRequest => ({
-  ...baseRequest(parsed, engine, env),
-  ...(slurm === undefined ? {} : { slurm })
-})
-
-const baseRequest = (
-  parsed: WithFlags,
-  engine: Launch.LaunchRequest["engine"],
-  env: Record<string, string>
+  placement?: Placement.Spec
 ): Launch.LaunchRequest => ({
   host: parsed.host,
   engine,
   argv: parsed.flags,
+  ...(placement === undefined ? {} : { placement }),
+  ...(Option.isSome(parsed.python) ? { runtime: PythonEnvRuntime.spec(parsed.python.value) } : {}),
   ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
   ...(Object.keys(env).length > 0 ? { env } : {}),
-  ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {}),
   preflight: !parsed.noPreflight,
   ...(parsed.remoteCheck ? { remoteCheck: true } : parsed.noRemoteCheck ? { remoteCheck: false } : {}),
   flagsFromHost: parsed.flagsFromHost,
@@ -159,14 +150,14 @@ const bounded =
 const interrupted = (
   parsed: WithFlags,
   name: string | undefined,
-  spawned: { readonly pid: number; readonly pgid: number } | undefined,
+  server: string | undefined,
   ready: boolean
 ) =>
   Effect.gen(function* () {
     // the terminal echoed `^C` where the cursor was: say it on a clean line
     if (process.stderr.isTTY === true) process.stderr.write("\r\x1b[2K")
     const hostName = parsed.host
-    if (spawned === undefined || name === undefined) {
+    if (server === undefined || name === undefined) {
       return yield* Console.error(`interrupted before a server was started: nothing runs on ${hostName}`)
     }
     const follow = `mlops logs --host ${hostName} --name ${name} -f`
@@ -176,9 +167,9 @@ const interrupted = (
       const stopped = yield* Stop.stop(hostName, name).pipe(bounded("60 seconds"), Effect.option)
       return yield* Console.error(
         Option.isSome(stopped)
-          ? `tunnel closed: ${name} (pid ${spawned.pid}) was stopped on ${hostName} (${stopped.value.outcome}); no GPU memory held`
+          ? `tunnel closed: ${name} (${server}) was stopped on ${hostName} (${stopped.value.outcome}); no GPU memory held`
           : [
-              `tunnel closed: could not confirm that ${name} (pid ${spawned.pid}) stopped on ${hostName}`,
+              `tunnel closed: could not confirm that ${name} (${server}) stopped on ${hostName}`,
               `  check: mlops status --host ${hostName}`,
               `  stop it: ${stop}`
             ].join("\n")
@@ -187,24 +178,20 @@ const interrupted = (
     if (!parsed.stopOnInterrupt || ready) {
       return yield* Console.error(
         [
-          `${ready ? "tunnel closed" : "interrupted"}: ${name} (pid ${spawned.pid}) keeps running on ${hostName}`,
+          `${ready ? "tunnel closed" : "interrupted"}: ${name} (${server}) keeps running on ${hostName}`,
           `  follow it: ${follow}`,
           `  stop it:   ${stop}`
         ].join("\n")
       )
     }
-    // the launch stopped it on the way out (--stop-on-interrupt): confirm on the host
-    const alive = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(hostName)).pipe(
-      Effect.flatMap((conn) => RemoteProcess.isAlive(conn, { pgid: spawned.pgid })),
-      bounded("15 seconds"),
-      Effect.option
-    )
+    // the launch stopped it on the way out (--stop-on-interrupt): confirm with its placement
+    const alive = yield* Stop.isRunning(hostName, name).pipe(bounded("15 seconds"), Effect.option)
     if (Option.isSome(alive) && !alive.value) {
-      return yield* Console.error(`interrupted: ${name} (pid ${spawned.pid}) was stopped on ${hostName}`)
+      return yield* Console.error(`interrupted: ${name} (${server}) was stopped on ${hostName}`)
     }
     return yield* Console.error(
       [
-        `interrupted: could not confirm that ${name} (pid ${spawned.pid}) stopped on ${hostName}`,
+        `interrupted: could not confirm that ${name} (${server}) stopped on ${hostName}`,
         `  check: mlops status --host ${hostName}`,
         `  stop it: ${stop}`
       ].join("\n")
@@ -220,7 +207,8 @@ export const launch = (options: Parsed): Effect.Effect<void, CommandExit, Progra
     // what the launch reached, for the Ctrl-C message
     const reached = yield* Ref.make<{
       readonly name?: string
-      readonly spawned?: { readonly pid: number; readonly pgid: number }
+      /** What runs it (`pid 1012`, a batch job's id), once started. */
+      readonly server?: string
       readonly ready?: boolean
     }>({})
     const track = (event: Launch.LaunchProgress) =>
@@ -228,13 +216,9 @@ export const launch = (options: Parsed): Effect.Effect<void, CommandExit, Progra
         event._tag === "Connected"
           ? { ...r, name: event.name }
           : event._tag === "Spawned"
-            ? { ...r, spawned: { pid: event.pid, pgid: event.pgid } }
+            ? { ...r, server: event.server.label }
             : event._tag === "Launched"
-              ? {
-                  ...r,
-                  spawned: r.spawned ?? { pid: event.deployment.pid, pgid: event.deployment.pgid },
-                  ready: true
-                }
+              ? { ...r, server: r.server ?? event.deployment.server.label, ready: true }
               : r
       )
     yield* handle(
@@ -256,16 +240,19 @@ export const launch = (options: Parsed): Effect.Effect<void, CommandExit, Progra
           parsed,
           yield* Engines.engineOf(parsed.engine),
           env,
-          yield* slurmOverrides(parsed)
+          yield* PlacementSpec.specOf(parsed)
         )
         yield* printEvents(style, parsed.json, context, Launch.launch(request).pipe(Stream.tap(track)))
       })
     ).pipe(
       Effect.onInterrupt(() =>
         // a fresh interruptible fiber: inside the (uninterruptible) handler a timeout could not fire
-        Effect.flatMap(Ref.get(reached), (r) =>
-          interrupted(parsed, r.name, r.spawned, r.ready === true)
-        ).pipe(Effect.interruptible, Effect.forkDaemon, Effect.flatMap(Fiber.join), Effect.ignore)
+        Effect.flatMap(Ref.get(reached), (r) => interrupted(parsed, r.name, r.server, r.ready === true)).pipe(
+          Effect.interruptible,
+          Effect.forkDaemon,
+          Effect.flatMap(Fiber.join),
+          Effect.ignore
+        )
       )
     )
   })

@@ -12,7 +12,7 @@ import { green, TerminalStyle, yellow } from "../render/style.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
 
 const removedLine = (r: Remove.Removed) =>
-  `removed ${r.name} on ${r.host} (${r.ended}${r.pid === undefined ? "" : `, pid ${r.pid}`}): ${r.path}`
+  `removed ${r.name} on ${r.host} (${r.ended}${r.server === undefined ? "" : `, ${r.server}`}): ${r.path}`
 
 export const rm = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
   Effect.gen(function* () {
@@ -38,13 +38,13 @@ export const rm = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv>
       return yield* printJson({
         _tag: "Removed",
         removed: result.removed,
-        kept: result.kept.map((k) => ({ name: k.name, pid: k.pid ?? null, message: k.message }))
+        kept: result.kept.map((k) => ({ name: k.name, server: k.server ?? null, message: k.message }))
       })
     }
     for (const r of result.removed) yield* Console.log(`${green(style, "✓")} ${removedLine(r)}`)
     for (const k of result.kept) {
       yield* Console.log(
-        `${yellow(style, "!")} kept ${k.name} on ${k.host}: ${k.pid === undefined ? "being started" : `running (pid ${k.pid})`}`
+        `${yellow(style, "!")} kept ${k.name} on ${k.host}: ${k.server === undefined ? "being started" : `running (${k.server})`}`
       )
     }
     if (result.removed.length === 0 && result.kept.length === 0) {

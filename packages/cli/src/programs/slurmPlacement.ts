@@ -1,8 +1,12 @@
 /**
- * The Slurm settings `launch`'s Slurm options give (`commands/slurmOptions.ts`): each value is
- * checked as hosts.json checks it, and a bad one names its option.
+ * The Slurm placement on the command line: the spec `launch`'s Slurm options give
+ * (`commands/slurmOptions.ts`), their settings over the host's hosts.json `slurm` entry; each
+ * value is checked as hosts.json checks it, and a bad one names its option. Any of them given
+ * makes the launch a Slurm job.
  */
 import * as SlurmSettings from "@mlops/core/SlurmSettings"
+import type { Spec } from "@mlops/serve/Placement"
+import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import { Effect, Either, Option, Schema } from "effect"
 import { UsageError } from "../commands/shared.js"
 import type { slurmOptions } from "../commands/slurmOptions.js"
@@ -18,10 +22,8 @@ const flagOf: Readonly<Record<keyof Given, string>> = {
   gres: "--gres"
 }
 
-/** The settings the options give (undefined when none is given), or the first bad one named. */
-export const slurmOverrides = (
-  given: Given
-): Effect.Effect<SlurmSettings.SlurmSettings | undefined, UsageError> =>
+/** The spec the options give (undefined when none is given), or the first bad one named. */
+export const specOf = (given: Given): Effect.Effect<Spec | undefined, UsageError> =>
   Effect.suspend(() => {
     const fields: Record<string, string> = {}
     for (const key of Object.keys(flagOf) as ReadonlyArray<keyof Given>) {
@@ -38,5 +40,5 @@ export const slurmOverrides = (
       fields[key] = value.value
     }
     if (Object.keys(fields).length === 0) return Effect.succeed(undefined)
-    return Effect.succeed(Schema.decodeUnknownSync(SlurmSettings.SlurmSettings)(fields))
+    return Effect.succeed(SlurmPlacement.spec(Schema.decodeUnknownSync(SlurmSettings.SlurmSettings)(fields)))
   })

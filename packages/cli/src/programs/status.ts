@@ -20,22 +20,31 @@ const messageOf = (error: unknown): string =>
 const health = (s: Status.DeploymentStatus) =>
   s.healthy === undefined ? "-" : s.healthy ? "healthy" : "unhealthy"
 
+/** Running, stopped, how it ended, or that nothing runs it (yet); with its placement's word on it. */
+const stateOf = (d: Status.DeploymentStatus): string => {
+  const ended = d.alive
+    ? "running"
+    : d.stopped !== undefined
+      ? `stopped (${d.stopped})`
+      : d.starting
+        ? "starting"
+        : d.server === undefined
+          ? "not started"
+          : (d.exit ?? "not running")
+  return d.state === undefined || d.server === undefined ? ended : `${ended} (${d.server.label}: ${d.state})`
+}
+
 const rowsOf = (deployments: ReadonlyArray<Status.DeploymentStatus>) =>
   deployments.map((d) => [
     d.host,
     d.name,
     d.engineVersion === null ? d.engine : `${d.engine} ${d.engineVersion}`,
-    `${d.alive ? "running" : d.stopped !== undefined ? `stopped (${d.stopped})` : (d.exit ?? "not running")}${d.job === undefined ? "" : ` (Slurm job ${d.job.id}: ${d.job.state}${d.job.gpus === undefined ? "" : `, ${d.job.gpus} GPUs`})`}`,
+    stateOf(d),
     d.phase,
     health(d),
-    // a batch job's processes are on its node: the job id stands for them
-    d.job !== undefined || d.pid === undefined ? "-" : String(d.pid),
+    d.server?.label ?? "-",
     d.port === undefined ? "-" : String(d.port),
-    d.job?.elapsedSeconds !== undefined && d.alive
-      ? duration(d.job.elapsedSeconds * 1000)
-      : d.uptimeMs === undefined
-        ? "-"
-        : duration(d.uptimeMs),
+    d.uptimeMs === undefined ? "-" : duration(d.uptimeMs),
     d.gpuMemoryMiB === undefined ? "-" : `${d.gpuMemoryMiB} MiB`,
     d.failure === undefined ? "" : d.failure._tag
   ])
@@ -59,23 +68,26 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
             ),
             unreachable: [] as ReadonlyArray<Status.HostUnreachable>
           }
-    // a Slurm login node: the cluster's mlops jobs too, every user's (best effort: the
-    // deployments above are the answer; a scheduler that does not answer is said on stderr)
-    const jobs =
+    // every user's servers the host's placement can list (a cluster's login node: its queue's
+    // mlops jobs; best effort: the deployments above are the answer, a placement that does
+    // not answer is said on stderr)
+    const others =
       host === undefined
-        ? []
-        : yield* Status.clusterJobs(host).pipe(
+        ? undefined
+        : yield* Status.neighbours(host).pipe(
             Effect.catchAll((error) =>
               Effect.as(
-                Console.error(`${red(style, "!")} Slurm jobs on ${host} not listed: ${messageOf(error)}`),
-                [] as ReadonlyArray<Status.ClusterJob>
+                Console.error(`${red(style, "!")} other servers on ${host} not listed: ${messageOf(error)}`),
+                undefined
               )
             )
           )
     if (parsed.json) {
       yield* printJson({
         _tag: "Status",
-        ...(jobs.length === 0 ? {} : { slurmJobs: jobs }),
+        ...(others === undefined || others.records.length === 0
+          ? {}
+          : { others: { title: others.title, servers: others.records } }),
         deployments: result.deployments.map((d) => ({
           ...d,
           failure:
@@ -97,7 +109,7 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
             "STATE",
             "PHASE",
             "HEALTH",
-            "PID",
+            "SERVER",
             "PORT",
             "UPTIME",
             "GPU MEM",
@@ -107,22 +119,9 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
         )
       )
     }
-    if (!parsed.json && jobs.length > 0) {
-      yield* Console.log(`\nSlurm jobs named ${"mlops-*"} on ${host} (every user's):`)
-      yield* Console.log(
-        table(
-          ["JOB", "NAME", "USER", "STATE", "NODE", "GPUS", "ELAPSED"],
-          jobs.map((j) => [
-            j.id,
-            j.name,
-            j.user ?? "-",
-            j.state,
-            j.node ?? "-",
-            j.gpus === undefined ? "-" : String(j.gpus),
-            j.elapsedSeconds === undefined ? "-" : duration(j.elapsedSeconds * 1000)
-          ])
-        )
-      )
+    if (!parsed.json && others !== undefined && others.rows.length > 0) {
+      yield* Console.log(`\n${others.title}:`)
+      yield* Console.log(table(others.columns, others.rows))
     }
     if (result.unreachable.length === 0) return
     for (const u of result.unreachable) {

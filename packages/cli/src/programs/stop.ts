@@ -12,6 +12,6 @@ export const stop = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEn
     const result = yield* handle(parsed.json, { host: parsed.host }, Stop.stop(parsed.host, parsed.name))
     if (parsed.json) return yield* printJson({ _tag: "Stopped", ...result })
     yield* Console.log(
-      `${green(style, "✓")} ${bold(style, `${result.name} stopped`)} on ${result.host} (pid ${result.pid}, ${result.outcome}); no GPU memory held`
+      `${green(style, "✓")} ${bold(style, `${result.name} stopped`)} on ${result.host} (${result.server.label}, ${result.outcome}); no GPU memory held`
     )
   })

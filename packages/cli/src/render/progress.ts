@@ -76,16 +76,24 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       ]
     case "Preflight": {
       const f = event.facts
+      // the host's GPUs and port where the server runs on it; elsewhere, the placement's own word
       const gpus =
-        f.gpus.length > 0
-          ? `${f.gpus.length}× ${f.gpus[0]!.name}${f.gpus[0]!.computeCapability ? ` (sm ${f.gpus[0]!.computeCapability})` : ""}`
-          : "no GPUs"
+        f.gpus === undefined
+          ? undefined
+          : f.gpus.length > 0
+            ? `${f.gpus.length}× ${f.gpus[0]!.name}${f.gpus[0]!.computeCapability ? ` (sm ${f.gpus[0]!.computeCapability})` : ""}`
+            : "no GPUs"
+      const where = [
+        ...(gpus === undefined ? [] : [gpus]),
+        ...(f.portChecked ? [`port ${f.port} free`] : []),
+        ...(f.placement.summary === undefined ? [] : [f.placement.summary])
+      ]
       const fromHost =
         f.flags.source === "dumped" || f.flags.source === "cached"
           ? `; flags read from the host's ${Engines.displayName(f.engine)}${f.flags.source === "cached" ? " (cached)" : ""}`
           : ""
       return [
-        `${green(style, "✓")} preflight: ${Engines.displayName(f.engine)} ${f.engineVersion} (Python ${f.pythonVersion}), ${gpus}, port ${f.port} free, model ${f.model.architecture ?? f.model.path}${fromHost} ${dim(style, duration(event.elapsedMs))}`,
+        `${green(style, "✓")} preflight: ${Engines.displayName(f.engine)} ${f.engineVersion} (Python ${f.pythonVersion}), ${[...where, `model ${f.model.architecture ?? f.model.path}`].join(", ")}${fromHost} ${dim(style, duration(event.elapsedMs))}`,
         ...f.busyGpus.map(
           (h) =>
             `    ${yellow(style, "!")} GPU ${h.gpu} is busy (allowed by --allow-busy-gpus): pid ${h.pid}${h.deployment === undefined ? "" : ` (deployment ${h.deployment})`}${h.usedMiB === undefined ? "" : ` holds ${h.usedMiB} MiB`}`
@@ -110,12 +118,12 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         `${green(style, "✓")} the host's SGLang accepts the flags${event.reason === "rules-unverified" ? " (its own validation, run because the rules are unverified)" : ""} ${dim(style, duration(event.elapsedMs))}`
       ]
     case "AlreadyRunning":
-      return [`${green(style, "✓")} already running with the same flags (${runsAs(event.deployment)})`]
+      return [`${green(style, "✓")} already running with the same flags (${event.deployment.server.label})`]
     case "Replacing":
-      return [`${yellow(style, "↻")} replacing ${event.name} (pid ${event.pid}): ${event.outcome}`]
+      return [`${yellow(style, "↻")} replacing ${event.name} (${event.server}): ${event.outcome}`]
     case "Spawned":
       return [
-        `${cyan(style, "▶")} ${event.job === undefined ? `started pid ${event.pid}` : `submitted Slurm job ${event.job}`}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}: ${dim(style, event.commandLine)}`,
+        `${cyan(style, "▶")} ${event.server.started}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}: ${dim(style, event.commandLine)}`,
         `    log: ${event.logPath}`
       ]
     case "Log": {
@@ -137,8 +145,8 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       return [
         `    ${event.status === 200 ? green(style, "✓") : red(style, "✗")} ${event.endpoint} ${event.status}`
       ]
-    case "Job":
-      return [`    Slurm job ${event.id}: ${event.state} ${dim(style, duration(event.elapsedMs))}`]
+    case "PlacementState":
+      return [`    ${event.server}: ${event.state} ${dim(style, duration(event.elapsedMs))}`]
     case "AttemptFailed": {
       // the last attempt's failure is the command's error, printed once after the launch
       if (event.nextArgv === undefined) return []
@@ -168,7 +176,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
             ]
           : []
       return [
-        `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (${runsAs(d)}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
+        `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (${d.server.label}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
         `    url: ${d.url}`,
         ...facts,
         ...relaunch,
@@ -186,17 +194,13 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
   }
 }
 
-/** What a deployment runs as: its process group, or its batch job. */
-const runsAs = (d: { readonly pid: number; readonly job?: string }) =>
-  d.job === undefined ? `pid ${d.pid}` : `Slurm job ${d.job}`
-
 /** The mlops words without `--auto-fix` (the relaunch command carries the fixes already). */
 const withoutAutoFix = (prefix: ReadonlyArray<string>) => prefix.filter((word) => word !== "--auto-fix")
 
 /** Lines a server event adds under the phases of the live block (plain mode prints them as they come). */
 const isNote = (event: Progress): boolean =>
   event._tag === "HealthChecked" ||
-  event._tag === "Job" ||
+  event._tag === "PlacementState" ||
   (event._tag === "Log" && (event.event._tag === "Capacity" || event.event._tag === "Listening"))
 
 /** Phase/status changes an event makes to the live block. */
@@ -217,8 +221,8 @@ export const update = (state: ViewState, event: Progress, nowMs: number): ViewSt
       return state
     case "HealthChecked":
       return { ...state, status: `health ${event.endpoint}` }
-    case "Job":
-      return { ...state, status: `Slurm job ${event.id}: ${event.state}` }
+    case "PlacementState":
+      return { ...state, status: `${event.server}: ${event.state}` }
     case "Launched":
       return { ...state, status: "ready" }
     default:

@@ -38,8 +38,15 @@ export const human = (style: Style, report: Upgrade.UpgradeReport): string => {
       : [
           `${red(style, "✗")} ${report.target.error._tag === "LaunchRulesViolated" ? "" : `${bold(style, `SGLang ${report.to} would refuse this command:`)} `}${report.target.error.message} ${dim(style, `[${report.target.error._tag}]`)}`
         ]
+  const installed =
+    report.installed === undefined
+      ? []
+      : [
+          `  from the host's SGLang ${report.from}${report.installed.versionSource === "version.py" ? " (a source checkout: version from version.py)" : ""} at ${report.installed.interpreter} (${report.installed.source === "discovered" ? `found by looking; pin it with --python ${report.installed.setting}` : `set by ${report.installed.source}`})`
+        ]
   return [
     bold(style, `SGLang ${report.from} → ${report.to}`),
+    ...installed,
     "flags:",
     ...flagLines,
     "rules:",

@@ -13,7 +13,7 @@ import type * as Sshd from "../../../core/test/support/Sshd.js"
 import type * as Standin from "../../../sglang/test/integration/standin/install.js"
 import { alias, fixedStory, freePort, startCluster } from "../../../sglang/test/integration/support.js"
 import { ExitCode } from "../../src/ExitCodes.js"
-import { mlopsOn } from "../support/run.js"
+import { mlopsOn, mlopsWith } from "../support/run.js"
 
 class Cluster extends Context.Tag("test/CliSlurmCluster")<
   Cluster,
@@ -58,6 +58,9 @@ describe("mlops on a Slurm login node (real cluster, stand-in SGLang)", () => {
               ...options,
               "--",
               ...fixedStory(standin.modelPath, port),
+              // where the login node reaches a server on the node
+              "--host",
+              slurm.nodeAddress,
               ...flags
             )
 
@@ -106,6 +109,44 @@ describe("mlops on a Slurm login node (real cluster, stand-in SGLang)", () => {
           ).deployments
           const mine = deployments.find((d) => d.name === name)
           assert.deepStrictEqual([mine?.alive, mine?.stopped], [false, "terminated"])
+        })
+    )
+
+    it.effect(
+      "Ctrl-C with --stop-on-interrupt during a Slurm launch: the job is cancelled and stderr confirms it through the job's state",
+      () =>
+        Effect.gen(function* () {
+          const { standin, sshd, slurm } = yield* Cluster
+          const name = `cli-slurm-int-${process.pid}`
+          const port = yield* freePort
+          // slow phases: the job runs well before it could be ready when Ctrl-C comes
+          const ran = yield* mlopsWith(
+            {
+              mlopsHome: standin.mlopsHome,
+              env: { MLOPS_SSH_CONFIG: sshd.sshConfigPath, MLOPS_HOME: standin.mlopsHome },
+              interruptAfter: "8 seconds"
+            },
+            "launch",
+            "--host",
+            alias,
+            "--name",
+            name,
+            "--stop-on-interrupt",
+            "--env",
+            "STANDIN_PHASE_SECONDS=3",
+            "--",
+            ...fixedStory(standin.modelPath, port),
+            "--host",
+            slurm.nodeAddress
+          )
+          const job = /submitted Slurm job (\d+)/.exec(ran.text)?.[1]
+          assert.isDefined(job, ran.text)
+          assert.include(
+            ran.stderr.join("\n"),
+            `interrupted: ${name} (Slurm job ${job}) was stopped on ${alias}`
+          )
+          const record = yield* slurm.client("scontrol", ["show", "job", "-o", job!])
+          assert.include(record, "JobState=CANCELLED")
         })
     )
   })

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as ArgvErrors from "@mlops/serve/ArgvErrors"
 import { OOM } from "@mlops/serve/Failures"
 import * as RenderFailure from "../../src/render/failure.js"
 
@@ -62,5 +63,24 @@ describe("render/failure", () => {
     assert.deepStrictEqual(json.fix, { flags: { "--mem-fraction-static": 0.85 } })
     assert.deepStrictEqual(json.fixedArgv, ["--model-path", "/m", "--mem-fraction-static", "0.85"])
     assert.isString(json.message)
+  })
+
+  it("an unknown flag checked with another release's flags (the host's could not be read): human and JSON say why that release", () => {
+    const unknown = ArgvErrors.noted(
+      new ArgvErrors.UnknownFlag({
+        flag: "--not-a-flag",
+        suggestions: [],
+        engine: "SGLang",
+        version: "0.5.15",
+        helpCommand: "python -m sglang.launch_server --help"
+      }),
+      "could not read the flags of SGLang 0.5.21 from gpu (No module named 'torch'); checking them against the nearest shipped release 0.5.15 instead"
+    )
+    const text = RenderFailure.human(plain, unknown, { host: "gpu", argv: ["--not-a-flag"] })
+    assert.include(text, "unknown flag --not-a-flag for SGLang 0.5.15")
+    assert.include(text, "could not read the flags of SGLang 0.5.21 from gpu")
+    const json = RenderFailure.json(unknown, { host: "gpu", argv: ["--not-a-flag"] })
+    assert.include(String(json.note), "nearest shipped release 0.5.15")
+    assert.include(String(json.message), "SGLang 0.5.21")
   })
 })

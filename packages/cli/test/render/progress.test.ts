@@ -160,4 +160,63 @@ describe("render/progress", () => {
     const done = { ...Progress.initial(0), done: true }
     assert.deepStrictEqual(Progress.around(style, done, 5), { before: "", after: "", state: done })
   })
+
+  it("a server placed elsewhere (a batch job): the preflight line says the placement's checks, never the login node's GPUs; its states are named by what runs it", () => {
+    const facts: Launch.PreflightFacts = {
+      python: "/env/bin/python",
+      pythonVersion: "3.12.3",
+      engine: "sglang",
+      engineVersion: "0.5.11",
+      gpus: undefined,
+      port: 30000,
+      portChecked: false,
+      placement: {
+        description: "a Slurm job from login1 (partition gpu)",
+        summary: "Slurm partition gpu: 2 node(s) with 8 gpu GPUs in service for 2, time limit 8:00:00"
+      },
+      model: { path: "/m", architecture: "Qwen3_5ForConditionalGeneration" },
+      busyGpus: [],
+      flags: { version: "0.5.11", source: "shipped" },
+      rulesVerified: true,
+      warnings: []
+    }
+    const [line] = Progress.lines({ live: false, color: false }, { _tag: "Preflight", facts, elapsedMs: 12 })
+    assert.include(line, "Slurm partition gpu: 2 node(s) with 8 gpu GPUs in service")
+    assert.notInclude(line, "no GPUs")
+    assert.notInclude(line, "port 30000 free")
+    const onHost = Progress.lines(
+      { live: false, color: false },
+      {
+        _tag: "Preflight",
+        facts: { ...facts, gpus: [], portChecked: true, placement: { description: "", summary: undefined } },
+        elapsedMs: 12
+      }
+    )[0]
+    assert.include(onHost, "no GPUs, port 30000 free")
+    const server = {
+      placement: "slurm",
+      label: "Slurm job 12",
+      started: "submitted Slurm job 12",
+      ids: { job: "12" }
+    }
+    const [spawned] = Progress.lines(
+      { live: false, color: false },
+      {
+        _tag: "Spawned",
+        attempt: 1,
+        server,
+        runDir: "/r",
+        logPath: "/r/log",
+        commandLine: "python -m sglang.launch_server"
+      }
+    )
+    assert.include(spawned, "▶ submitted Slurm job 12: python -m sglang.launch_server")
+    assert.deepStrictEqual(
+      Progress.lines(
+        { live: false, color: false },
+        { _tag: "PlacementState", server: "Slurm job 12", state: "PENDING (Resources)", elapsedMs: 1500 }
+      ),
+      ["    Slurm job 12: PENDING (Resources) 1.5 s"]
+    )
+  })
 })

@@ -1,11 +1,11 @@
 /**
- * Pure parsers for probe outputs (nvidia-smi CSV, ss, the Python probe's JSON). Each returns
+ * Pure parsers for probe outputs (nvidia-smi CSV, ss). Each returns
  * the value or a reason string; the caller turns a reason into ProbeFailed.
  *
  * @internal
  */
-import { Either, Schema } from "effect"
-import type { Gpu, GpuProcess, PortHolder, PythonEnv } from "../Probes.js"
+import { Either } from "effect"
+import type { Gpu, GpuProcess, PortHolder } from "../Probes.js"
 
 const rows = (output: string): Array<Array<string>> =>
   output
@@ -88,47 +88,3 @@ export const parsePortHolder = (output: string, port: number): PortHolder | unde
   }
   return undefined
 }
-
-const PythonProbeOutput = Schema.parseJson(
-  Schema.Struct({
-    executable: Schema.String,
-    version: Schema.String,
-    package: Schema.String,
-    packageVersion: Schema.NullOr(Schema.String),
-    packageLocation: Schema.NullOr(Schema.String),
-    fileHashes: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
-  })
-)
-
-/** The last stdout line of the Python probe (earlier lines may be noise from sitecustomize). */
-export const parsePythonEnv = (output: string): Either.Either<PythonEnv, string> => {
-  const last = output.trim().split("\n").at(-1) ?? ""
-  return Schema.decodeUnknownEither(PythonProbeOutput)(last).pipe(
-    Either.mapLeft(() => `unexpected output: ${last.slice(0, 200) || "(empty)"}`),
-    Either.map((parsed) => ({
-      executable: parsed.executable,
-      version: parsed.version,
-      package: parsed.package,
-      ...(parsed.packageVersion === null ? {} : { packageVersion: parsed.packageVersion }),
-      ...(parsed.packageLocation === null ? {} : { packageLocation: parsed.packageLocation }),
-      ...(parsed.fileHashes === undefined || Object.keys(parsed.fileHashes).length === 0
-        ? {}
-        : { fileHashes: parsed.fileHashes })
-    }))
-  )
-}
-
-/**
- * The probe script: metadata only, never imports the package itself (sglang's import takes
- * seconds). Arguments: the package, then files inside it to fingerprint (sha256 of the bytes).
- */
-export const PYTHON_PROBE = [
-  "import hashlib, importlib.metadata as m, importlib.util as u, json, os, sys",
-  "p = sys.argv[1]",
-  "try:\n    v = m.version(p)\nexcept Exception:\n    v = None",
-  "try:\n    s = u.find_spec(p.replace('-', '_'))\nexcept Exception:\n    s = None",
-  "loc = None if s is None else (list(s.submodule_search_locations)[0] if s.submodule_search_locations else s.origin)",
-  "h = {}",
-  "for r in sys.argv[2:] if s is not None and s.submodule_search_locations else []:\n    try:\n        with open(os.path.join(loc, r), 'rb') as f:\n            h[r] = hashlib.sha256(f.read()).hexdigest()\n    except OSError:\n        pass",
-  "print(json.dumps({'executable': sys.executable, 'version': sys.version.split()[0], 'package': p, 'packageVersion': v, 'packageLocation': loc, 'fileHashes': h}))"
-].join("\n")

@@ -190,6 +190,15 @@ export const submitsSettled = Effect.fn("Slurm.submitsSettled")(function* (
   }
 })
 
+/** Whether an `sbatch --parsable SCRIPT` runs on the login node now (a submit under way). */
+export const submitting = Effect.fn("Slurm.submitting")(function* (
+  conn: Connection,
+  script: string
+): Effect.fn.Return<boolean, Failure> {
+  const found = yield* run(conn, ["pgrep", "-f", "--", `^sbatch --parsable ${literally(script)}$`])
+  return found.exitCode === 0
+})
+
 /** `id|comment` lines of `squeue -h -o "%i|%k"`: the ids whose comment is `comment`. */
 export const parseCommented = (
   stdout: string,

@@ -1,8 +1,3 @@
-import { execFileSync } from "node:child_process"
-import { createHash } from "node:crypto"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as parsers from "../../src/internal/probeParsers.js"
@@ -80,56 +75,5 @@ describe("probeParsers", () => {
     assert.deepStrictEqual(parsers.parsePortHolder("LISTEN 0 128 *:22 *:*", 22), { port: 22 })
     assert.isUndefined(parsers.parsePortHolder(line, 3000))
     assert.isUndefined(parsers.parsePortHolder("", 30000))
-  })
-
-  it("parsePythonEnv reads the probe's JSON (last line) and drops nulls", () => {
-    const json =
-      '{"executable": "/opt/venv/bin/python", "version": "3.11.9", "package": "sglang", "packageVersion": "0.4.6", "packageLocation": "/opt/venv/lib/python3.11/site-packages/sglang"}'
-    assert.deepStrictEqual(
-      parsers.parsePythonEnv(`noise from sitecustomize\n${json}\n`),
-      Either.right({
-        executable: "/opt/venv/bin/python",
-        version: "3.11.9",
-        package: "sglang",
-        packageVersion: "0.4.6",
-        packageLocation: "/opt/venv/lib/python3.11/site-packages/sglang"
-      })
-    )
-    const missing =
-      '{"executable": "/usr/bin/python3", "version": "3.10.12", "package": "sglang", "packageVersion": null, "packageLocation": null}'
-    assert.deepStrictEqual(
-      parsers.parsePythonEnv(missing),
-      Either.right({
-        executable: "/usr/bin/python3",
-        version: "3.10.12",
-        package: "sglang"
-      })
-    )
-    assert.isTrue(Either.isLeft(parsers.parsePythonEnv("Traceback (most recent call last):")))
-  })
-
-  it("the probe script, run by the real python3, fingerprints files inside the package", () => {
-    const dir = mkdtempSync(join(tmpdir(), "mlops-probe-"))
-    try {
-      mkdirSync(join(dir, "demo_pkg", "srt"), { recursive: true })
-      writeFileSync(
-        join(dir, "demo_pkg", "__init__.py"),
-        "raise SystemExit('the probe must not import me')\n"
-      )
-      const source = "X = 1\n"
-      writeFileSync(join(dir, "demo_pkg", "srt", "server_args.py"), source)
-      const output = execFileSync(
-        "python3",
-        ["-c", parsers.PYTHON_PROBE, "demo_pkg", "srt/server_args.py", "srt/missing.py"],
-        { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PYTHONPATH: dir }, encoding: "utf8" }
-      )
-      const env = Either.getOrThrow(parsers.parsePythonEnv(output))
-      assert.strictEqual(env.packageLocation, join(dir, "demo_pkg"))
-      assert.deepStrictEqual(env.fileHashes, {
-        "srt/server_args.py": createHash("sha256").update(source).digest("hex")
-      })
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
   })
 })

@@ -42,6 +42,11 @@ export interface SlurmCluster {
   readonly confPath: string
   /** The one node: this machine's short hostname. */
   readonly node: string
+  /**
+   * The node's `NodeAddr`: a loopback address other than 127.0.0.1, so that a server on the node
+   * (listening there) and the login node's own loopback are told apart, as on a real cluster.
+   */
+  readonly nodeAddress: string
   /** The default partition (no time limit). */
   readonly partition: string
   /** A partition with `MaxTime=00:10:00`. */
@@ -64,6 +69,8 @@ const PARTITION = "debug"
 /** A second partition over the same node, with a 10-minute MaxTime. */
 const SHORT_PARTITION = "short"
 const GPU_FILES = ["/dev/null", "/dev/zero"]
+/** Where the node is reached (its slurmd listens on every address of this machine). */
+const NODE_ADDRESS = "127.0.0.2"
 
 const userIds = (name: string): { uid: number; gid: number } | undefined => {
   const line = fs
@@ -111,7 +118,7 @@ const slurmConf = (
     "KillWait=2",
     `MinJobAge=${options.minJobAge ?? 300}`,
     "GresTypes=gpu",
-    `NodeName=${node} NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000 Gres=gpu:${GPU_FILES.length} State=UNKNOWN`,
+    `NodeName=${node} NodeAddr=${NODE_ADDRESS} CPUs=2 RealMemory=2000 Gres=gpu:${GPU_FILES.length} State=UNKNOWN`,
     `PartitionName=${PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP`,
     `PartitionName=${SHORT_PARTITION} Nodes=ALL MaxTime=00:10:00 State=UP`,
     ...(options.extraConfig ?? []),
@@ -281,6 +288,7 @@ export const start = (
       dir,
       confPath,
       node,
+      nodeAddress: NODE_ADDRESS,
       partition: PARTITION,
       shortPartition: SHORT_PARTITION,
       gpus: GPU_FILES.length,

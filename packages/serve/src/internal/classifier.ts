@@ -179,11 +179,22 @@ export class Classifier {
     if (!failed) return best
     if (best?._tag === "ProcessExited") return withExit(best, exit)
     if (best) return best
+    return this.silentExit(exit)
+  }
+
+  /** `finish` for a process that should still be running: any end is a failure, a clean exit too. */
+  endedEarly(exit: ExitStatus): LaunchFailure {
+    const failure = this.finish(exit)
+    if (failure !== undefined) return failure
+    return this.silentExit(exit, "the process ended (cleanly) before it was ready")
+  }
+
+  private silentExit(exit: ExitStatus, reason = "the process ended without a recognisable error in the log") {
     const silent = new F.ProcessExited({
       evidence: this.lastLines(12),
       process: "launcher",
       phase: this.phase,
-      reason: "the process ended without a recognisable error in the log",
+      reason,
       ...namedEngine(this.sniffer.guess().engine)
     })
     return withExit(silent, exit)

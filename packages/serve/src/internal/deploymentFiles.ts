@@ -4,6 +4,7 @@
  * @internal
  */
 import { Schema } from "effect"
+import { RecordedSpec, type Spec, specOf } from "./seams.js"
 
 /** Milliseconds from `startedAt` at which each phase was first reached. @category models */
 export const PhaseTiming = Schema.Struct({ phase: Schema.String, atMs: Schema.Number })
@@ -41,8 +42,14 @@ export const MetaFile = Schema.Struct({
   engineVersion: Schema.optional(Schema.NullOr(Schema.String)),
   /** The version, as records written before engines were named call it. */
   sglangVersion: Schema.optional(Schema.NullOr(Schema.String)),
-  /** Where it runs (`Placement.name`); older records ran as a detached group. */
-  placement: Schema.optionalWith(Schema.String, { default: () => "detached-group" }),
+  /**
+   * Where it runs: the placement's spec (`{ "kind": ..., ...its settings }`); records of
+   * older mlops name only the kind, and the oldest none (they ran as a detached group).
+   */
+  placement: Schema.optionalWith(RecordedSpec, { default: () => "detached-group" }),
+  /** How the engine was found and started: the runtime's spec (older records: a Python environment). */
+  runtime: Schema.optionalWith(RecordedSpec, { default: () => "python-env" }),
+  /** The interpreter that runs the engine. */
   python: Schema.String,
   /** The environment variables the server was started with: names only. */
   envNames: Schema.Array(Schema.String),
@@ -55,6 +62,12 @@ export const MetaFile = Schema.Struct({
 })
 /** @category files */
 export type MetaFile = typeof MetaFile.Type
+
+/** The placement spec a record names. @category files */
+export const placementOf = (meta: MetaFile): Spec => specOf(meta.placement)
+
+/** The runtime spec a record names. @category files */
+export const runtimeOf = (meta: MetaFile): Spec => specOf(meta.runtime)
 
 /** The engine version a record names, whichever field it uses. @category files */
 export const versionOf = (meta: MetaFile): string | null => meta.engineVersion ?? meta.sglangVersion ?? null

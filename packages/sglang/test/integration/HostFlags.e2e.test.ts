@@ -18,6 +18,7 @@ import * as Sshd from "../../../core/test/support/Sshd.js"
 import * as Catalogue from "../../src/Catalogue.js"
 import * as Check from "../../src/Check.js"
 import * as HostFlags from "../../src/HostFlags.js"
+import * as Installed from "../../src/Installed.js"
 import { MARKER } from "../../src/internal/hostFlags/script.js"
 import { type ExtraAction, readFixture } from "../support/releaseData.js"
 import * as Serving from "../support/serving.js"
@@ -135,7 +136,7 @@ describe("SGLang versions end to end (real sshd, stand-in releases)", () => {
     it.effect("the host's own parser, dumped, gives exactly the shipped catalogue of its release", () =>
       Effect.gen(function* () {
         for (const alias of ["sgl-0-4-9", "sgl-0-5-4", "sgl-0-5-15"]) {
-          const found = yield* HostFlags.ofHost({ host: alias, fromHost: true })
+          const found = yield* Installed.onHost({ host: alias, fromHost: true })
           assert.strictEqual(found.source, "dumped", alias)
           const shipped = Catalogue.get(found.version)!
           const facts = (c: Catalogue.Catalogue) =>

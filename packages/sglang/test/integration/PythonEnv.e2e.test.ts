@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, layer } from "@effect/vitest"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import * as Stop from "@mlops/serve/Stop"
 import { Context, Effect, Layer, Stream } from "effect"
 import type * as Sshd from "../../../core/test/support/Sshd.js"
@@ -59,7 +60,7 @@ describe("Python environments on a real host", () => {
         const events = yield* Serving.launch({
           host: alias,
           name,
-          python: bare,
+          runtime: PythonEnvRuntime.spec(bare),
           argv: fixedStory(standin.modelPath, port),
           env: { ...standinEnv(standin), PYTHONPATH: checkout }
         }).pipe(Stream.runCollect)
@@ -83,7 +84,7 @@ describe("Python environments on a real host", () => {
           Serving.launchDeployment({
             host: alias,
             name: `pyenv-bare-${process.pid}`,
-            python: bare,
+            runtime: PythonEnvRuntime.spec(bare),
             argv: fixedStory(standin.modelPath, port),
             env: standinEnv(standin)
           })

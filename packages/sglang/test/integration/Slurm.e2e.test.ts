@@ -1,7 +1,8 @@
 /**
  * The Slurm placement end to end: a real Slurm 22.05 cluster (core's test support), the harness
  * sshd as its login node, and the stand-in SGLang (written from SGLang's facts) as the job's
- * program. Its log is read by the same classifier as on a plain host.
+ * program, listening on the node's address (`NodeAddr` 127.0.0.2: not the login node's
+ * loopback, as on a real cluster). Its log is read by the same classifier as on a plain host.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -9,20 +10,22 @@ import { assert, layer } from "@effect/vitest"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConnectionLost } from "@mlops/core/Errors"
 import * as Hosts from "@mlops/core/Hosts"
+import * as HttpClient from "@mlops/core/HttpClient"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import { describeState } from "@mlops/core/SlurmJob"
-import * as Tunnel from "@mlops/core/Tunnel"
-import * as SlurmFollow from "@mlops/serve/SlurmFollow"
+import type * as Deployment from "@mlops/serve/Deployment"
+import type { GpuPlan } from "@mlops/serve/Engine"
+import * as Follow from "@mlops/serve/Follow"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import * as Status from "@mlops/serve/Status"
 import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Context, Duration, Effect, Layer, Stream } from "effect"
 import type * as TestSlurm from "../../../core/test/support/Slurm.js"
 import type * as Sshd from "../../../core/test/support/Sshd.js"
+import * as Check from "../../src/Check.js"
 import { logs } from "../../src/internal/logs/index.js"
 import * as Serving from "../support/serving.js"
 import type * as Standin from "./standin/install.js"
-import { alias, fixedStory, freePort, startCluster } from "./support.js"
+import { alias, deploymentDir, fixedStory, freePort, startCluster } from "./support.js"
 
 const SECRET = "hf_slurm_s3cret"
 
@@ -40,8 +43,16 @@ const live = Layer.unwrapEffect(
   )
 )
 
+/** The stand-in listens where the login node reaches a server on the node: the node's address. */
+const onNode = (slurm: TestSlurm.SlurmCluster) => ["--host", slurm.nodeAddress]
+
 /** The stand-in's launch command (its environment carries a secret, as an HF token would). */
-const serverCommand = (standin: Standin.Standin, port: number, extra: ReadonlyArray<string> = []) =>
+const serverCommand = (
+  standin: Standin.Standin,
+  slurm: TestSlurm.SlurmCluster,
+  port: number,
+  extra: ReadonlyArray<string> = []
+) =>
   RemoteCommand.make(
     [
       path.join(standin.venv, "bin", "python"),
@@ -51,30 +62,54 @@ const serverCommand = (standin: Standin.Standin, port: number, extra: ReadonlyAr
       standin.modelPath,
       "--port",
       String(port),
+      ...onNode(slurm),
       ...extra
     ],
     { env: { STANDIN_PHASE_SECONDS: "0.02", HF_TOKEN: SECRET } }
   )
 
-/** `program`, with the scheduler's job lookups (`squeue -j`, `scontrol show job`, `sacct -j`) it ran counted. */
-const countingJobQueries = <A, E, R>(program: Effect.Effect<A, E, R>) =>
+/** `program`, with the remote commands it ran whose words match `pattern` counted. */
+const counting = <A, E, R>(pattern: RegExp, program: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const pool = yield* ConnectionPool.ConnectionPool
-    let jobQueries = 0
-    const counting = ConnectionPool.ConnectionPool.of({
+    let count = 0
+    const countingPool = ConnectionPool.ConnectionPool.of({
       get: (host) =>
         Effect.map(pool.get(host), (conn) => ({
           ...conn,
           exec: (command, options) => {
-            if (/^(squeue .*-j |scontrol show job |sacct .*-j )/.test(RemoteCommand.describe(command)))
-              jobQueries++
+            if (pattern.test(RemoteCommand.describe(command))) count++
             return conn.exec(command, options)
           }
         })),
       invalidate: pool.invalidate
     })
-    const result = yield* Effect.provideService(program, ConnectionPool.ConnectionPool, counting)
-    return { result, jobQueries }
+    const result = yield* Effect.provideService(program, ConnectionPool.ConnectionPool, countingPool)
+    return { result, count }
+  })
+
+/** The scheduler's job lookups (`squeue -j`, `scontrol show job`, `sacct -j`). */
+const JOB_QUERY = /^(squeue .*-j |scontrol show job |sacct .*-j )/
+
+/** The GPUs a launch needs: `count` on one node. */
+const plan = (count: number): GpuPlan => ({
+  total: count,
+  nodes: 1,
+  perNode: count,
+  first: 0,
+  step: 1,
+  elsewhere: "",
+  fewer: (n) => `--tp-size ${n}`
+})
+
+/** The Slurm placement for the login node `alias`, with these settings over its entry's. */
+const slurmPlacement = (settings: Parameters<typeof SlurmPlacement.spec>[0] = {}) =>
+  Effect.gen(function* () {
+    const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
+    return yield* SlurmPlacement.makeKind({ poll: "250 millis" }).make(
+      SlurmPlacement.spec(settings),
+      conn.host
+    )
   })
 
 let deployments = 0
@@ -83,27 +118,50 @@ const runDirFor = (standin: Standin.Standin, name: string) =>
 
 const spawnServer = (name: string, gpus: number, port: number, extra: ReadonlyArray<string> = []) =>
   Effect.gen(function* () {
-    const { standin } = yield* Cluster
-    const placement = SlurmPlacement.make({
-      settings: {},
-      gpus,
-      jobName: `mlops-${name}`,
-      poll: "250 millis"
-    })
+    const { standin, slurm } = yield* Cluster
+    const placement = yield* slurmPlacement()
     const runDir = runDirFor(standin, name)
-    const placed = yield* placement.spawn(alias, serverCommand(standin, port, extra), {
+    const placed = yield* placement.spawn(alias, serverCommand(standin, slurm, port, extra), {
       runDir,
       logPath: path.join(runDir, "log"),
-      token: `token-${name}`
+      token: `token-${name}`,
+      name,
+      gpus: plan(gpus)
     })
     return { placement, placed }
+  })
+
+const jobOf = (placed: { readonly server: { readonly ids: Readonly<Record<string, string | number>> } }) =>
+  String(placed.server.ids.job)
+
+/** A second alias for the test sshd whose hosts.json entry makes it a Slurm login node (for the scope). */
+const loginNode = (entry: Record<string, unknown> = { time: "10:00" }) =>
+  Effect.gen(function* () {
+    const { standin, sshd } = yield* Cluster
+    const login = "cluster-login"
+    const sshConfig = fs.readFileSync(sshd.sshConfigPath, "utf8")
+    fs.writeFileSync(
+      sshd.sshConfigPath,
+      `${sshConfig}\n${sshConfig.replace("Host testhost", `Host ${login}`)}`
+    )
+    const hostsPath = path.join(standin.mlopsHome, "hosts.json")
+    const hosts = JSON.parse(fs.readFileSync(hostsPath, "utf8"))
+    hosts.hosts[login] = { ...hosts.hosts[alias], slurm: entry }
+    fs.writeFileSync(hostsPath, JSON.stringify(hosts))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        fs.writeFileSync(sshd.sshConfigPath, sshConfig)
+        standin.writeHostsFile(alias)
+      })
+    )
+    return login
   })
 
 layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: Duration.minutes(3) })(
   "SGLang on Slurm (real cluster, stand-in engine)",
   (it) => {
     it.effect(
-      "waits PENDING (Resources) behind a job holding both GPUs, then runs to ready through a tunnel to the node",
+      "waits PENDING (Resources) behind a job holding both GPUs, then runs to ready, reached at its node's address through the login node",
       () =>
         Effect.gen(function* () {
           const { slurm, standin } = yield* Cluster
@@ -118,17 +176,13 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           const { placement, placed } = yield* spawnServer("ready", 1, port)
           const seen: Array<string> = []
           let released = false
-          const events = yield* SlurmFollow.follow(placement, placed, { engines: [logs] }).pipe(
+          const events = yield* Follow.follow(placed, { engines: [logs] }).pipe(
             Stream.tap((event) =>
               Effect.gen(function* () {
-                if (event._tag !== "Job") return
-                seen.push(describeState(event.job))
+                if (event._tag !== "State") return
+                seen.push(event.state)
                 // once it waits for the GPUs, the holder leaves
-                if (
-                  event.job.state._tag === "Pending" &&
-                  event.job.state.reason === "Resources" &&
-                  !released
-                ) {
+                if (event.state === "PENDING (Resources)" && !released) {
                   released = true
                   yield* slurm.client("scancel", [holder])
                 }
@@ -144,17 +198,17 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             "Log"
           )
 
-          // readiness through the login node: a tunnel to <node address>:<port>
+          // reached through the login node at the node's address (not the login node's loopback)
           const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
-          const target = yield* placement.target(conn, placed)
-          assert.strictEqual(target, "127.0.0.1", "the node's NodeAddr")
-          const health = yield* Tunnel.request(conn, { port, target, method: "GET", path: "/health" })
-          assert.strictEqual(health.status, 200)
-          const models = yield* Tunnel.request(conn, { port, target, method: "GET", path: "/v1/models" })
-          assert.include(models.body, standin.modelPath)
-          const generated = yield* Tunnel.request(conn, {
-            port,
-            target,
+          const address = yield* placed.address(conn)
+          assert.strictEqual(address, slurm.nodeAddress, "the node's NodeAddr")
+          const client = yield* HttpClient.make(conn, { port, target: address })
+          assert.strictEqual((yield* client.request({ method: "GET", path: "/health" })).status, 200)
+          assert.include(
+            (yield* client.request({ method: "GET", path: "/v1/models" })).body,
+            standin.modelPath
+          )
+          const generated = yield* client.request({
             method: "POST",
             path: "/generate",
             headers: { "content-type": "application/json" },
@@ -162,13 +216,19 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           })
           assert.strictEqual(generated.status, 200)
 
-          // status lists it: state, node, GPUs, elapsed
-          const listed = (yield* SlurmPlacement.jobs(alias)).find((job) => job.id === placed.job)
+          // the placement's word on it, from one scheduler query
+          const seenNow = yield* placed.inspect(conn)
           assert.deepStrictEqual(
-            [listed?.slurmState, listed?.nodes, listed?.gpus],
-            ["RUNNING", slurm.node, 1]
+            [seenNow.alive, seenNow.state, seenNow.address, seenNow.details.job],
+            [true, `RUNNING on ${slurm.node}, 1 GPUs`, slurm.nodeAddress, jobOf(placed)]
           )
-          assert.isAtLeast(listed?.elapsedSeconds ?? -1, 0)
+          // every user's mlops jobs, as the login node's placement lists them
+          const others = yield* placement.neighbours(conn)
+          const row = others?.records.find((record) => record.id === jobOf(placed))
+          assert.deepStrictEqual(
+            [row?.state, row?.node, row?.gpus],
+            [`RUNNING on ${slurm.node}`, slurm.node, 1]
+          )
 
           // the secret went through the 0600 env file only
           const script = fs.readFileSync(path.join(placed.runDir, "job.sh"), "utf8")
@@ -177,56 +237,45 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           assert.strictEqual(fs.statSync(path.join(placed.runDir, "env")).mode & 0o777, 0o600)
           assert.strictEqual(fs.statSync(placed.logPath).mode & 0o777, 0o600)
           assert.strictEqual(fs.statSync(placed.runDir).mode & 0o777, 0o700)
-          assert.notInclude(yield* slurm.client("scontrol", ["show", "job", "-o", placed.job!]), SECRET)
+          assert.notInclude(yield* slurm.client("scontrol", ["show", "job", "-o", jobOf(placed)]), SECRET)
 
           // stop = scancel, then the job has left the running states
-          assert.strictEqual(yield* placement.stop(conn, placed), "terminated")
-          const after = yield* placement.job(conn, placed)
-          assert.strictEqual(after.slurmState, "CANCELLED")
-          assert.isFalse(yield* placement.isAlive(conn, placed))
-          assert.strictEqual(
-            yield* placement.stop(conn, placed),
-            "exited-before",
-            "stopping again is a no-op"
+          assert.strictEqual(yield* placed.stop(conn), "terminated")
+          assert.include(
+            yield* slurm.client("scontrol", ["show", "job", "-o", jobOf(placed)]),
+            "JobState=CANCELLED"
           )
-        })
+          assert.isFalse(yield* placed.isAlive(conn))
+          assert.strictEqual(yield* placed.stop(conn), "exited-before", "stopping again is a no-op")
+        }).pipe(Effect.scoped)
     )
 
     it.effect("a crash is classified with its fix and named with the job's FAILED state", () =>
       Effect.gen(function* () {
         const port = yield* freePort
-        const { placement, placed } = yield* spawnServer("oom", 2, port, [
+        const { placed } = yield* spawnServer("oom", 2, port, [
           "--tp-size",
           "2",
           "--mem-fraction-static",
           "0.96"
         ])
-        const ended = yield* SlurmFollow.follow(placement, placed, { engines: [logs] }).pipe(
-          Stream.runDrain,
-          Effect.flip
-        )
+        const ended = yield* Follow.follow(placed, { engines: [logs] }).pipe(Stream.runDrain, Effect.flip)
         assert.strictEqual(ended._tag, "SlurmJobEnded")
-        if (ended._tag !== "SlurmJobEnded") return
+        if (!(ended instanceof SlurmPlacement.SlurmJobEnded)) return
         assert.match(ended.state, /^FAILED ExitCode=\d+:\d+$/)
         assert.strictEqual(ended.failure?._tag, "OOM")
         assert.include(ended.message, "--mem-fraction-static")
-        assert.include(ended.message, `Slurm job ${placed.job}`)
+        assert.include(ended.message, `Slurm job ${jobOf(placed)}`)
       })
     )
 
     it.scoped(
-      "the launch program with the Slurm placement: queued past its stall timeout, then the job runs to ready through the node",
+      "the launch program with the Slurm placement: queued past its stall timeout, then ready; --tunnel reaches the server on the node",
       () =>
         Effect.gen(function* () {
           const { standin, slurm } = yield* Cluster
           const port = yield* freePort
           const name = `slurm-launch-${process.pid}`
-          const placement = SlurmPlacement.make({
-            settings: {},
-            gpus: 2,
-            jobName: `mlops-${name}`,
-            poll: "250 millis"
-          })
           // both GPUs held for 8 s: the launch waits in the queue longer than its stall timeout
           const holder = (yield* slurm.client("sbatch", [
             "--parsable",
@@ -236,130 +285,214 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             "sleep 300"
           ])).trim()
           yield* Effect.forkScoped(Effect.delay(slurm.client("scancel", [holder]), "8 seconds"))
-          const events = yield* Serving.launch({
+          const states: Array<string> = []
+          let health: number | undefined
+          let launched: Deployment.Deployment | undefined
+          // the stream keeps the tunnel open until it is no longer read: use it from the stream
+          yield* Serving.launch({
             host: alias,
             name,
-            argv: fixedStory(standin.modelPath, port),
+            argv: [...fixedStory(standin.modelPath, port), ...onNode(slurm)],
             env: { STANDIN_PHASE_SECONDS: "0.02" },
             stallTimeout: "2 seconds",
-            placement
-          }).pipe(Stream.runCollect)
-          const last = Chunk.toReadonlyArray(events).at(-1)
-          assert.strictEqual(last?._tag, "Launched", JSON.stringify(last))
-          if (last?._tag !== "Launched") return
+            placement: SlurmPlacement.spec(),
+            tunnel: true
+          }).pipe(
+            Stream.tap((event) =>
+              Effect.gen(function* () {
+                if (event._tag === "PlacementState") states.push(event.state)
+                if (event._tag !== "Launched") return
+                launched = event.deployment
+                const response = yield* Effect.promise(() => fetch(`${event.deployment.url}/health`))
+                health = response.status
+              })
+            ),
+            Stream.takeUntil((event) => event._tag === "Launched"),
+            Stream.runDrain
+          )
           // the job's states reach the caller as events: queued behind the holder, then running
-          const states = Chunk.toReadonlyArray(events).flatMap((e) => (e._tag === "Job" ? [e.state] : []))
           assert.include(states, "PENDING (Resources)")
           assert.include(states, `RUNNING on ${slurm.node}`)
-          const listed = (yield* SlurmPlacement.jobs(alias)).find((job) => job.name === `mlops-${name}`)
-          assert.deepStrictEqual(
-            [listed?.slurmState, listed?.nodes, listed?.gpus],
-            ["RUNNING", slurm.node, 2]
-          )
-          const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
-          const placed = yield* placement.attach(conn, last.deployment.runDir, last.deployment.logPath)
-          assert.strictEqual(yield* placement.stop(conn, placed), "terminated")
+          assert.match(launched?.url ?? "", /^http:\/\/127\.0\.0\.1:\d+$/, "the local end of the tunnel")
+          assert.strictEqual(health, 200, "the tunnel reaches the server on the node")
+          assert.strictEqual(launched?.server.placement, "slurm")
+          assert.strictEqual((yield* Stop.stop(alias, name)).outcome, "terminated")
         })
     )
 
     it.scoped(
-      "a login node whose hosts.json entry has slurm: launch submits a job, status and stop work from its record",
+      "a login node whose hosts.json entry has slurm: preflight asks the cluster, not the login node's GPUs; status and stop work from the record",
       () =>
         Effect.gen(function* () {
-          const { standin, sshd, slurm } = yield* Cluster
-          const login = "cluster-login"
-          // the same sshd under a second alias, a Slurm login node by its hosts.json entry
-          const sshConfig = fs.readFileSync(sshd.sshConfigPath, "utf8")
-          fs.writeFileSync(
-            sshd.sshConfigPath,
-            `${sshConfig}\n${sshConfig.replace("Host testhost", `Host ${login}`)}`
-          )
-          const hostsPath = path.join(standin.mlopsHome, "hosts.json")
-          const hosts = JSON.parse(fs.readFileSync(hostsPath, "utf8"))
-          hosts.hosts[login] = { ...hosts.hosts[alias], slurm: { time: "10:00" } }
-          fs.writeFileSync(hostsPath, JSON.stringify(hosts))
-          yield* Effect.addFinalizer(() =>
-            Effect.sync(() => {
-              fs.writeFileSync(sshd.sshConfigPath, sshConfig)
-              standin.writeHostsFile(alias)
-            })
-          )
+          const { standin, slurm } = yield* Cluster
+          const login = yield* loginNode()
           const port = yield* freePort
           const name = `slurm-record-${process.pid}`
-          const events = yield* Serving.launch({
-            host: login,
-            name,
-            argv: fixedStory(standin.modelPath, port),
-            env: { STANDIN_PHASE_SECONDS: "0.02" }
-          }).pipe(Stream.runCollect)
-          const last = Chunk.toReadonlyArray(events).at(-1)
+          const { result: events, count: gpuProbes } = yield* counting(
+            /^nvidia-smi /,
+            Serving.launch({
+              host: login,
+              name,
+              argv: [...fixedStory(standin.modelPath, port), ...onNode(slurm)],
+              env: { STANDIN_PHASE_SECONDS: "0.02" }
+            }).pipe(Stream.runCollect)
+          )
+          const all = Chunk.toReadonlyArray(events)
+          const last = all.at(-1)
           assert.strictEqual(last?._tag, "Launched", JSON.stringify(last))
-          const job = (yield* SlurmPlacement.jobs(login)).find((j) => j.name === `mlops-${name}`)
-          assert.deepStrictEqual([job?.slurmState, job?.gpus, job?.timeLimitSeconds], ["RUNNING", 2, 600])
-          const spawned = Chunk.toReadonlyArray(events).find((e) => e._tag === "Spawned")
+          if (last?._tag !== "Launched") return
+          // the login node's GPUs are not the job's: none probed, the cluster's partition checked
+          assert.strictEqual(gpuProbes, 0, "no nvidia-smi on the login node")
+          const preflight = all.find((e) => e._tag === "Preflight")
+          assert.isTrue(preflight?._tag === "Preflight" && preflight.facts.gpus === undefined)
+          assert.include(
+            preflight?._tag === "Preflight" ? (preflight.facts.placement.summary ?? "") : "",
+            `Slurm partition ${slurm.partition}`
+          )
+          // where it answers: the node's address, as the login node reaches it
+          assert.strictEqual(last.deployment.url, `http://${slurm.nodeAddress}:${port}`)
+          const spawned = all.find((e) => e._tag === "Spawned")
+          const job = spawned?._tag === "Spawned" ? String(spawned.server.ids.job) : ""
           const runDir = spawned?._tag === "Spawned" ? spawned.runDir : ""
-          assert.strictEqual(fs.readFileSync(path.join(runDir, "job"), "utf8").trim(), job?.id)
-          assert.strictEqual(spawned?._tag === "Spawned" ? spawned.job : undefined, job?.id)
+          assert.strictEqual(fs.readFileSync(path.join(runDir, "job"), "utf8").trim(), job)
+          assert.strictEqual(
+            spawned?._tag === "Spawned" ? spawned.server.started : "",
+            `submitted Slurm job ${job}`
+          )
           const meta = JSON.parse(fs.readFileSync(path.join(runDir, "meta.json"), "utf8"))
-          assert.strictEqual(meta.placement, "slurm")
+          assert.deepStrictEqual(meta.placement, { kind: "slurm", settings: { time: "10:00" } })
+          assert.include(yield* slurm.client("scontrol", ["show", "job", "-o", job]), "TimeLimit=00:10:00")
 
           // status from the record: alive by the job's state, healthy through the node; the
           // scheduler is asked for the job once (liveness, node and record from one answer)
-          const { result: statuses, jobQueries } = yield* countingJobQueries(
+          const { result: statuses, count: jobQueries } = yield* counting(
+            JOB_QUERY,
             Serving.statusOfHost(login, { name })
           )
           assert.strictEqual(jobQueries, 1)
           const [running] = statuses
           assert.deepStrictEqual([running?.alive, running?.phase, running?.healthy], [true, "ready", true])
           assert.deepStrictEqual(
-            [running?.job?.id, running?.job?.state, running?.job?.node, running?.job?.gpus],
-            [job?.id, `RUNNING on ${slurm.node}`, slurm.node, 2]
+            [running?.server?.label, running?.state, running?.details.node, running?.details.gpus],
+            [`Slurm job ${job}`, `RUNNING on ${slurm.node}, 2 GPUs`, slurm.node, 2]
           )
 
           // the cluster's mlops jobs, as `status` lists them under the deployments
-          const listed = (yield* Status.clusterJobs(login)).find((j) => j.id === job?.id)
+          const listed = (yield* Status.neighbours(login))?.records.find((j) => j.id === job)
           assert.deepStrictEqual(
             [listed?.name, listed?.state, listed?.node, listed?.gpus],
             [name, `RUNNING on ${slurm.node}`, slurm.node, 2]
           )
-          assert.deepStrictEqual(yield* Status.clusterJobs(alias), [], "not a login node: no jobs asked for")
+          assert.isUndefined(yield* Status.neighbours(alias), "not a login node: nothing asked")
 
           // stop: scancel, the job leaves the running states, recorded as a deliberate stop
           const stopped = yield* Stop.stop(login, name)
-          assert.strictEqual(stopped.outcome, "terminated")
-          const after = yield* slurm.client("scontrol", ["show", "job", "-o", job!.id])
-          assert.include(after, "JobState=CANCELLED")
+          assert.deepStrictEqual([stopped.outcome, stopped.server.label], ["terminated", `Slurm job ${job}`])
+          assert.include(yield* slurm.client("scontrol", ["show", "job", "-o", job]), "JobState=CANCELLED")
           const [ended] = yield* Serving.statusOfHost(login, { name })
           assert.deepStrictEqual(
             [ended?.alive, ended?.stopped, ended?.failure],
             [false, "terminated", undefined]
           )
+          assert.isFalse(yield* Stop.isRunning(login, name))
+        })
+    )
+
+    it.scoped(
+      "check --host on a login node: the cluster's checks (partition, GPUs of a node) instead of the login node's nvidia-smi",
+      () =>
+        Effect.gen(function* () {
+          const { standin, slurm } = yield* Cluster
+          const login = yield* loginNode()
+          const { result, count } = yield* counting(
+            /^nvidia-smi /,
+            Check.host({ host: login, argv: fixedStory(standin.modelPath, 30000) })
+          )
+          assert.strictEqual(count, 0, "no nvidia-smi on the login node")
+          assert.include(result.placement?.description ?? "", `a Slurm job from ${login}`)
+          assert.include(result.placement?.summary ?? "", `Slurm partition ${slurm.partition}`)
+          assert.strictEqual(result.version, "0.5.11")
+          // the cluster cannot take 4 GPUs on one node: refused like a launch, before anything runs
+          const refused = yield* Effect.flip(
+            Check.host({ host: login, argv: [...fixedStory(standin.modelPath, 30000), "--tp", "4"] })
+          )
+          assert.strictEqual(refused._tag, "SlurmPreflightFailed", refused.message)
         })
     )
 
     it.effect(
-      "a launch whose job crashes: the classified failure with its fix, after the job's FAILED state",
+      "a launch whose job crashes fails with SlurmJobEnded: the classified failure with its fix and the job's FAILED state, as Follow reports it",
       () =>
         Effect.gen(function* () {
-          const { standin } = yield* Cluster
+          const { standin, slurm } = yield* Cluster
           const port = yield* freePort
           const states: Array<string> = []
+          const name = `slurm-crash-${process.pid}`
           const failure = yield* Serving.launch({
             host: alias,
-            name: `slurm-crash-${process.pid}`,
-            argv: [...fixedStory(standin.modelPath, port), "--mem-fraction-static", "0.96"],
+            name,
+            argv: [...fixedStory(standin.modelPath, port), ...onNode(slurm), "--mem-fraction-static", "0.96"],
             env: { STANDIN_PHASE_SECONDS: "0.02" },
-            // given here, the settings make the launch a Slurm job (the host's entry has none)
-            slurm: { time: "5:00" }
+            // asked for here, the settings make the launch a Slurm job (the host's entry has none)
+            placement: SlurmPlacement.spec({ time: "5:00" })
           }).pipe(
-            Stream.tap((event) => Effect.sync(() => event._tag === "Job" && states.push(event.state))),
+            Stream.tap((event) =>
+              Effect.sync(() => event._tag === "PlacementState" && states.push(event.state))
+            ),
             Stream.runDrain,
             Effect.flip
           )
-          assert.strictEqual(failure._tag, "OOM", failure.message)
+          assert.strictEqual(failure._tag, "SlurmJobEnded", failure.message)
+          if (!(failure instanceof SlurmPlacement.SlurmJobEnded)) return
+          assert.strictEqual(failure.failure?._tag, "OOM")
           assert.include(failure.message, "--mem-fraction-static")
-          assert.match(states.at(-1) ?? "", /^FAILED ExitCode=\d+:\d+$/, states.join(" → "))
+          assert.deepStrictEqual(failure.fix, failure.failure?.fix)
+          assert.match(failure.state, /^FAILED ExitCode=\d+:\d+$/)
+          assert.strictEqual(states.at(-1), failure.state, states.join(" → "))
+          // status says the same of it, from its record
+          const [ended] = yield* Serving.statusOfHost(alias, { name })
+          assert.deepStrictEqual([ended?.alive, ended?.failure?._tag], [false, "SlurmJobEnded"])
+          assert.include(ended?.failure?.message ?? "", "--mem-fraction-static")
         })
+    )
+
+    it.effect(
+      "a launch Slurm's preflight refuses (a time limit over the partition's): nothing submitted, no record left for status to list",
+      () =>
+        Effect.gen(function* () {
+          const { standin, slurm } = yield* Cluster
+          const before = yield* slurm.client("squeue", ["-h", "-o", "%i"])
+          const name = `slurm-refused-${process.pid}`
+          const refused = yield* Effect.flip(
+            Serving.launch({
+              host: alias,
+              name,
+              argv: [...fixedStory(standin.modelPath, yield* freePort), ...onNode(slurm)],
+              placement: SlurmPlacement.spec({ partition: slurm.shortPartition, time: "20:00" })
+            }).pipe(Stream.runDrain)
+          )
+          assert.strictEqual(refused._tag, "SlurmPreflightFailed", refused.message)
+          assert.include(refused.message, "exceeds partition short's MaxTime")
+          assert.strictEqual(yield* slurm.client("squeue", ["-h", "-o", "%i"]), before)
+          assert.isFalse(fs.existsSync(deploymentDir(standin, name)), "no record written")
+          assert.deepStrictEqual(yield* Serving.statusOfHost(alias, { name }), [])
+        })
+    )
+
+    it.effect("more GPUs than any node has is refused by the placement's preflight: nothing submitted", () =>
+      Effect.gen(function* () {
+        const { slurm } = yield* Cluster
+        const before = yield* slurm.client("squeue", ["-h", "-o", "%i"])
+        const placement = yield* slurmPlacement()
+        const conn = yield* (yield* ConnectionPool.ConnectionPool).get(alias)
+        const refused = yield* Effect.flip(placement.preflight(conn, { name: "big", gpus: plan(3), port: 1 }))
+        assert.strictEqual(refused._tag, "SlurmPreflightFailed")
+        assert.include(
+          refused.message,
+          "3 GPUs of GRES gpu on one node requested; the largest node of partition debug has 2"
+        )
+        assert.strictEqual(yield* slurm.client("squeue", ["-h", "-o", "%i"]), before)
+      })
     )
 
     it.effect(
@@ -390,48 +523,25 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
                   }
                 }))
             }
-            const placement = SlurmPlacement.make({ settings: {}, gpus: 1, jobName: `mlops-${name}` })
+            const placement = yield* slurmPlacement()
             const runDir = runDirFor(standin, name)
             const placed = yield* placement
-              .spawn(alias, serverCommand(standin, yield* freePort), {
+              .spawn(alias, serverCommand(standin, slurm, yield* freePort), {
                 runDir,
                 logPath: path.join(runDir, "log"),
-                token: `token-${name}`
+                token: `token-${name}`,
+                name,
+                gpus: plan(1)
               })
               .pipe(Effect.provideService(ConnectionPool.ConnectionPool, cutting))
             assert.strictEqual(cuts, 1, when)
             const queued = (yield* slurm.client("squeue", ["-h", `--name=mlops-${name}`, "-o", "%i"]))
               .split("\n")
               .filter((line) => line.trim() !== "")
-            assert.deepStrictEqual(queued, [placed.job], `${when}: exactly the recorded job`)
-            assert.strictEqual(fs.readFileSync(path.join(runDir, "job"), "utf8").trim(), placed.job)
-            yield* slurm.client("scancel", [placed.job!])
+            assert.deepStrictEqual(queued, [jobOf(placed)], `${when}: exactly the recorded job`)
+            assert.strictEqual(fs.readFileSync(path.join(runDir, "job"), "utf8").trim(), jobOf(placed))
+            yield* slurm.client("scancel", [jobOf(placed)])
           }
-        })
-    )
-
-    it.effect(
-      "more GPUs than any node has is refused before sbatch: nothing submitted, nothing written",
-      () =>
-        Effect.gen(function* () {
-          const { slurm, standin } = yield* Cluster
-          const before = yield* slurm.client("squeue", ["-h", "-o", "%i"])
-          const placement = SlurmPlacement.make({ settings: {}, gpus: 3, jobName: "mlops-big" })
-          const runDir = runDirFor(standin, "big")
-          const refused = yield* Effect.flip(
-            placement.spawn(alias, serverCommand(standin, 1), {
-              runDir,
-              logPath: path.join(runDir, "log"),
-              token: "t"
-            })
-          )
-          assert.strictEqual(refused._tag, "SlurmPreflightFailed")
-          assert.include(
-            refused.message,
-            "3 GPUs of GRES gpu on one node requested; the largest node of partition debug has 2"
-          )
-          assert.strictEqual(yield* slurm.client("squeue", ["-h", "-o", "%i"]), before)
-          assert.isFalse(fs.existsSync(runDir))
         })
     )
   }

@@ -5,6 +5,7 @@
 import * as Diagnose from "@mlops/serve/Diagnose"
 import * as Launch from "@mlops/serve/Launch"
 import * as Logs from "@mlops/serve/Logs"
+import type { ServerRef } from "@mlops/serve/Placement"
 import * as Status from "@mlops/serve/Status"
 import type { Stream } from "effect"
 import { engine } from "../../src/SglangEngine.js"
@@ -36,3 +37,10 @@ export const diagnoseBytes = <E, R>(source: string, chunks: Stream.Stream<Uint8A
 export const diagnoseLocalFile = (path: string) => Diagnose.localFile(path, logs)
 export const diagnoseRemoteFile = (host: string, path: string) => Diagnose.remoteFile(host, path, logs)
 export const diagnoseDeployment = (host: string, name: string) => Diagnose.deployment(host, name, logs)
+
+/** The pid of a server placed as a detached process group (its `ids`). */
+export const pidOf = (placed: { readonly server: ServerRef }): number => {
+  const pid = placed.server.ids.pid
+  if (typeof pid !== "number") throw new Error(`${placed.server.label} has no pid`)
+  return pid
+}

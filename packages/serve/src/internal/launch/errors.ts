@@ -9,6 +9,7 @@ import { Schema } from "effect"
 import { UnsupportedEngineVersion } from "../../Engine.js"
 import { ModelNotFound } from "../../Failures.js"
 import { InvalidModelConfig } from "../../ModelTraits.js"
+import type { PlacementError } from "../../Placements.js"
 
 /** Fewer GPUs than `tp × pp` needs. */
 export class NotEnoughGpus extends Schema.TaggedError<NotEnoughGpus>()("NotEnoughGpus", {
@@ -20,6 +21,18 @@ export class NotEnoughGpus extends Schema.TaggedError<NotEnoughGpus>()("NotEnoug
 }) {
   override get message() {
     return `${this.host} has ${this.available} GPU(s) (${this.gpus.join(", ") || "none"}) but the flags need ${this.needed}; ${this.fix}`
+  }
+}
+
+/** A multi-node command (`--nnodes N`) given fewer hosts than nodes: one host serves one rank. */
+export class NotEnoughHosts extends Schema.TaggedError<NotEnoughHosts>()("NotEnoughHosts", {
+  host: Schema.String,
+  nodes: Schema.Number,
+  hosts: Schema.Number,
+  fix: Schema.String
+}) {
+  override get message() {
+    return `the flags ask for ${this.nodes} nodes but the launch has ${this.hosts} host${this.hosts === 1 ? "" : "s"} (${this.host}): the ranks on the other nodes would never start and rank 0 would wait for them; ${this.fix}`
   }
 }
 
@@ -101,13 +114,14 @@ export class PythonEnvUnusable extends Schema.TaggedError<PythonEnvUnusable>()("
 export class DeploymentExists extends Schema.TaggedError<DeploymentExists>()("DeploymentExists", {
   host: Schema.String,
   name: Schema.String,
-  pid: Schema.Number,
+  /** What runs it (`pid 1012`, a batch job's id). */
+  server: Schema.String,
   reason: Schema.String,
   runningArgv: Schema.Array(Schema.String),
   fix: Schema.String
 }) {
   override get message() {
-    return `deployment ${this.name} already runs on ${this.host} (pid ${this.pid}): ${this.reason}; ${this.fix}`
+    return `deployment ${this.name} already runs on ${this.host} (${this.server}): ${this.reason}; ${this.fix}`
   }
 }
 
@@ -155,6 +169,7 @@ export const HostProblem = Schema.Union(
   PythonEnvUnusable,
   UnsupportedEngineVersion,
   NotEnoughGpus,
+  NotEnoughHosts,
   GpusBusy,
   PortUnavailable,
   ModelNotFound,
@@ -164,13 +179,25 @@ export const HostProblem = Schema.Union(
 )
 export type HostProblem = typeof HostProblem.Type
 
+/** A placement's own problem (a scheduler refusing the job's request): one of the registry's placements' errors. */
+const PlacementProblem = Schema.declare(
+  (u: unknown): u is PlacementError =>
+    typeof u === "object" &&
+    u !== null &&
+    "_tag" in u &&
+    typeof u._tag === "string" &&
+    "message" in u &&
+    typeof u.message === "string",
+  { identifier: "PlacementProblem" }
+)
+
 /**
  * Several things about the host stand in the way of this launch: all of them, in a fixed
- * order (Python environment, GPUs, port, model), so one run tells everything to fix.
+ * order (engine, GPUs and hosts, port, model, placement), so one run tells everything to fix.
  */
 export class HostNotReady extends Schema.TaggedError<HostNotReady>()("HostNotReady", {
   host: Schema.String,
-  problems: Schema.Array(HostProblem)
+  problems: Schema.Array(Schema.Union(HostProblem, PlacementProblem))
 }) {
   override get message() {
     return [

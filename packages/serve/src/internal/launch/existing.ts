@@ -16,8 +16,8 @@ import type { Connection } from "@mlops/core/Connection"
 import { Effect, Either } from "effect"
 import * as Deployment from "../../Deployment.js"
 import type { Engine, Flags } from "../../Engine.js"
-import * as Placement from "../../Placement.js"
-import { isHealthy } from "../../Readiness.js"
+import * as Placements from "../../Placements.js"
+import { isHealthyAt } from "../../Readiness.js"
 import * as Secrets from "../../Secrets.js"
 import { DeploymentExists, type LaunchProgress } from "./types.js"
 
@@ -84,18 +84,16 @@ export const check = Effect.fn("Launch.existing")(function* (
   const { name, port, emit } = o
   const host = conn.host.alias
   const existing = yield* Deployment.read(conn, name)
-  const placed = existing === undefined ? undefined : Deployment.processOf(host, existing)
-  const placement = existing === undefined ? Placement.detachedGroup : Placement.of(existing)
-  const existingAlive = placed === undefined ? false : yield* placement.isAlive(conn, placed)
-  if (existing === undefined || !existingAlive) return undefined
+  if (existing === undefined) return undefined
+  const { placed } = yield* Placements.ofDeployment(conn, existing)
+  if (placed === undefined || !(yield* placed.isAlive(conn))) return undefined
   const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets)
   const port0 = existing.meta?.port ?? port
-  const target =
-    placed !== undefined && placement.target !== undefined
-      ? yield* placement.target(conn, placed).pipe(Effect.orElseSucceed(() => undefined))
-      : undefined
-  if (different === undefined && (yield* isHealthy(conn, port0, "10 seconds", target))) {
-    const deployment = Deployment.fromState(host, existing)
+  // where the server answers from the host (its loopback, a compute node)
+  const address = yield* placed.address(conn).pipe(Effect.orElseSucceed(() => undefined))
+  const healthy = address !== undefined && (yield* isHealthyAt(conn, port0, address, "10 seconds"))
+  if (different === undefined && healthy) {
+    const deployment = Deployment.fromState(host, existing, placed, address)
     if (deployment !== undefined) {
       yield* emit({ _tag: "AlreadyRunning", deployment })
       return deployment
@@ -105,15 +103,13 @@ export const check = Effect.fn("Launch.existing")(function* (
     return yield* new DeploymentExists({
       host,
       name,
-      pid: existing.pid ?? existing.pgid ?? 0,
+      server: placed.server.label,
       reason: different ?? "it runs with these args but is not healthy (yet)",
       runningArgv: existing.argv?.argv ?? [],
       fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
     })
   }
-  // the pid files were just read: attach (which reads them again) only to report a broken record
-  const proc = placed ?? (yield* placement.attach(conn, existing.runDir, existing.logPath))
-  const outcome = yield* placement.stop(conn, proc)
-  yield* emit({ _tag: "Replacing", name, pid: proc.pid, outcome })
+  const outcome = yield* placed.stop(conn)
+  yield* emit({ _tag: "Replacing", name, server: placed.server.label, outcome })
   return undefined
 })

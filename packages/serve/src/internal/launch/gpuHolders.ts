@@ -14,8 +14,8 @@ import type { Connection } from "@mlops/core/Connection"
 import type * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { Effect } from "effect"
-import * as Deployment from "../../Deployment.js"
 import type { GpuPlan } from "../../Engine.js"
+import * as Placements from "../../Placements.js"
 import * as Secrets from "../../Secrets.js"
 import { type BusyGpu, type GpuHolder, GpusBusy } from "./types.js"
 
@@ -88,15 +88,14 @@ export const find = Effect.fn("Launch.gpuHolders")(function* (
     (g) => mine.some((app) => app.gpuUuid === g.uuid) || g.memoryUsedMiB >= UNSEEN_HOLDER_MIB
   )
   if (busy.length === 0) return undefined
-  const [table, deployments] = yield* Effect.all(
-    [processTable(conn), mine.length > 0 ? Deployment.list(conn) : Effect.succeed([])],
+  const [table, live] = yield* Effect.all(
+    [processTable(conn), mine.length > 0 ? Placements.liveServers(conn) : Effect.succeed([])],
     { concurrency: 2 }
   )
-  const byPgid = new Map<number, string>()
-  for (const d of deployments) if (d.pgid !== undefined && d.exit === undefined) byPgid.set(d.pgid, d.name)
   const holders: Array<GpuHolder> = mine.map((app) => {
     const row = table.get(app.pid)
-    const deployment = row === undefined ? undefined : byPgid.get(row.pgid)
+    const process = { pid: app.pid, pgid: row?.pgid ?? -1 }
+    const deployment = live.find((server) => server.placed.holds(process))?.name
     return {
       pid: app.pid,
       gpu: used.find((g) => g.uuid === app.gpuUuid)!.index,

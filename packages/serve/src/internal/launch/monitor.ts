@@ -1,11 +1,13 @@
 /**
- * Following a starting server: its log through the classifier (every event reported as it
- * happens, phase timings on the Clock) up to the ready line and then the readiness checks,
- * raced against the death of its launcher (the `exit` file, polled as a cheap file read), a
- * stall timer (no new phase for `stallTimeout`) and the overall cap. Ends with "ready" or a
- * typed failure. After a death the rest of its group is killed (no grace: it crashed) while
- * the log is read to its end, so the traceback is never missed and nothing is left running
- * when the failure is returned.
+ * Following what a placement started until the workload is done: its log through the
+ * classifier (every event reported as it happens, phase timings on the Clock), raced against
+ * the placement's watch (a process group's `exit` file, polled as a cheap file read; a batch
+ * job's states), a stall timer (no progress for `stallTimeout`) and the overall cap. A server
+ * is done at its ready line and the readiness checks after it; a job when it exits 0 (see
+ * `Workload`). Ends with "done" or a typed failure: the classifier's, and the same as the
+ * placement reports it. After a death what is left of it is killed (no grace: it crashed)
+ * while the log is read to its end, so the traceback is never missed and nothing is left
+ * running when the failure is returned.
  *
  * Every remote step goes through the launch's session: when the connection drops, the death
  * watchers, the log follow and readiness all carry on once it is back, so a crash that
@@ -14,38 +16,39 @@
  *
  * @internal
  */
-import type { ConnectionPool } from "@mlops/core/ConnectionPool"
+import type * as ConnectionPool from "@mlops/core/ConnectionPool"
+import type { ConnectionLost } from "@mlops/core/Errors"
 import * as LogTail from "@mlops/core/LogTail"
-import type { SlurmJob } from "@mlops/core/SlurmJob"
 import { Clock, Duration, Effect, Option, Stream } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
-import type { Engine } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
 import type * as Placement from "../../Placement.js"
-import type { ReadinessError } from "../../Readiness.js"
+import * as Workload from "../../Workload.js"
 import type { Session } from "./session.js"
 import { LaunchTimedOut } from "./types.js"
 
-export type Outcome =
-  | { readonly _tag: "Ready"; readonly phases: ReadonlyArray<PhaseTiming> }
+export type Outcome<E> =
+  | { readonly _tag: "Done"; readonly phases: ReadonlyArray<PhaseTiming> }
   | {
       readonly _tag: "Failed"
+      /** The classifier's failure (its fix drives auto-fix). */
       readonly failure: LaunchFailure
+      /** The failure as the placement reports it (a batch job's end carries the classifier's). */
+      readonly reported: LaunchFailure | E
       readonly phases: ReadonlyArray<PhaseTiming>
-      /** The launcher exited (a crash; follow already killed the rest of its group), rather than went silent (a stall: still running). */
+      /** It exited (a crash; follow already killed what was left of it), rather than went silent (a stall: still running). */
       readonly exited: boolean
     }
 
 const decoder = new TextDecoder()
 
-export const follow = Effect.fn("Launch.follow")(function* (
+export const follow = <P extends Placement.PlacementError, E, R>(
   session: Session,
-  proc: Placement.Placed,
+  proc: Placement.Placed<P>,
   o: {
-    readonly engine: Engine
-    readonly placement: Placement.Placement
+    readonly workload: Workload.Workload<E, R>
     readonly name: string
     readonly fromOffset: number
     readonly startedAt: number
@@ -53,147 +56,169 @@ export const follow = Effect.fn("Launch.follow")(function* (
     /** The launch's cap (ms), for the error. The deadline is the session's. */
     readonly overallMs: number
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
-    /** A batch job's new state, as the scheduler reports it. */
-    readonly onJob?: (job: SlurmJob, elapsedMs: number) => Effect.Effect<void>
-    /** Run once the ready line is seen (the HTTP checks); the death watchers keep running meanwhile. */
-    readonly readiness: Effect.Effect<void, ReadinessError | Placement.PlacementError, ConnectionPool>
+    /** The placement's new word on it (a batch job's `PENDING (Resources)`). */
+    readonly onState: (state: string, elapsedMs: number) => Effect.Effect<void>
   }
-) {
-  const classifier = Classifier.make([o.engine.logs])
-  const phases: Array<PhaseTiming> = []
-  let nextOffset = o.fromOffset
-  let lastProgressAt = yield* Clock.currentTimeMillis
-  let readyLineSeen = false
-  let queued = false
-  const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - o.startedAt)
+): Effect.Effect<
+  Outcome<P>,
+  E | P | ConnectionPool.GetError | LogTail.FollowError | LaunchTimedOut | ConnectionLost,
+  R | ConnectionPool.ConnectionPool
+> =>
+  Effect.gen(function* () {
+    const classifier = Classifier.make(o.workload.logs)
+    const phases: Array<PhaseTiming> = []
+    let nextOffset = o.fromOffset
+    let lastProgressAt = yield* Clock.currentTimeMillis
+    let readyLineSeen = false
+    let queued = false
+    const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - o.startedAt)
 
-  const feed = (line: string) =>
-    Effect.gen(function* () {
-      const at = yield* elapsed
-      for (const event of classifier.feed(line)) {
-        if (event._tag === "PhaseStarted" || event._tag === "PhaseProgress") lastProgressAt = o.startedAt + at
-        if (event._tag === "PhaseStarted" && !phases.some((p) => p.phase === event.phase)) {
-          phases.push({ phase: event.phase, atMs: at })
+    const feed = (line: string) =>
+      Effect.gen(function* () {
+        const at = yield* elapsed
+        if (o.workload.isProgress({ _tag: "Line" })) lastProgressAt = o.startedAt + at
+        for (const event of classifier.feed(line)) {
+          if (o.workload.isProgress(event)) lastProgressAt = o.startedAt + at
+          if (event._tag === "PhaseStarted" && !phases.some((p) => p.phase === event.phase)) {
+            phases.push({ phase: event.phase, atMs: at })
+          }
+          yield* o.emit(event, at)
         }
-        yield* o.emit(event, at)
+      })
+
+    const remaining = Effect.map(Clock.currentTimeMillis, (now) => Math.max(0, session.deadline - now))
+
+    const done = o.workload.done
+    // a server: its ready line, then the checks (the death watchers keep running meanwhile); a
+    // job is never done from its log
+    const untilReady =
+      done._tag === "Ready"
+        ? LogTail.follow(session.alias, proc.logPath, {
+            fromOffset: o.fromOffset,
+            pollInterval: "100 millis",
+            reconnect: session.reconnect
+          }).pipe(
+            Stream.mapEffect((line) =>
+              Effect.suspend(() => {
+                nextOffset = line.nextOffset
+                return feed(line.text)
+              }).pipe(Effect.map(() => classifier.isReady()))
+            ),
+            Stream.takeUntil((ready) => ready),
+            Stream.runDrain,
+            Effect.zipRight(
+              Effect.suspend(() => {
+                readyLineSeen = true
+                return done.checks
+              })
+            ),
+            Effect.as({ _tag: "Done" as const })
+          )
+        : LogTail.follow(session.alias, proc.logPath, {
+            fromOffset: o.fromOffset,
+            pollInterval: "100 millis",
+            reconnect: session.reconnect
+          }).pipe(
+            Stream.runForEach((line) =>
+              Effect.suspend(() => {
+                nextOffset = line.nextOffset
+                return feed(line.text)
+              })
+            ),
+            Effect.zipRight(Effect.never)
+          )
+
+    // The placement's watch: a process group's `exit` file (written the moment it ends: a crash
+    // is seen within one poll) and its liveness, a batch job's states; resumed on a new
+    // connection after a drop, so a death during an outage is seen by the first poll after it.
+    const death = proc.watch(session.alias, { reconnect: session.reconnect }).pipe(
+      Stream.tap((event) =>
+        event._tag === "Disconnected"
+          ? session.markDown(event.reason)
+          : event._tag === "Reconnected"
+            ? session.markUp
+            : event._tag === "State"
+              ? // waiting for resources is not a stall, and each new state is progress
+                Effect.flatMap(Clock.currentTimeMillis, (now) => {
+                  queued = event.waiting
+                  lastProgressAt = now
+                  return o.onState(event.state, now - o.startedAt)
+                })
+              : Effect.void
+      ),
+      Stream.runLast,
+      Effect.map((last) =>
+        Option.isSome(last) && last.value._tag === "Exited"
+          ? { _tag: "Died" as const, exit: last.value.status, report: last.value.report }
+          : { _tag: "Died" as const, exit: undefined, report: undefined }
+      )
+    )
+
+    // Silence counts from the last progress or the last reconnect, whichever is later, and only
+    // while the host can be seen and the server has not printed its ready line.
+    const stall = Effect.gen(function* () {
+      for (;;) {
+        yield* Effect.sleep("1 second")
+        if (readyLineSeen || queued || (yield* session.isDown)) continue
+        const since = Math.max(lastProgressAt, yield* session.lastReconnectAt)
+        const silent = (yield* Clock.currentTimeMillis) - since
+        if (silent >= Duration.toMillis(o.stallTimeout)) return { _tag: "Stalled" as const, silentMs: silent }
       }
     })
 
-  const remaining = Effect.map(Clock.currentTimeMillis, (now) => Math.max(0, session.deadline - now))
-
-  const untilReady = LogTail.follow(session.alias, proc.logPath, {
-    fromOffset: o.fromOffset,
-    pollInterval: "100 millis",
-    reconnect: session.reconnect
-  }).pipe(
-    Stream.mapEffect((line) =>
-      Effect.suspend(() => {
-        nextOffset = line.nextOffset
-        return feed(line.text)
-      }).pipe(Effect.map(() => classifier.isReady()))
-    ),
-    Stream.takeUntil((ready) => ready),
-    Stream.runDrain,
-    Effect.zipRight(
-      Effect.suspend(() => {
-        readyLineSeen = true
-        return o.readiness
-      })
-    ),
-    Effect.as({ _tag: "Ready" as const })
-  )
-
-  // Core's watch: the `exit` file (written the moment the launcher ends: a crash is seen within
-  // one poll) and the group's liveness, both resumed on a new connection after a drop, so a
-  // death during an outage is seen by the first poll after it.
-  const death = o.placement.watch(session.alias, proc, { reconnect: session.reconnect }).pipe(
-    Stream.tap((event) =>
-      event._tag === "Disconnected"
-        ? session.markDown(event.reason)
-        : event._tag === "Reconnected"
-          ? session.markUp
-          : event._tag === "Job"
-            ? // a batch job: waiting in the queue is not a stall, and each new state is progress
-              Effect.flatMap(Clock.currentTimeMillis, (now) => {
-                queued = event.job.state._tag === "Pending"
-                lastProgressAt = now
-                return o.onJob === undefined ? Effect.void : o.onJob(event.job, now - o.startedAt)
-              })
-            : Effect.void
-    ),
-    Stream.runLast,
-    Effect.map((last) => ({
-      _tag: "Died" as const,
-      exit: Option.isSome(last) && last.value._tag === "Exited" ? last.value.status : undefined
-    }))
-  )
-
-  // Silence counts from the last progress or the last reconnect, whichever is later, and only
-  // while the host can be seen and the server has not printed its ready line.
-  const stall = Effect.gen(function* () {
-    for (;;) {
-      yield* Effect.sleep("1 second")
-      if (readyLineSeen || queued || (yield* session.isDown)) continue
-      const since = Math.max(lastProgressAt, yield* session.lastReconnectAt)
-      const silent = (yield* Clock.currentTimeMillis) - since
-      if (silent >= Duration.toMillis(o.stallTimeout)) return { _tag: "Stalled" as const, silentMs: silent }
-    }
-  })
-
-  // the first to END wins, failing included (readiness refused, the watch giving up): the
-  // others are interrupted
-  const ended = yield* Effect.raceAll([
-    Effect.either(untilReady),
-    Effect.either(death),
-    Effect.either(stall)
-  ]).pipe(
-    Effect.timeoutFail({
-      duration: Duration.millis(yield* remaining),
-      onTimeout: () =>
-        new LaunchTimedOut({
-          host: proc.host,
-          name: o.name,
-          timeoutMs: o.overallMs,
-          phase: classifier.phase(),
-          fix: "raise overallTimeout if this model is known to start slowly, or look at the log for what it waits on"
-        })
-    })
-  )
-  const first = yield* ended
-  switch (first._tag) {
-    case "Ready":
-      return { _tag: "Ready", phases } satisfies Outcome
-    case "Stalled":
-      return {
-        _tag: "Failed",
-        failure: classifier.stalled(first.silentMs),
-        phases,
-        exited: false
-      } satisfies Outcome
-    case "Died": {
-      // The launcher is gone: kill what is left of its group while reading the log to its end
-      // (one read; it no longer grows). The traceback is usually there: feed it at once.
-      const readRest = session
-        .run((conn) => conn.files.read(proc.logPath, { offset: nextOffset }))
-        .pipe(
-          Effect.flatMap((bytes) => {
-            const lines = decoder.decode(bytes).split("\n")
-            if (lines.at(-1) === "") lines.pop()
-            return Effect.forEach(lines, feed, { discard: true })
+    // the first to END wins, failing included (readiness refused, the watch giving up): the
+    // others are interrupted
+    const ended = yield* Effect.raceAll([
+      Effect.either(untilReady),
+      Effect.either(death),
+      Effect.either(stall)
+    ]).pipe(
+      Effect.timeoutFail({
+        duration: Duration.millis(yield* remaining),
+        onTimeout: () =>
+          new LaunchTimedOut({
+            host: proc.host,
+            name: o.name,
+            timeoutMs: o.overallMs,
+            phase: classifier.phase(),
+            fix: "raise overallTimeout if this model is known to start slowly, or look at the log for what it waits on"
           })
+      })
+    )
+    const first = yield* ended
+    switch (first._tag) {
+      case "Done":
+        return { _tag: "Done", phases } satisfies Outcome<P>
+      case "Stalled": {
+        const failure = classifier.stalled(first.silentMs)
+        return { _tag: "Failed", failure, reported: failure, phases, exited: false } satisfies Outcome<P>
+      }
+      case "Died": {
+        // It ended: kill what is left of it while reading the log to its end (one read; it no
+        // longer grows). The traceback is usually there: feed it at once.
+        const readRest = session
+          .run((conn) => conn.files.read(proc.logPath, { offset: nextOffset }))
+          .pipe(
+            Effect.flatMap((bytes) => {
+              const lines = decoder.decode(bytes).split("\n")
+              if (lines.at(-1) === "") lines.pop()
+              return Effect.forEach(lines, feed, { discard: true })
+            })
+          )
+        const exit = first.exit
+        // a job that exited 0 is done: its last lines still reach the events
+        if (done._tag === "ExitedZero" && Workload.exitedZero(exit)) {
+          yield* readRest
+          return { _tag: "Done", phases } satisfies Outcome<P>
+        }
+        yield* Effect.all(
+          [readRest, Effect.ignore(session.run((conn) => proc.kill(conn), { retry: "write" }))],
+          { concurrency: 2, discard: true }
         )
-      yield* Effect.all(
-        [readRest, Effect.ignore(session.run((conn) => o.placement.kill(conn, proc), { retry: "write" }))],
-        { concurrency: 2, discard: true }
-      )
-      const exit = first.exit
-      const failure = classifier.finish(exit ?? { signal: "KILL" })
-      return {
-        _tag: "Failed",
-        failure: failure ?? classifier.finish({ exitCode: exit?.exitCode ?? 1 }) ?? classifier.stalled(0),
-        phases,
-        exited: true
-      } satisfies Outcome
+        // it ended before it was done: whatever its exit, that is the failure (a server's exit 0 too)
+        const failure = classifier.endedEarly(exit ?? { signal: "KILL" })
+        const reported = first.report === undefined ? failure : (first.report(failure) ?? failure)
+        return { _tag: "Failed", failure, reported, phases, exited: true } satisfies Outcome<P>
+      }
     }
-  }
-})
+  }).pipe(Effect.withSpan("Launch.follow"))

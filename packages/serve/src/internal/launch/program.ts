@@ -11,21 +11,21 @@
  * @internal
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
-import { describeState } from "@mlops/core/SlurmJob"
-import * as SlurmSettings from "@mlops/core/SlurmSettings"
 import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
 import { applyFix, fixViolations } from "../../AutoFix.js"
 import * as Deployment from "../../Deployment.js"
 import type { Engine, Flags } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
-import * as Placement from "../../Placement.js"
+import * as Placements from "../../Placements.js"
 import * as Preflight from "../../Preflight.js"
-import * as PythonEnv from "../../PythonEnv.js"
 import * as Readiness from "../../Readiness.js"
+import type { Located } from "../../Runtime.js"
+import * as Runtimes from "../../Runtimes.js"
 import * as Secrets from "../../Secrets.js"
 import * as ServerCommand from "../../ServerCommand.js"
-import * as SlurmPlacement from "../../SlurmPlacement.js"
+import { LaunchRulesViolated } from "../../Violations.js"
+import * as Workload from "../../Workload.js"
 import { boundedCleanup } from "../cleanup.js"
 import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
@@ -46,11 +46,9 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     const first = yield* pool.get(request.host)
     const host = first.host.alias
     const env = request.env ?? {}
-    // a cluster's login node submits Slurm jobs: the settings of its hosts.json entry, overridden
-    const slurm =
-      request.placement === undefined && (first.host.slurm !== undefined || request.slurm !== undefined)
-        ? SlurmSettings.merge(first.host.slurm ?? {}, request.slurm ?? {})
-        : undefined
+    // where it runs and how the engine is found: chosen once, from the host's entry and the request
+    const placement = yield* Placements.resolve(first.host, request.placement)
+    const runtime = yield* Runtimes.resolve(first.host, request.runtime)
     const candidates: ReadonlyArray<Engine> = Array.isArray(request.engine)
       ? request.engine
       : [request.engine]
@@ -61,13 +59,11 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       onDisconnected: (reason, elapsedMs) => emit({ _tag: "Disconnected", reason, elapsedMs }),
       onReconnected: (downMs, elapsedMs) => emit({ _tag: "Reconnected", downMs, elapsedMs })
     })
-    // several engines: the first the host's Python environment has (its choice is kept)
+    // several engines: the first the runtime finds on the host (its choice is kept)
     const detected =
       candidates.length === 1
-        ? { engine: candidates[0]!, python: undefined }
-        : yield* session.run((conn) =>
-            PythonEnv.detect(conn, { engines: candidates, explicit: request.python, env })
-          )
+        ? { engine: candidates[0]!, located: undefined }
+        : yield* session.run((conn) => runtime.locate(conn, { engines: candidates, env }))
     const engine = detected.engine
     const name = request.name ?? Deployment.defaultName(engine.modelOf(request.argv), engine.name)
     if (!Deployment.isValidName(name)) {
@@ -103,32 +99,35 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     let adjustments: ReadonlyArray<string> = []
     let flags: Flags = engine.latestFlags
     let fixesLeft = Math.max(0, request.autoFix ?? 0)
-    const choosePython = (conn: Parameters<typeof PythonEnv.choose>[0]) =>
-      detected.python !== undefined
-        ? Effect.succeed(detected.python)
-        : PythonEnv.choose(conn, { engine, explicit: request.python, env })
+    const locate = (conn: Parameters<typeof runtime.locate>[0]) =>
+      detected.located !== undefined
+        ? Effect.succeed(detected.located)
+        : Effect.map(runtime.locate(conn, { engines: [engine], env }), (found) => found.located)
 
-    // preflight + resolve (violations can be auto-fixed without spending an attempt)
+    // preflight + resolve (violations can be auto-fixed without spending an attempt); nothing is
+    // written on the host before it passes
     const preflight = Effect.gen(function* () {
       for (;;) {
         const result = yield* Effect.either(
           session.run((conn) =>
             Preflight.run(conn, {
               engine,
-              python: choosePython(conn),
+              runtime,
+              located: locate(conn),
+              placement,
+              name,
               argv,
               env,
               port,
               modelPath: engine.modelOf(argv) ?? "model",
               busyGpus: request.allowBusyGpus === true ? "report" : "refuse",
-              flagsFromHost: request.flagsFromHost === true,
-              serverOnHost: slurm === undefined && request.placement?.target === undefined
+              flagsFromHost: request.flagsFromHost === true
             })
           )
         )
         if (Either.isRight(result)) return result.right
         const error = result.left
-        if (error._tag === "LaunchRulesViolated" && fixesLeft > 0) {
+        if (error instanceof LaunchRulesViolated && fixesLeft > 0) {
           const next = error.fixedArgv ?? fixViolations(error, argv, flags)
           if (next !== undefined) {
             fixesLeft--
@@ -137,19 +136,17 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
             continue
           }
         }
-        return yield* error
+        return yield* Effect.fail(error)
       }
     })
-    let python: PythonEnv.PythonChoice
-    let engineVersion: string | null = null
+    let located: Located
     if (request.preflight !== false) {
       const result = yield* preflight
-      python = result.python
+      located = result.located
       flags = result.flags
       effective = result.resolved.effective as Readonly<Record<string, unknown>>
       adjustments = result.resolved.logLines
-      engineVersion = result.facts.engineVersion
-      yield* emit({ _tag: "Python", python: python, elapsedMs: yield* since })
+      yield* emit({ _tag: "Python", python: located, elapsedMs: yield* since })
       yield* emit({ _tag: "Preflight", facts: result.facts, elapsedMs: yield* since })
       yield* emit({
         _tag: "Resolved",
@@ -162,15 +159,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       const code = engine.remoteCheck
       if (code !== undefined && (request.remoteCheck ?? !result.facts.rulesVerified)) {
         yield* session.run((conn) =>
-          RemoteCheck.run(conn, {
-            engine,
-            code,
-            flags,
-            interpreter: python.interpreter,
-            shown: argv,
-            secrets,
-            env
-          })
+          RemoteCheck.run(conn, { engine, code, flags, runtime, located, shown: argv, secrets, env })
         )
         yield* emit({
           _tag: "RemoteChecked",
@@ -179,25 +168,17 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         })
       }
     } else {
-      // even unchecked, the engine has to be started by some interpreter
-      python = yield* session.run(choosePython)
-      engineVersion = python.engineVersion
-      yield* emit({ _tag: "Python", python: python, elapsedMs: yield* since })
+      // even unchecked, the engine has to be found to be started
+      located = yield* session.run(locate)
+      yield* emit({ _tag: "Python", python: located, elapsedMs: yield* since })
     }
+    const engineVersion = located.engineVersion
 
-    // spawn, follow, check readiness; on failure stop the group, keep the log, maybe fix
+    // spawn, follow, check readiness; on failure stop the server, keep the log, maybe fix
     for (let attempt = 1; ; attempt++) {
       const createdAt = yield* Clock.currentTimeMillis
-      // a job asks the scheduler for the GPUs this attempt's flags need (a fix may change them)
-      const placement =
-        request.placement ??
-        (slurm === undefined
-          ? Placement.detachedGroup
-          : SlurmPlacement.make({
-              settings: slurm,
-              gpus: engine.gpusOf((yield* flags.decode(argv)).args).total,
-              jobName: `${SlurmPlacement.jobPrefix}${name}`
-            }))
+      // the GPUs this attempt's flags need (a fix may change them)
+      const gpus = engine.gpusOf((yield* flags.decode(argv)).args)
       const files = {
         argv: { argv, requestedArgv: requested },
         resolved: {
@@ -209,8 +190,9 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           port,
           engine: engine.name,
           engineVersion,
-          placement: placement.name,
-          python: python.interpreter,
+          placement: placement.spec,
+          runtime: runtime.spec,
+          python: located.interpreter,
           envNames: Object.keys(env).sort(),
           secrets: digest,
           createdAt,
@@ -218,67 +200,55 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           attempt
         }
       }
-      const command = ServerCommand.make({
-        interpreter: python.interpreter,
+      const command = runtime.command(located, {
         target: { module: engine.command.module, leading: engine.command.leading },
         shown: argv,
         secrets,
         env,
         flags
       })
-      const spawned = yield* Spawn.start(session, { name, files, command, placement })
+      const spawned = yield* Spawn.start(session, { name, files, command, placement, gpus })
       const proc = spawned.proc
       yield* emit({
         _tag: "Spawned",
         attempt,
-        pid: proc.pid,
-        pgid: proc.pgid,
-        ...(proc.job === undefined ? {} : { job: proc.job }),
+        server: proc.server,
         runDir: proc.runDir,
         logPath: proc.logPath,
-        commandLine: ServerCommand.commandLine(python.interpreter, engine.command, argv)
+        commandLine: ServerCommand.commandLine(located.interpreter, engine.command, argv)
       })
       // follow → ready line → HTTP checks; an interrupt anywhere here leaves the server running
       // unless stopOnInterrupt
       const stopServer = (grace?: Duration.DurationInput) =>
-        Effect.ignore(session.run((conn) => Spawn.stop(conn, placement, proc, grace), { retry: "write" }))
+        Effect.ignore(session.run((conn) => proc.stop(conn, grace), { retry: "write" }))
       const readinessBudget = Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget)
+      // the server answers where its placement says, reached through the host
+      const readiness = Effect.flatMap(
+        session.run((conn) => proc.address(conn)),
+        (address) =>
+          Readiness.check(session.http(port, address), {
+            host,
+            name,
+            startedAt: createdAt,
+            deadline: session.deadline,
+            budget: readinessBudget,
+            overallMs,
+            apiKey,
+            requests: engine.readiness(argv),
+            report: (endpoint, status, elapsedMs) =>
+              emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+          })
+      ).pipe(Effect.tapError(() => stopServer()))
       const outcome = yield* Monitor.follow(session, proc, {
-        engine,
-        placement,
+        workload: Workload.server(engine.logs, readiness),
         name,
         fromOffset: spawned.fromOffset,
         startedAt: createdAt,
         stallTimeout: Duration.decode(request.stallTimeout ?? "5 minutes"),
         overallMs,
         emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs }),
-        onJob: (job, elapsedMs) =>
-          emit({
-            _tag: "Job",
-            id: job.id,
-            state: describeState(job),
-            ...(job.state._tag === "Running" ? { node: job.state.node } : {}),
-            elapsedMs
-          }),
-        // a batch job's server listens on its compute node, reached through the host
-        readiness: Effect.flatMap(
-          placement.target === undefined
-            ? Effect.succeed(undefined)
-            : session.run((conn) => placement.target!(conn, proc)),
-          (target) =>
-            Readiness.check(session, {
-              name,
-              port,
-              ...(target === undefined ? {} : { target }),
-              startedAt: createdAt,
-              budget: readinessBudget,
-              overallMs,
-              apiKey,
-              requests: engine.readiness(argv),
-              report: (endpoint, status, elapsedMs) =>
-                emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
-            })
-        ).pipe(Effect.tapError(() => stopServer()))
+        onState: (state, elapsedMs) =>
+          emit({ _tag: "PlacementState", server: proc.server.label, state, elapsedMs })
       }).pipe(
         // the overall cap: the server is still starting, stop it like a stall
         Effect.tapErrorTag("LaunchTimedOut", () => stopServer("5 seconds")),
@@ -286,19 +256,18 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           request.stopOnInterrupt === true ? boundedCleanup(stopServer()) : Effect.void
         )
       )
-      if (outcome._tag === "Ready") {
+      if (outcome._tag === "Done") {
         const readyAt = yield* Clock.currentTimeMillis
         yield* session.run((conn) => Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases }), {
           retry: "write"
         })
+        const address = yield* session.run((conn) => proc.address(conn))
         const deployment: Deployment.Deployment = {
           host,
           name,
-          pid: proc.pid,
-          pgid: proc.pgid,
-          ...(proc.job === undefined ? {} : { job: proc.job }),
+          server: proc.server,
           port,
-          url: `http://127.0.0.1:${port}`,
+          url: `http://${address}:${port}`,
           engine: engine.name,
           engineVersion,
           args: files.resolved.effective,
@@ -316,8 +285,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       // already killed what was left; a stalled server still runs: TERM, then KILL.
       if (!outcome.exited) yield* stopServer("5 seconds")
       const next = fixesLeft > 0 ? applyFix(argv, outcome.failure.fix, flags) : undefined
-      yield* emit({ _tag: "AttemptFailed", attempt, failure: outcome.failure, nextArgv: next })
-      if (next === undefined) return yield* outcome.failure
+      yield* emit({ _tag: "AttemptFailed", attempt, failure: outcome.reported, nextArgv: next })
+      if (next === undefined) return yield* Effect.fail(outcome.reported)
       fixesLeft--
       argv = next
     }
@@ -338,10 +307,12 @@ export const launchStream = (
           yield* emit({ _tag: "Launched", deployment })
           return
         }
-        // keep the tunnel open until the consumer stops reading
+        // keep the tunnel open until the consumer stops reading: to where its placement says the
+        // server answers (its host's loopback, a compute node behind a login node)
         const pool = yield* ConnectionPool
         const conn = yield* pool.get(request.host)
-        const listener = yield* Tunnel.listen(conn, deployment.port)
+        const address = yield* Placements.addressOf(conn, deployment.name)
+        const listener = yield* Tunnel.listen(conn, deployment.port, address)
         yield* emit({ _tag: "Launched", deployment: { ...deployment, url: listener.url } })
         return yield* Effect.never
       }).pipe(Effect.scoped)

@@ -1,7 +1,7 @@
 /**
- * `--remote-check`: the host's own SGLang parses and validates the flags (no model load), and
- * its output goes through the classifier. Secrets reach it the way they reach the server
- * (`serverCommand`), never on its command line.
+ * `--remote-check`: the host's own engine parses and validates the flags (no model load), run
+ * by the runtime that found it, and its output goes through the classifier. Secrets reach it
+ * the way they reach the server (the runtime's command), never on its command line.
  *
  * @internal
  */
@@ -9,8 +9,8 @@ import type { Connection } from "@mlops/core/Connection"
 import { Effect } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { Engine } from "../../Engine.js"
+import type { Located, Runtime } from "../../Runtime.js"
 import type * as Secrets from "../../Secrets.js"
-import * as ServerCommand from "../../ServerCommand.js"
 
 export const run = Effect.fn("Launch.remoteCheck")(function* (
   conn: Connection,
@@ -19,13 +19,20 @@ export const run = Effect.fn("Launch.remoteCheck")(function* (
     /** The engine's argument check (`Engine.remoteCheck`). */
     readonly code: string
     readonly flags: Secrets.FlagLookup
-    readonly interpreter: string
+    readonly runtime: Runtime
+    readonly located: Located
     readonly shown: ReadonlyArray<string>
     readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
     readonly env: Readonly<Record<string, string>>
   }
 ) {
-  const command = ServerCommand.make({ ...o, target: { code: o.code } })
+  const command = o.runtime.command(o.located, {
+    target: { code: o.code },
+    shown: o.shown,
+    secrets: o.secrets,
+    env: o.env,
+    flags: o.flags
+  })
   const result = yield* conn.exec(command, { timeout: "60 seconds" })
   if (result.exitCode === 0) return
   const text = `${result.stdout}\n${result.stderr}`

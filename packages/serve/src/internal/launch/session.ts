@@ -11,7 +11,9 @@
 import type { Connection } from "@mlops/core/Connection"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { CommandTimeout, ConnectionLost, ForwardFailed, RemoteFileError } from "@mlops/core/Errors"
+import * as HttpClient from "@mlops/core/HttpClient"
 import { Clock, Effect, Option, Schedule } from "effect"
+import type { Requester } from "../../Readiness.js"
 
 export { isTransient } from "@mlops/core/ConnectionPool"
 
@@ -40,6 +42,17 @@ export interface Session {
     step: (conn: Connection) => Effect.Effect<A, E, R>,
     options?: { readonly retry?: "read" | "write" | "never" }
   ) => Effect.Effect<A, E | ConnectionLost | ConnectionPool.GetError, R | ConnectionPool.ConnectionPool>
+  /**
+   * HTTP to `port` on the host (or on `target` behind it), each request a step of the session:
+   * one cut mid-flight or on a lost connection is sent again on a new one.
+   */
+  readonly http: (
+    port: number,
+    target?: string
+  ) => Requester<
+    HttpClient.HttpError | ConnectionLost | ConnectionPool.GetError,
+    ConnectionPool.ConnectionPool
+  >
   /** The reconnect schedule for core helpers that re-acquire connections themselves (bounded by the deadline). */
   readonly reconnect: Schedule.Schedule<unknown, unknown>
   /** Report an outage seen by a core helper (`RemoteProcess.watch`, ...). */
@@ -125,9 +138,22 @@ export const make = Effect.fn("Launch.session")(function* (o: {
     return Effect.zipLeft(attempt, markUp)
   }
 
+  const http: Session["http"] = (port, target) => ({
+    request: (request) =>
+      run((conn) =>
+        Effect.scoped(
+          Effect.flatMap(
+            HttpClient.make(conn, { port, ...(target === undefined ? {} : { target }) }),
+            (client) => client.request(request)
+          )
+        )
+      )
+  })
+
   return {
     alias: o.alias,
     run,
+    http,
     reconnect,
     markDown,
     markUp,

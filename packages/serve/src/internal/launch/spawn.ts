@@ -1,19 +1,20 @@
 /**
- * Starting one attempt's server: the deployment files, then core's `RemoteProcess.spawn`,
- * which takes the deployment's lock (two launches of one name cannot both start), gives each
- * start a fresh log (the previous one kept beside it) and settles a start whose answer was
- * lost from the run directory, re-acquiring the connection, so a server is never left running
- * untracked. Retries stop at the launch's deadline.
+ * Starting one attempt's server: the deployment files, then the placement's spawn (a process
+ * group's takes the deployment's lock, so two launches of one name cannot both start; every
+ * placement gives each start a fresh log, the previous one kept beside it, and settles a start
+ * whose answer was lost, re-acquiring the connection, so a server is never left running
+ * untracked). Retries stop at the launch's deadline.
  *
  * @internal
  */
 import { randomBytes } from "node:crypto"
-import type { Connection } from "@mlops/core/Connection"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
-import { type Duration, Effect } from "effect"
+import { Effect } from "effect"
 import * as Deployment from "../../Deployment.js"
+import type { GpuPlan } from "../../Engine.js"
 import type * as Placement from "../../Placement.js"
+import type { PlacementError } from "../../Placements.js"
 import type { Session } from "./session.js"
 
 export const start = Effect.fn("Launch.spawn")(function* (
@@ -22,7 +23,8 @@ export const start = Effect.fn("Launch.spawn")(function* (
     readonly name: string
     readonly files: Parameters<typeof Deployment.writeLaunchFiles>[2]
     readonly command: RemoteCommand
-    readonly placement: Placement.Placement
+    readonly placement: Placement.Placement<PlacementError>
+    readonly gpus: GpuPlan
   }
 ) {
   const runDir = yield* session.run((conn) => Deployment.writeLaunchFiles(conn, o.name, o.files), {
@@ -33,7 +35,14 @@ export const start = Effect.fn("Launch.spawn")(function* (
   // this start, not another launch's
   const token = randomBytes(12).toString("hex")
   const proc = yield* o.placement
-    .spawn(session.alias, o.command, { runDir, logPath, token, reconnect: session.reconnect })
+    .spawn(session.alias, o.command, {
+      runDir,
+      logPath,
+      token,
+      name: o.name,
+      gpus: o.gpus,
+      reconnect: session.reconnect
+    })
     .pipe(
       Effect.catchTags({
         SpawnLocked: (error) => ownStart(session, o.placement, runDir, logPath, token, error),
@@ -47,12 +56,13 @@ export const start = Effect.fn("Launch.spawn")(function* (
 /**
  * A start refused as locked or already running may be this launch's own first try, cut
  * before its answer came and retried too early (its shell had not even taken the lock yet,
- * or was killed holding it): when the run directory carries this start's token and its pid
- * files, that process is the one to follow. Otherwise the refusal stands (another launch).
+ * or was killed holding it): when the run directory carries this start's token and the
+ * placement's record of a start, that is the one to follow. Otherwise the refusal stands
+ * (another launch).
  */
 const ownStart = <E>(
   session: Session,
-  placement: Placement.Placement,
+  placement: Placement.Placement<PlacementError>,
   runDir: string,
   logPath: string,
   token: string,
@@ -61,17 +71,7 @@ const ownStart = <E>(
   session
     .run((conn) =>
       Effect.flatMap(RemoteFiles.readTextIfExists(conn, `${runDir}/token`), (text) =>
-        text?.trim() === token
-          ? Effect.map(placement.attach(conn, runDir, logPath), (proc): Placement.Placed | undefined => proc)
-          : Effect.succeed(undefined)
+        text?.trim() === token ? placement.attach(conn, { runDir, logPath }) : Effect.succeed(undefined)
       )
     )
     .pipe(Effect.flatMap((proc) => (proc === undefined ? Effect.fail(refusal) : Effect.succeed(proc))))
-
-/** Stop an attempt's server (TERM, then KILL after `grace`), only while its group is still ours. */
-export const stop = (
-  conn: Connection,
-  placement: Placement.Placement,
-  proc: Placement.Placed,
-  grace?: Duration.DurationInput
-) => placement.stop(conn, proc, grace)

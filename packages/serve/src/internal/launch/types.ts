@@ -6,15 +6,17 @@
  */
 
 import type { Errors, LogTail, Probes, Tunnel } from "@mlops/core"
-import type { SlurmSettings } from "@mlops/core/SlurmSettings"
+import type { GetError } from "@mlops/core/ConnectionPool"
 import type { Duration } from "effect"
 import type { ArgvError } from "../../ArgvErrors.js"
-import type { Deployment } from "../../Deployment.js"
+import type { Deployment, DeploymentNotFound } from "../../Deployment.js"
 import type { Engine, FlagsError } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
 import type { InvalidModelConfig } from "../../ModelTraits.js"
-import type { Placement, SchedulerError } from "../../Placement.js"
+import type { InvalidPlacement, Spec as PlacementSpec, ServerRef } from "../../Placement.js"
+import type { PlacementError } from "../../Placements.js"
+import type { InvalidRuntime, Spec as RuntimeSpec } from "../../Runtime.js"
 import type { LaunchRulesViolated } from "../../Violations.js"
 import type {
   DeploymentExists,
@@ -24,6 +26,7 @@ import type {
   InvalidDeploymentName,
   LaunchTimedOut,
   NotEnoughGpus,
+  NotEnoughHosts,
   NotHealthy,
   PortUnavailable,
   PythonEnvUnusable
@@ -41,16 +44,19 @@ export interface LaunchRequest {
    */
   readonly engine: Engine | ReadonlyArray<Engine>
   /**
-   * Where the server runs. Default: a Slurm job when the host's hosts.json entry has `slurm`
-   * settings or `slurm` is given here, else `Placement.detachedGroup` (a detached process
-   * group on the host).
+   * Where the server runs: a placement's spec (a placement module's `spec(...)`, its
+   * settings over the host entry's). Default: what the host's hosts.json entry makes it (a
+   * batch job from a login node whose entry names a scheduler, else a detached process group
+   * on the host), from the `Placements` registry.
    */
-  readonly placement?: Placement
+  readonly placement?: PlacementSpec
   /**
-   * Slurm settings over the host's hosts.json `slurm` entry, field by field (the CLI's
-   * `--partition`, `--time`, ...); given for a host without one, they make the launch a Slurm job.
+   * How the engine is found and started: a runtime's spec (`PythonEnvRuntime.spec("~/ml-env")`,
+   * what `--python` gives). Default: the host's `python` in hosts.json, else the first
+   * environment with the engine among `~/ml-env`, `~/<engine>-env`, `~/.venv`, `~/venv`, conda
+   * environments, `python3` on PATH and the engine's entry point (the `Python` event says which).
    */
-  readonly slurm?: SlurmSettings
+  readonly runtime?: RuntimeSpec
   /** Deployment name (a directory name); default: the model directory's name, lower-cased. */
   readonly name?: string
   /** The engine's flags exactly as its command takes them (`python -m sglang.launch_server ...`, `vllm serve ...`). */
@@ -78,13 +84,6 @@ export interface LaunchRequest {
   readonly stallTimeout?: Duration.DurationInput
   /** Cap on the whole launch. Default 30 minutes. */
   readonly overallTimeout?: Duration.DurationInput
-  /**
-   * Python environment: a venv/conda prefix or an interpreter. Default: the host's `python` in
-   * hosts.json, else the first environment with the engine among `~/ml-env`, `~/.venv`, `~/venv`,
-   * conda environments, `python3` on PATH and the engine's entry point (the `Python` event says
-   * which).
-   */
-  readonly python?: string
   /** Start even when other processes hold memory on the GPUs this launch would use. Default false. */
   readonly allowBusyGpus?: boolean
   /** From the ready line to `/health`, `/generate` and `/v1/models` all answering. Default 2 minutes, within `overallTimeout`. */
@@ -117,8 +116,13 @@ export interface PreflightFacts {
   readonly pythonVersion: string
   readonly engine: string
   readonly engineVersion: string
-  readonly gpus: ReadonlyArray<Probes.Gpu>
+  /** The host's GPUs, probed when the server runs on the host itself; undefined when it runs elsewhere (a compute node a scheduler picks). */
+  readonly gpus: ReadonlyArray<Probes.Gpu> | undefined
   readonly port: number
+  /** Whether the port was checked free on the host (not where the server runs elsewhere). */
+  readonly portChecked: boolean
+  /** Where the server runs (`Placement.description`) and what the placement's own checks found. */
+  readonly placement: { readonly description: string; readonly summary: string | undefined }
   readonly model: { readonly path: string; readonly architecture: string | undefined }
   /** GPUs of this launch that other processes hold memory on (only when `allowBusyGpus`). */
   readonly busyGpus: ReadonlyArray<GpuHolder>
@@ -155,14 +159,18 @@ export type LaunchProgress =
       readonly reason: "requested" | "rules-unverified"
     }
   | { readonly _tag: "AlreadyRunning"; readonly deployment: Deployment }
-  | { readonly _tag: "Replacing"; readonly name: string; readonly pid: number; readonly outcome: string }
+  | {
+      readonly _tag: "Replacing"
+      readonly name: string
+      /** What ran it (`pid 1012`, a batch job's id). */
+      readonly server: string
+      readonly outcome: string
+    }
   | {
       readonly _tag: "Spawned"
       readonly attempt: number
-      readonly pid: number
-      readonly pgid: number
-      /** The batch job's id, for a placement that submits one (the server's pid is then on its node). */
-      readonly job?: string
+      /** What runs it, as its placement names it (a pid or a job id, with its ids). */
+      readonly server: ServerRef
       readonly runDir: string
       readonly logPath: string
       readonly commandLine: string
@@ -170,15 +178,14 @@ export type LaunchProgress =
   /** A classifier event from the server log (phases with timings, adjustments, warnings, progress). */
   | { readonly _tag: "Log"; readonly event: LaunchEvent; readonly elapsedMs: number }
   /**
-   * A batch job's state changed: `PENDING (Resources)`, `RUNNING on gpu01`, and how it ended
-   * (`FAILED ExitCode=1:0`, `TIMEOUT`) before the launch's failure.
+   * The placement's word on the server changed (a batch job's `PENDING (Resources)`, `RUNNING on
+   * gpu01`, and how it ended, `FAILED ExitCode=1:0`, before the launch's failure).
    */
   | {
-      readonly _tag: "Job"
-      readonly id: string
-      /** Slurm's words (`describeState`). */
+      readonly _tag: "PlacementState"
+      /** What runs it (a batch job's id). */
+      readonly server: string
       readonly state: string
-      readonly node?: string
       readonly elapsedMs: number
     }
   | {
@@ -190,7 +197,7 @@ export type LaunchProgress =
   | {
       readonly _tag: "AttemptFailed"
       readonly attempt: number
-      readonly failure: LaunchFailure | LaunchRulesViolated
+      readonly failure: LaunchFailure | LaunchRulesViolated | PlacementError
       /** The flags of the next attempt, when auto-fix relaunches. */
       readonly nextArgv: ReadonlyArray<string> | undefined
     }
@@ -202,13 +209,18 @@ export type LaunchProgress =
 
 /** Everything a launch can fail with. */
 export type LaunchError =
-  | SchedulerError
+  | PlacementError
+  | InvalidPlacement
+  | DeploymentNotFound
+  | InvalidRuntime
+  | GetError
   | ArgvError
   | LaunchRulesViolated
   | LaunchFailure
   | FlagsError
   | InvalidModelConfig
   | NotEnoughGpus
+  | NotEnoughHosts
   | PortUnavailable
   | PythonEnvUnusable
   | GpusBusy

@@ -1,6 +1,6 @@
 /**
- * The sim host's Python (`~/ml-env/bin/python`): answers core's environment probe, mlops'
- * flag dump and remote argument check (`-c` running `prepare_server_args`), and runs the
+ * The sim host's Python (`~/ml-env/bin/python`): answers the discovery probe (serve's
+ * `pythonEnvScripts`), mlops' flag dump and remote argument check (`-c` running `prepare_server_args`), and runs the
  * simulated `-m sglang.launch_server`, all for the release installed on the sim.
  *
  * @internal
@@ -9,6 +9,7 @@ import type { FakeHost } from "@mlops/core/testing"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as ServerCommand from "@mlops/serve/ServerCommand"
 import * as Gpus from "@mlops/serve/SimGpus"
+import { pythonJson } from "@mlops/serve/SimHost"
 import { Effect, Either, Option, Schema } from "effect"
 import * as Argv from "../../Argv.js"
 import * as Resolve from "../../Resolve.js"
@@ -61,7 +62,7 @@ const remoteCheck = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>) 
     return 0
   })
 
-/** core's `Probes.python` script: interpreter version, the package's metadata, fingerprints of its files. */
+/** The discovery probe: interpreter version, where the package is and its version (from its metadata), fingerprints of its files. */
 const envProbe = (ctx: FakeHost.ProgramContext, pkg: string, hashFiles: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const { version } = yield* Installed.installed(ctx)
@@ -72,13 +73,15 @@ const envProbe = (ctx: FakeHost.ProgramContext, pkg: string, hashFiles: Readonly
         if (text !== undefined) hashes[file] = FlagDump.sha256Of(text)
       }
     }
+    const found = pkg === "sglang"
     yield* ctx.stdout.line(
-      JSON.stringify({
+      pythonJson({
         executable: `${prefix}/bin/python`,
         version: pythonVersion,
-        package: pkg,
-        packageVersion: pkg === "sglang" ? version : null,
-        packageLocation: pkg === "sglang" ? sglangDir : null,
+        found,
+        packageVersion: found ? version : null,
+        versionSource: found ? "metadata" : null,
+        location: found ? sglangDir : null,
         fileHashes: hashes
       })
     )

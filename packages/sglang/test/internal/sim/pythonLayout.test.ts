@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConnectionPool, Probes, RemoteCommand, RemoteProcess } from "@mlops/core"
+import { ConnectionPool, RemoteCommand, RemoteProcess } from "@mlops/core"
 import { FakeHost } from "@mlops/core/testing"
+import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import { Effect } from "effect"
+import { engine } from "../../../src/SglangEngine.js"
 import * as Simulator from "../../../src/Simulator.js"
 import { advance, storyArgv } from "../../support/sim.js"
 
@@ -20,10 +22,10 @@ describe("the sim's Python layout", () => {
       Effect.gen(function* () {
         const conn = yield* Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get("sim"))
         const python = `${Simulator.python}/bin/python`
-        const env = yield* Probes.python(conn, Simulator.python, "sglang")
-        const minor = /^3\.(\d+)/.exec(env.version)![1]
+        const env = yield* PythonEnvRuntime.choose(conn, { engine, explicit: undefined, env: {} })
+        const minor = /^3\.(\d+)/.exec(env.pythonVersion)![1]
         const expected = `${Simulator.python}/lib/python3.${minor}/site-packages`
-        assert.strictEqual(env.packageLocation, `${expected}/sglang`)
+        assert.strictEqual(env.location, `${expected}/sglang`)
         // a ServerArgs ValueError (launcher traceback) after the entrypoint warning
         const refused = yield* conn.exec(
           RemoteCommand.make([python, "-m", "sglang.launch_server", ...storyArgv])

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto"
 import type { FakeHost } from "@mlops/core/testing"
 import * as ServerCommand from "@mlops/serve/ServerCommand"
+import { pythonJson } from "@mlops/serve/SimHost"
 import { Effect, Option, Schema } from "effect"
 import { run } from "./server.js"
 
@@ -45,12 +46,13 @@ const envProbe = (ctx: FakeHost.ProgramContext, pkg: string, hashFiles: Readonly
         if (text !== undefined) fileHashes[file] = hex(text)
       }
     yield* ctx.stdout.line(
-      JSON.stringify({
+      pythonJson({
         executable: `${prefix}/bin/python`,
         version: pythonVersion,
-        package: pkg,
+        found: version !== undefined,
         packageVersion: version ?? null,
-        packageLocation: version === undefined ? null : packageDir,
+        versionSource: version === undefined ? null : "metadata",
+        location: version === undefined ? null : packageDir,
         fileHashes
       })
     )
