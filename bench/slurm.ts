@@ -20,6 +20,7 @@ import * as HttpClient from "@mlops/core/HttpClient"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as Follow from "@mlops/serve/Follow"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
+import * as Workload from "@mlops/serve/Workload"
 import { Effect, Layer, Stream } from "effect"
 import * as TestSlurm from "../packages/core/test/support/Slurm.js"
 import * as Sshd from "../packages/core/test/support/Sshd.js"
@@ -114,13 +115,12 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
       const { placed } = yield* launch(port, [], "250 millis")
       spawned.push(Date.now() - t0)
       let running = 0
-      yield* Follow.follow(placed, { engines: [logs] }).pipe(
+      yield* Follow.follow(placed, Workload.server(logs, Effect.void)).pipe(
         Stream.tap((e) =>
           Effect.sync(() => {
             if (e._tag === "State" && e.state.startsWith("RUNNING") && running === 0) running = Date.now()
           })
         ),
-        Stream.takeUntil((e) => e._tag === "Log" && e.event._tag === "Ready"),
         Stream.runDrain
       )
       const readyLine = Date.now()
@@ -166,7 +166,10 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
         const port = yield* freePort
         const t0 = Date.now()
         const { placed } = yield* launch(port, ["--mem-fraction-static", "0.96"], poll)
-        const ended = yield* Follow.follow(placed, { engines: [logs] }).pipe(Stream.runDrain, Effect.flip)
+        const ended = yield* Follow.follow(placed, Workload.server(logs, Effect.void)).pipe(
+          Stream.runDrain,
+          Effect.flip
+        )
         const at = Date.now()
         const crash = standin.stamps().find((s) => s.event === "crash" && s.ms >= t0)
         if (ended._tag !== "SlurmJobEnded" || crash === undefined)

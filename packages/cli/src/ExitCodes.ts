@@ -106,6 +106,8 @@ const byTag: Record<string, ExitCode> = {
   SpawnLocked: ExitCode.DeploymentExists,
   AlreadyRunning: ExitCode.DeploymentExists,
   DeploymentRunning: ExitCode.DeploymentExists,
+  // a record whose placement cannot tell whether it runs: kept, like a running one
+  RecordUnreadable: ExitCode.DeploymentExists,
   // time
   StartupStalled: ExitCode.Timeout,
   LaunchTimedOut: ExitCode.Timeout,

@@ -73,3 +73,16 @@ export const fixViolations = (
   }
   return next === argv ? undefined : next
 }
+
+/**
+ * One command as the commands of `nodes` ranks (rank 0 first): `fixOf(rank)` says the flags
+ * that place each rank (set over any spelling the argv has, or dropped); everything else stays
+ * as written. What engines' `ranks` are made of.
+ */
+export const ranksOf = (
+  argv: ReadonlyArray<string>,
+  nodes: number,
+  fixOf: (rank: number) => Fix,
+  flags: FlagSpecs
+): ReadonlyArray<ReadonlyArray<string>> =>
+  Array.from({ length: nodes }, (_, rank) => applyFix(argv, fixOf(rank), flags) ?? argv)

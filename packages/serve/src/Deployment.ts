@@ -48,6 +48,19 @@ export class DeploymentNotFound extends Schema.TaggedError<DeploymentNotFound>()
   }
 }
 
+/**
+ * The file in a run directory that says a stop was deliberate and how it ended (`terminated`,
+ * `killed`, `exited-before`): every placement's stop writes it (a process group's through
+ * core's `RemoteProcess.stop`, which names it the same); `status` then shows no failure.
+ *
+ * @category files
+ */
+export const stoppedFile = "stopped"
+
+/** Record a deliberate stop's outcome in a run directory (0600). @category writing */
+export const recordStop = (conn: Connection, runDir: string, outcome: string) =>
+  conn.files.write(`${runDir}/${stoppedFile}`, outcome, { mode: 0o600 })
+
 /** The mlops version written into `meta.json`. @category constants */
 export const mlopsVersion = "0.1.0"
 
@@ -158,7 +171,7 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
       readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
       readJson(conn, `${runDir}/meta.json`, MetaFile),
       readJson(conn, `${runDir}/ready.json`, ReadyFile),
-      readText(conn, `${runDir}/stopped`)
+      readText(conn, `${runDir}/${stoppedFile}`)
     ],
     { concurrency: "unbounded" }
   )
@@ -242,7 +255,7 @@ export const writeLaunchFiles = Effect.fn("Deployment.writeLaunchFiles")(functio
       writeJson(conn, `${runDir}/meta.json`, files.meta),
       // a previous run's ready.json and stop record must not describe this one (empty = none)
       writeJson(conn, `${runDir}/ready.json`, null),
-      conn.files.write(`${runDir}/stopped`, "")
+      conn.files.write(`${runDir}/${stoppedFile}`, "")
     ],
     { concurrency: "unbounded" }
   )

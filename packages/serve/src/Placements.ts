@@ -76,18 +76,3 @@ export const liveServers = (conn: Connection) =>
     )
     return found.flat()
   })
-
-/**
- * Where the server of deployment `name` answers as the host reaches it (its loopback, a compute
- * node behind a login node).
- *
- * @category reading
- */
-export const addressOf = (conn: Connection, name: string) =>
-  Effect.gen(function* () {
-    const state = yield* Deployment.readExisting(conn, name)
-    const { placed } = yield* ofDeployment(conn, state)
-    if (placed === undefined)
-      return yield* new Deployment.DeploymentNotFound({ host: conn.host.alias, name, known: [name] })
-    return yield* placed.address(conn)
-  })

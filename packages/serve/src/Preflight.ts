@@ -87,9 +87,7 @@ const settle = <A>(
 
 /** Connection trouble a placement's check met (the step is tried again), rather than a problem it found. */
 const isConnectionTrouble = (error: PlacementError): boolean =>
-  isTransient(error as { readonly _tag: string }) ||
-  error._tag === "CommandTimeout" ||
-  error._tag === "ChannelOpenFailed"
+  isTransient(error) || error._tag === "CommandTimeout" || error._tag === "ChannelOpenFailed"
 
 /** What to do about GPUs of this launch that other processes hold memory on. */
 export type BusyGpuPolicy = "refuse" | "report" | "ignore"
@@ -222,7 +220,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
         host,
         nodes: plan.nodes,
         hosts: 1,
-        fix: `launch on one node (${plan.fewer(gpus === undefined || gpus.length === 0 ? plan.perNode : Math.min(plan.total, gpus.length))} without --nnodes), or give ${plan.nodes} hosts (mlops runs one rank per host)`
+        fix: `run it on one node: ${plan.fewer(gpus === undefined || gpus.length === 0 ? plan.perNode : Math.min(plan.total, gpus.length))} without --nnodes (a launch places one rank, on ${host}; multi-node launches are not supported yet)`
       })
     )
   }
@@ -265,7 +263,13 @@ export const run = Effect.fn("Launch.preflight")(function* (
     )
   }
   // the placement's own checks (a scheduler's partition, GPUs and time limit)
-  const placed = yield* Effect.either(o.placement.preflight(conn, { name: o.name, gpus: plan, port: o.port }))
+  // (not for a command this launch cannot run anyway: a one-node request of every node's GPUs
+  // would only add a second, misleading problem)
+  const placed = yield* Effect.either(
+    plan.nodes > 1
+      ? Effect.succeed({ summary: undefined })
+      : o.placement.preflight(conn, { name: o.name, gpus: plan, port: o.port })
+  )
   if (Either.isLeft(placed)) {
     if (isConnectionTrouble(placed.left)) return yield* Effect.fail(placed.left)
     placementProblems.push(placed.left)

@@ -129,35 +129,42 @@ const placedOf = (group: Group): Placed<Error> => {
           report: (failure) => failure
         }
       }),
-    // the pids are taken now: once the group is gone, `pgrep -g` finds none of them
+    // the pids are taken now, while the group is ours: once it is gone, `pgrep -g` finds none of
+    // them (or another group's, should its id be reused)
     gpuRelease: (conn) =>
-      Effect.map(groupPids(conn, group), (pids) => ({
-        confirm: (within) =>
-          Effect.gen(function* () {
-            // drivers release VRAM a moment after the process is gone: poll briefly before deciding
-            const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.decode(within))
-            for (;;) {
-              const held = yield* gpuMemoryOf(conn, pids)
-              if (held.pids.length === 0) return undefined
-              if ((yield* Clock.currentTimeMillis) >= deadline)
-                return {
-                  pids: held.pids,
-                  usedMiB: held.usedMiB,
-                  fix: `kill them (ssh ${group.host} kill -9 ${held.pids.join(" ")}) and check nvidia-smi`
-                }
-              yield* Effect.sleep("500 millis")
-            }
-          })
-      })),
+      Effect.map(
+        Effect.flatMap(isAlive(conn), (alive) => (alive ? groupPids(conn, group) : Effect.succeed([]))),
+        (pids) => ({
+          confirm: (within) =>
+            Effect.gen(function* () {
+              if (pids.length === 0) return undefined
+              // drivers release VRAM a moment after the process is gone: poll briefly before deciding
+              const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.decode(within))
+              for (;;) {
+                const held = yield* gpuMemoryOf(conn, pids)
+                if (held.pids.length === 0) return undefined
+                if ((yield* Clock.currentTimeMillis) >= deadline)
+                  return {
+                    pids: held.pids,
+                    usedMiB: held.usedMiB,
+                    fix: `kill them (ssh ${group.host} kill -9 ${held.pids.join(" ")}) and check nvidia-smi`
+                  }
+                yield* Effect.sleep("500 millis")
+              }
+            })
+        })
+      ),
     // an ended group's ids may be reused by other processes
     holds: (process) => group.exit === undefined && (process.pid === group.pid || process.pgid === group.pgid)
   }
 }
 
-const readInt = (conn: Connection, path: string) =>
+/** A positive integer file (`pid`, `pgid`); anything else is no record (never pid or group 0). */
+const readId = (conn: Connection, path: string) =>
   Effect.map(RemoteFiles.readTextIfExists(conn, path), (text) => {
-    const n = text === undefined ? Number.NaN : Number.parseInt(text.trim(), 10)
-    return Number.isFinite(n) ? n : undefined
+    const trimmed = text?.trim() ?? ""
+    const n = /^\d+$/.test(trimmed) ? Number(trimmed) : 0
+    return n > 0 ? n : undefined
   })
 
 const placement = (host: string): Placement<Error> => ({
@@ -188,8 +195,8 @@ const placement = (host: string): Placement<Error> => ({
     Effect.map(
       Effect.all(
         [
-          readInt(conn, `${record.runDir}/pid`),
-          readInt(conn, `${record.runDir}/pgid`),
+          readId(conn, `${record.runDir}/pid`),
+          readId(conn, `${record.runDir}/pgid`),
           RemoteFiles.readTextIfExists(conn, `${record.runDir}/start`),
           RemoteFiles.readTextIfExists(conn, `${record.runDir}/exit`)
         ],

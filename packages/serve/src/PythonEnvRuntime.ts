@@ -253,7 +253,7 @@ export const detect = Effect.fn("Launch.detectEngine")(function* (
 })
 
 const PythonSpec = Schema.Struct({ kind: Schema.Literal(name), python: Schema.optional(Schema.String) })
-const decodeSpec = Schema.decodeUnknownEither(PythonSpec)
+const decodeSpec = Schema.decodeUnknownEither(PythonSpec, { onExcessProperty: "error" })
 
 const decode = (given: Spec) =>
   Either.mapLeft(

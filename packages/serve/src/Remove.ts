@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { Connection } from "@mlops/core/Connection"
-import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import { ConnectionPool, isTransient } from "@mlops/core/ConnectionPool"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { Effect, Schema } from "effect"
 import * as Deployment from "./Deployment.js"
@@ -24,6 +24,18 @@ export class DeploymentRunning extends Schema.TaggedError<DeploymentRunning>()("
 }) {
   override get message() {
     return `${this.name} on ${this.host} is ${this.server === undefined ? "being started" : `running (${this.server})`}: its record stays; ${this.fix}`
+  }
+}
+
+/** Its placement cannot tell whether it still runs (a record it cannot read, a scheduler that does not answer): its record stays. @category errors */
+export class RecordUnreadable extends Schema.TaggedError<RecordUnreadable>()("RecordUnreadable", {
+  host: Schema.String,
+  name: Schema.String,
+  reason: Schema.String,
+  fix: Schema.String
+}) {
+  override get message() {
+    return `${this.name} on ${this.host}: cannot tell whether it still runs (${this.reason}): its record stays; ${this.fix}`
   }
 }
 
@@ -65,8 +77,23 @@ const removeOne = (conn: Connection, state: Deployment.State) =>
   Effect.gen(function* () {
     const host = conn.host.alias
     const stopIt = `stop it first: mlops stop --host ${host} --name ${state.name}`
-    const { placement, placed } = yield* Placements.ofDeployment(conn, state)
-    const seen = placed === undefined ? undefined : yield* placed.inspect(conn)
+    // what its placement says of it; a record it cannot read is never removed on a guess
+    const unreadable = (error: { readonly _tag: string; readonly message: string }) =>
+      isTransient(error)
+        ? Effect.fail(error)
+        : Effect.fail(
+            new RecordUnreadable({
+              host,
+              name: state.name,
+              reason: `${error._tag}: ${error.message}`,
+              fix: `look at ${state.runDir}, stop what it started by hand, then remove it (rm -r)`
+            })
+          )
+    const { placement, placed } = yield* Placements.ofDeployment(conn, state).pipe(
+      Effect.catchAll(unreadable)
+    )
+    const seen =
+      placed === undefined ? undefined : yield* placed.inspect(conn).pipe(Effect.catchAll(unreadable))
     if (placed !== undefined && seen?.alive === true) {
       return yield* new DeploymentRunning({
         host,
@@ -124,11 +151,12 @@ export const removeEnded = Effect.fn("Remove.removeEnded")(function* (host: stri
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(host)
   const removed: Array<Removed> = []
-  const kept: Array<DeploymentRunning> = []
+  const kept: Array<DeploymentRunning | RecordUnreadable> = []
   for (const state of yield* Deployment.list(conn)) {
     const outcome = yield* Effect.either(removeOne(conn, state))
     if (outcome._tag === "Right") removed.push(outcome.right)
-    else if (outcome.left instanceof DeploymentRunning) kept.push(outcome.left)
+    else if (outcome.left instanceof DeploymentRunning || outcome.left instanceof RecordUnreadable)
+      kept.push(outcome.left)
     else return yield* Effect.fail(outcome.left)
   }
   return { removed, kept }

@@ -113,10 +113,3 @@ export const resolve = (
   host: HostConfig,
   asked?: Spec
 ): Either.Either<Runtime, InvalidRuntime> => Seams.resolve(registry, host, asked, invalid)
-
-/** The runtime a deployment record's spec describes. @category resolving */
-export const fromRecord = (
-  registry: Registry,
-  spec: Spec,
-  host: HostConfig
-): Either.Either<Runtime, InvalidRuntime> => Seams.fromRecord(registry, spec, host, invalid)

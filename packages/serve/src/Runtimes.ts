@@ -25,10 +25,3 @@ export const resolve = (
   asked?: Runtime.Spec
 ): Effect.Effect<Runtime.Runtime, Runtime.InvalidRuntime> =>
   Effect.flatMap(Runtimes, (registry) => Runtime.resolve(registry, host, asked))
-
-/** The runtime a deployment's record names. @category resolving */
-export const ofRecord = (
-  host: HostConfig,
-  spec: Runtime.Spec
-): Effect.Effect<Runtime.Runtime, Runtime.InvalidRuntime> =>
-  Effect.flatMap(Runtimes, (registry) => Runtime.fromRecord(registry, spec, host))

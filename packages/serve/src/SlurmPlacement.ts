@@ -36,6 +36,7 @@ import { describeState, isActive, type SlurmJob } from "@mlops/core/SlurmJob"
 import * as SlurmScript from "@mlops/core/SlurmScript"
 import * as SlurmSettings from "@mlops/core/SlurmSettings"
 import { type Duration, Effect, Either, Schema, Stream } from "effect"
+import * as Deployment from "./Deployment.js"
 import { Fix, LaunchFailure, renderFix } from "./Failures.js"
 import type { Inspection, Kind, Placed, Placement, Reporter, Spec, WatchEvent } from "./Placement.js"
 import { InvalidPlacement } from "./Placement.js"
@@ -218,7 +219,7 @@ const placedOf = (
         const after = yield* client(conn).stop(id, { within: grace ?? "60 seconds" })
         const outcome = exitStatusOf(after)?.signal === "KILL" ? ("killed" as const) : ("terminated" as const)
         // recorded as a deliberate stop, as on a plain host: status shows it stopped, not failed
-        yield* conn.files.write(`${record.runDir}/stopped`, outcome, { mode: 0o600 })
+        yield* Deployment.recordStop(conn, record.runDir, outcome)
         return outcome
       }),
     address: (conn) => Effect.flatMap(client(conn).job(id), (job) => address(conn, job)),
@@ -275,6 +276,9 @@ const placement = (
     ...(settings.time === undefined ? [] : [`time ${settings.time}`]),
     ...(settings.gres === undefined ? [] : [`GRES ${settings.gres}`])
   ]
+  // the partition preflight checked (the cluster's default when none is set): the job goes there,
+  // whatever the login node's SBATCH_* environment would pick
+  let checkedPartition: string | undefined
   return {
     spec: spec(settings),
     description: `a Slurm job from ${alias} (${what.join(", ")})`,
@@ -290,9 +294,12 @@ const placement = (
           ...(settings.qos === undefined ? {} : { qos: settings.qos }),
           ...(settings.constraint === undefined ? {} : { constraint: settings.constraint })
         }),
-        (checked) => ({
-          summary: `Slurm partition ${checked.partition}: ${checked.nodes.length} node(s) with ${checked.largestNode} ${settings.gres ?? SlurmSettings.defaultGres} GPUs in service for ${request.gpus.total}, time limit ${settings.time ?? checked.maxTime}`
-        })
+        (checked) => {
+          checkedPartition = checked.partition
+          return {
+            summary: `Slurm partition ${checked.partition}: ${checked.nodes.length} node(s) with ${checked.largestNode} ${settings.gres ?? SlurmSettings.defaultGres} GPUs in service for ${request.gpus.total}, time limit ${settings.time ?? checked.maxTime}`
+          }
+        }
       ),
     spawn: (host, command, request) =>
       Effect.gen(function* () {
@@ -306,7 +313,15 @@ const placement = (
         const script = SlurmScript.render({
           jobName,
           options: [
-            ...SlurmSettings.sbatchOptions(settings, request.gpus.total),
+            ...SlurmSettings.sbatchOptions(
+              {
+                ...settings,
+                ...(checkedPartition === undefined
+                  ? {}
+                  : { partition: settings.partition ?? checkedPartition })
+              },
+              request.gpus.total
+            ),
             // this start's token: a submit whose answer is lost is found again by it
             `--comment=${commentOf(request.token)}`
           ],
@@ -402,7 +417,8 @@ const elapsed = (seconds: number): string => {
       : `${s}s`
 }
 
-const decodeSpec = Schema.decodeUnknownEither(SlurmSpec)
+// a setting it does not know is an error, not dropped (a flat `{ kind, partition }` included)
+const decodeSpec = Schema.decodeUnknownEither(SlurmSpec, { onExcessProperty: "error" })
 
 /**
  * A Slurm job from a login node: applies to hosts whose hosts.json entry has `"slurm"`, or

@@ -9,7 +9,7 @@
  */
 
 import type { Connection, ExitStatus } from "@mlops/core/Connection"
-import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import { ConnectionPool, isTransient } from "@mlops/core/ConnectionPool"
 import { Hosts } from "@mlops/core/Hosts"
 import * as LogTail from "@mlops/core/LogTail"
 import { Clock, Effect } from "effect"
@@ -54,6 +54,11 @@ export interface DeploymentStatus {
   readonly details: Readonly<Record<string, unknown>>
   /** For a dead server: why, from its log, as its placement reports it. */
   readonly failure: LaunchFailure | Placements.PlacementError | undefined
+  /**
+   * Why its state could not be told (a record its placement cannot read, a scheduler that did not
+   * answer): the row is still listed, `alive` false and nothing else known.
+   */
+  readonly problem: { readonly _tag: string; readonly message: string } | undefined
 }
 
 /** A host whose status could not be read. @category models */
@@ -69,6 +74,38 @@ const TAIL_LINES = 300
 /** `code N` / `signal NAME`. */
 const exitText = (exit: ExitStatus | undefined): string | undefined =>
   exit === undefined ? undefined : exit.exitCode !== null ? `code ${exit.exitCode}` : `signal ${exit.signal}`
+
+/** A row for a deployment whose placement could not tell its state: listed with why. */
+const unknown = (
+  host: string,
+  state: Deployment.State,
+  problem: { readonly _tag: string; readonly message: string }
+): DeploymentStatus => ({
+  host,
+  name: state.name,
+  placement: state.meta === undefined ? "unknown" : Deployment.placementOf(state.meta).kind,
+  server: undefined,
+  port: state.meta?.port,
+  alive: false,
+  exit: undefined,
+  stopped: state.stopped,
+  starting: false,
+  phase: "starting",
+  healthy: undefined,
+  uptimeMs: undefined,
+  gpuMemoryMiB: undefined,
+  engine: state.meta?.engine ?? "sglang",
+  engineVersion: state.meta === undefined ? null : Deployment.versionOf(state.meta),
+  argv: state.argv?.argv ?? [],
+  state: undefined,
+  details: {},
+  failure: undefined,
+  problem: { _tag: problem._tag, message: problem.message }
+})
+
+/** Connection trouble fails the host; anything else about one record is that row's problem. */
+const isConnectionTrouble = (error: { readonly _tag: string }) =>
+  isTransient(error) || error._tag === "HostNotFound" || error._tag === "ChannelOpenFailed"
 
 const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry) =>
   Effect.gen(function* () {
@@ -118,9 +155,16 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       argv: state.argv?.argv ?? [],
       state: seen?.state,
       details: seen?.details ?? {},
-      failure
+      failure,
+      problem: undefined
     } satisfies DeploymentStatus
-  })
+  }).pipe(
+    // one record its placement cannot read, or a scheduler that does not answer, hides no other
+    Effect.catchIf(
+      (error) => !isConnectionTrouble(error),
+      (error) => Effect.succeed(unknown(conn.host.alias, state, error))
+    )
+  )
 
 /**
  * The deployments on one host (or just `name`).

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { applyFix } from "@mlops/serve/AutoFix"
+import { ranksOf } from "@mlops/serve/AutoFix"
 import type {
   Decoded,
   Engine,
@@ -121,14 +121,13 @@ const gpusOf = (args: object): GpuPlan => {
  * --dist-init-addr head:port` (only rank 0 serves HTTP).
  */
 const ranks = (argv: ReadonlyArray<string>, r: Rendezvous): ReadonlyArray<ReadonlyArray<string>> =>
-  Array.from(
-    { length: r.nodes },
-    (_, rank) =>
-      applyFix(
-        argv,
-        { flags: { "--nnodes": r.nodes, "--node-rank": rank, "--dist-init-addr": `${r.head}:${r.port}` } },
-        latestFlags
-      ) ?? argv
+  ranksOf(
+    argv,
+    r.nodes,
+    (rank) => ({
+      flags: { "--nnodes": r.nodes, "--node-rank": rank, "--dist-init-addr": `${r.head}:${r.port}` }
+    }),
+    latestFlags
   )
 
 // SGLang answers /health without the API key; /generate and /v1/models need it

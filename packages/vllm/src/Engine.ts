@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { applyFix } from "@mlops/serve/AutoFix"
+import { ranksOf } from "@mlops/serve/AutoFix"
 import {
   type Engine,
   type Flags,
@@ -59,23 +59,20 @@ const latestFlags = flagsOf(Catalogue.latest, Catalogue.latest.snapshot.near, "s
  * serves HTTP).
  */
 const ranks = (argv: ReadonlyArray<string>, r: Rendezvous): ReadonlyArray<ReadonlyArray<string>> =>
-  Array.from(
-    { length: r.nodes },
-    (_, rank) =>
-      applyFix(
-        argv,
-        {
-          flags: {
-            "--nnodes": r.nodes,
-            "--node-rank": rank,
-            "--master-addr": r.head,
-            "--master-port": r.port,
-            ...(rank === 0 ? {} : { "--headless": null })
-          },
-          ...(rank === 0 ? { removeFlags: ["--headless"] } : {})
-        },
-        latestFlags
-      ) ?? argv
+  ranksOf(
+    argv,
+    r.nodes,
+    (rank) => ({
+      flags: {
+        "--nnodes": r.nodes,
+        "--node-rank": rank,
+        "--master-addr": r.head,
+        "--master-port": r.port,
+        ...(rank === 0 ? {} : { "--headless": null })
+      },
+      ...(rank === 0 ? { removeFlags: ["--headless"] } : {})
+    }),
+    latestFlags
   )
 
 /** The shipped snapshots as messages name them: the release each is near, and its name. */

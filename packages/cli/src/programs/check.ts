@@ -12,7 +12,6 @@
 import { FileSystem } from "@effect/platform"
 import * as Check from "@mlops/serve/Check"
 import type * as Engine from "@mlops/serve/Engine"
-import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import * as Upgrade from "@mlops/sglang/Upgrade"
 import { Console, Effect, Option } from "effect"
@@ -20,9 +19,17 @@ import type { Parsed } from "../commands/check.js"
 import { CommandExit, MlopsWords, SglangFlags, UsageError } from "../commands/shared.js"
 import * as Engines from "../Engines.js"
 import * as ExitCodes from "../ExitCodes.js"
+import { foundAt } from "../render/located.js"
 import { bold, green, type Style, TerminalStyle, yellow } from "../render/style.js"
 import * as UpgradeView from "../render/upgrade.js"
+import * as RuntimeSpec from "./runtimeSpec.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
+
+/** The runtime `--python` asks for, as request fields. */
+const runtimeOf = (given: RuntimeSpec.Given) => {
+  const runtime = RuntimeSpec.specOf(given)
+  return runtime === undefined ? {} : { runtime }
+}
 
 /** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
 /** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
@@ -40,11 +47,7 @@ const human = (style: Style, result: Check.CheckResult, engine: Engine.Engine | 
   const interesting = shown.filter((field) => e[field] !== null && e[field] !== undefined)
   const name = Engines.displayName(result.engine)
   const python =
-    result.python === undefined
-      ? []
-      : [
-          `  checked against ${name} ${result.python.engineVersion}${result.python.versionSource === "version.py" ? " (a source checkout: version from version.py)" : ""} at ${result.python.interpreter} (${result.python.source === "discovered" ? `found by looking; pin it with --python ${result.python.setting}` : `set by ${result.python.source}`})`
-        ]
+    result.python === undefined ? [] : [`  checked against ${name} ${foundAt(result.python, "--python")}`]
   const placement =
     result.placement === undefined
       ? []
@@ -139,9 +142,7 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
                   argv: parsed.flags,
                   to: parsed.targetVersion.value,
                   host,
-                  ...(Option.isSome(parsed.python)
-                    ? { runtime: PythonEnvRuntime.spec(parsed.python.value) }
-                    : {})
+                  ...runtimeOf(parsed)
                 })
               : yield* Upgrade.compare({
                   ...common,
@@ -157,9 +158,7 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
                 host,
                 argv: parsed.flags,
                 flagsFromHost: parsed.flagsFromHost,
-                ...(Option.isSome(parsed.python)
-                  ? { runtime: PythonEnvRuntime.spec(parsed.python.value) }
-                  : {})
+                ...runtimeOf(parsed)
               })
             : yield* Check.offline(offlineEngine, {
                 argv: parsed.flags,

@@ -10,6 +10,7 @@ import * as Installed from "@mlops/sglang/Installed"
 import { Console, Effect, Option } from "effect"
 import type { Parsed } from "../commands/flags.js"
 import { type CommandExit, UsageError } from "../commands/shared.js"
+import { foundAt } from "../render/located.js"
 import { bold, dim, type Style, TerminalStyle, table, yellow } from "../render/style.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
 
@@ -99,7 +100,8 @@ export const flags = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramE
         found.located === undefined
           ? []
           : [
-              `  the host's SGLang ${found.located.engineVersion}${found.located.versionSource === "version.py" ? " (a source checkout: version from version.py)" : ""} at ${found.located.interpreter} (${found.located.source === "discovered" ? `found by looking; pin it with --python ${found.located.setting}` : `set by ${found.located.source}`})`
+              // `flags` has no --python: the host's entry pins it
+              `  the host's SGLang ${foundAt(found.located, "hosts.json")}`
             ]
       if (list.length <= 3 && Option.isSome(parsed.query)) {
         return yield* Console.log(

@@ -8,7 +8,6 @@
  */
 import * as Launch from "@mlops/serve/Launch"
 import type * as Placement from "@mlops/serve/Placement"
-import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
 import * as Stop from "@mlops/serve/Stop"
 import { Cause, Console, type Duration, Effect, Fiber, Option, Ref, Stream } from "effect"
 import { autoFixAttempts, type Parsed } from "../commands/launch.js"
@@ -17,6 +16,7 @@ import * as Engines from "../Engines.js"
 import * as Progress from "../render/progress.js"
 import { type Style, TerminalStyle } from "../render/style.js"
 import * as PlacementSpec from "./placementSpec.js"
+import * as RuntimeSpec from "./runtimeSpec.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
 
 /** `K=V` entries to a record; the first `=` splits. */
@@ -38,6 +38,8 @@ export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<s
 /** The parsed options with SGLang's flags (the words after `--`). */
 type WithFlags = Parsed & { readonly flags: ReadonlyArray<string> }
 
+const withRuntime = (runtime: Launch.LaunchRequest["runtime"]) => (runtime === undefined ? {} : { runtime })
+
 /** The library request for these command-line options (`placement`: the spec the placement options give). */
 export const toRequest = (
   parsed: WithFlags,
@@ -49,7 +51,7 @@ export const toRequest = (
   engine,
   argv: parsed.flags,
   ...(placement === undefined ? {} : { placement }),
-  ...(Option.isSome(parsed.python) ? { runtime: PythonEnvRuntime.spec(parsed.python.value) } : {}),
+  ...withRuntime(RuntimeSpec.specOf(parsed)),
   ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
   ...(Object.keys(env).length > 0 ? { env } : {}),
   preflight: !parsed.noPreflight,

@@ -38,13 +38,13 @@ export const rm = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv>
       return yield* printJson({
         _tag: "Removed",
         removed: result.removed,
-        kept: result.kept.map((k) => ({ name: k.name, server: k.server ?? null, message: k.message }))
+        kept: result.kept.map((k) => ({ _tag: k._tag, name: k.name, message: k.message }))
       })
     }
     for (const r of result.removed) yield* Console.log(`${green(style, "✓")} ${removedLine(r)}`)
     for (const k of result.kept) {
       yield* Console.log(
-        `${yellow(style, "!")} kept ${k.name} on ${k.host}: ${k.server === undefined ? "being started" : `running (${k.server})`}`
+        `${yellow(style, "!")} kept ${k.name} on ${k.host}: ${k._tag === "DeploymentRunning" ? (k.server === undefined ? "being started" : `running (${k.server})`) : k.message}`
       )
     }
     if (result.removed.length === 0 && result.kept.length === 0) {

@@ -22,6 +22,7 @@ const health = (s: Status.DeploymentStatus) =>
 
 /** Running, stopped, how it ended, or that nothing runs it (yet); with its placement's word on it. */
 const stateOf = (d: Status.DeploymentStatus): string => {
+  if (d.problem !== undefined) return `unknown (${d.problem._tag})`
   const ended = d.alive
     ? "running"
     : d.stopped !== undefined
@@ -119,6 +120,13 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
         )
       )
     }
+    // a deployment whose state could not be told: why, under the table (the others are listed)
+    if (!parsed.json)
+      for (const d of result.deployments)
+        if (d.problem !== undefined)
+          yield* Console.error(
+            `${red(style, "!")} ${d.name} on ${d.host}: ${d.problem.message} [${d.problem._tag}]`
+          )
     if (!parsed.json && others !== undefined && others.rows.length > 0) {
       yield* Console.log(`\n${others.title}:`)
       yield* Console.log(table(others.columns, others.rows))

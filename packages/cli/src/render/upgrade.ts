@@ -1,5 +1,6 @@
 /** The upgrade check (`mlops check --target-version`) for a person (`--json` prints the report as is). */
 import type * as Upgrade from "@mlops/sglang/Upgrade"
+import { foundAt } from "./located.js"
 import { bold, cyan, dim, green, red, type Style, yellow } from "./style.js"
 
 const marks: Record<Upgrade.FlagDifference["kind"], "✗" | "~" | "!"> = {
@@ -42,7 +43,7 @@ export const human = (style: Style, report: Upgrade.UpgradeReport): string => {
     report.installed === undefined
       ? []
       : [
-          `  from the host's SGLang ${report.from}${report.installed.versionSource === "version.py" ? " (a source checkout: version from version.py)" : ""} at ${report.installed.interpreter} (${report.installed.source === "discovered" ? `found by looking; pin it with --python ${report.installed.setting}` : `set by ${report.installed.source}`})`
+          `  from the host's SGLang ${foundAt({ ...report.installed, engineVersion: report.from }, "--python")}`
         ]
   return [
     bold(style, `SGLang ${report.from} → ${report.to}`),

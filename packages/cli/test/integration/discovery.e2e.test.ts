@@ -56,7 +56,7 @@ const lastJson = (lines: ReadonlyArray<string>) =>
 
 describe("one discovery path", () => {
   layer(HostLayer, { excludeTestServices: true, timeout: "180 seconds" })((it) => {
-    it.effect(
+    it.scoped(
       "a source checkout (no metadata): launch, check --host, flags --host and check --target-version --host agree on interpreter and version",
       () =>
         Effect.gen(function* () {
@@ -95,6 +95,10 @@ describe("one discovery path", () => {
             installed: { interpreter: string; versionSource: string }
           }
 
+          // whatever the assertions say, nothing is left running
+          yield* Effect.addFinalizer(() =>
+            Effect.ignore(run("stop", "--host", alias, "--name", "from-source"))
+          )
           const launch = yield* run(
             "launch",
             "--host",
@@ -137,8 +141,6 @@ describe("one discovery path", () => {
             seen,
             seen.map(([command]) => [command, interpreter, "0.5.11", "version.py"])
           )
-          const stopped = yield* run("stop", "--host", alias, "--name", "from-source")
-          assert.strictEqual(stopped.code, ExitCode.Ok, stopped.text)
         })
     )
   })

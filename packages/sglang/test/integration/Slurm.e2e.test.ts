@@ -18,6 +18,7 @@ import * as Follow from "@mlops/serve/Follow"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import * as Status from "@mlops/serve/Status"
 import * as Stop from "@mlops/serve/Stop"
+import * as Workload from "@mlops/serve/Workload"
 import { Chunk, Context, Duration, Effect, Layer, Stream } from "effect"
 import type * as TestSlurm from "../../../core/test/support/Slurm.js"
 import type * as Sshd from "../../../core/test/support/Sshd.js"
@@ -176,7 +177,8 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           const { placement, placed } = yield* spawnServer("ready", 1, port)
           const seen: Array<string> = []
           let released = false
-          const events = yield* Follow.follow(placed, { engines: [logs] }).pipe(
+          // followed until its ready line: the launch's own follow, as a stream
+          const events = yield* Follow.follow(placed, Workload.server(logs, Effect.void)).pipe(
             Stream.tap((event) =>
               Effect.gen(function* () {
                 if (event._tag !== "State") return
@@ -188,7 +190,6 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
                 }
               })
             ),
-            Stream.takeUntil((event) => event._tag === "Log" && event.event._tag === "Ready"),
             Stream.runCollect
           )
           assert.include(seen, "PENDING (Resources)")
@@ -259,7 +260,10 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           "--mem-fraction-static",
           "0.96"
         ])
-        const ended = yield* Follow.follow(placed, { engines: [logs] }).pipe(Stream.runDrain, Effect.flip)
+        const ended = yield* Follow.follow(placed, Workload.server(logs, Effect.void)).pipe(
+          Stream.runDrain,
+          Effect.flip
+        )
         assert.strictEqual(ended._tag, "SlurmJobEnded")
         if (!(ended instanceof SlurmPlacement.SlurmJobEnded)) return
         assert.match(ended.state, /^FAILED ExitCode=\d+:\d+$/)

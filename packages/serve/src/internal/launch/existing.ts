@@ -19,6 +19,7 @@ import type { Engine, Flags } from "../../Engine.js"
 import * as Placements from "../../Placements.js"
 import { isHealthyAt } from "../../Readiness.js"
 import * as Secrets from "../../Secrets.js"
+import type { Spec } from "../seams.js"
 import { DeploymentExists, type LaunchProgress } from "./types.js"
 
 /** Stable text of decoded args (keys sorted). */
@@ -39,17 +40,34 @@ export const sameArgs = (
     return canonical(da.right.args) === canonical(db.right.args)
   })
 
+/** JSON with every object's keys sorted: equal values, equal text. */
+const deepCanonical = (value: unknown): string =>
+  JSON.stringify(value, (_, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v
+  )
+
+/** The same spec (settings compared by value, in any order). */
+const sameSpec = (a: Spec, b: Spec) => deepCanonical(a) === deepCanonical(b)
+
 /** Why a recorded deployment is not this launch (undefined when it is). */
 const difference = (
   engine: Engine,
   state: Deployment.State,
   shown: ReadonlyArray<string>,
   env: Readonly<Record<string, string>>,
-  secrets: ReadonlyArray<Secrets.ArgvSecret>
+  secrets: ReadonlyArray<Secrets.ArgvSecret>,
+  specs: { readonly placement: Spec; readonly runtime: Spec }
 ) =>
   Effect.gen(function* () {
     if (state.argv === undefined || state.meta === undefined) return "its record is incomplete"
     if (state.meta.engine !== engine.name) return `it runs ${state.meta.engine}`
+    const placement = Deployment.placementOf(state.meta)
+    if (!sameSpec(placement, specs.placement)) return `it runs elsewhere (${JSON.stringify(placement)})`
+    const runtime = Deployment.runtimeOf(state.meta)
+    if (!sameSpec(runtime, specs.runtime))
+      return `its engine was found another way (${JSON.stringify(runtime)}, at ${state.meta.python})`
     const version = Deployment.versionOf(state.meta)
     const flags = version === null ? undefined : engine.shippedFlags(version)
     const same =
@@ -78,6 +96,9 @@ export const check = Effect.fn("Launch.existing")(function* (
     readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
     readonly env: Readonly<Record<string, string>>
     readonly replace: boolean
+    /** Where this launch would run and how it finds its engine (a relaunch must match both). */
+    readonly placement: Spec
+    readonly runtime: Spec
     readonly emit: (p: LaunchProgress) => Effect.Effect<void>
   }
 ) {
@@ -87,16 +108,16 @@ export const check = Effect.fn("Launch.existing")(function* (
   if (existing === undefined) return undefined
   const { placed } = yield* Placements.ofDeployment(conn, existing)
   if (placed === undefined || !(yield* placed.isAlive(conn))) return undefined
-  const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets)
+  const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets, o)
   const port0 = existing.meta?.port ?? port
   // where the server answers from the host (its loopback, a compute node)
   const address = yield* placed.address(conn).pipe(Effect.orElseSucceed(() => undefined))
   const healthy = address !== undefined && (yield* isHealthyAt(conn, port0, address, "10 seconds"))
-  if (different === undefined && healthy) {
+  if (different === undefined && healthy && address !== undefined) {
     const deployment = Deployment.fromState(host, existing, placed, address)
     if (deployment !== undefined) {
       yield* emit({ _tag: "AlreadyRunning", deployment })
-      return deployment
+      return { deployment, address }
     }
   }
   if (!o.replace) {

@@ -87,6 +87,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           secrets,
           env,
           replace: request.replace === true,
+          placement: placement.spec,
+          runtime: runtime.spec,
           emit
         }),
       { retry: "write" }
@@ -177,8 +179,12 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     // spawn, follow, check readiness; on failure stop the server, keep the log, maybe fix
     for (let attempt = 1; ; attempt++) {
       const createdAt = yield* Clock.currentTimeMillis
-      // the GPUs this attempt's flags need (a fix may change them)
+      // the GPUs this attempt's flags need: a fix may change them, and then the placement checks
+      // them again before anything is written (a scheduler's node must still fit them)
       const gpus = engine.gpusOf((yield* flags.decode(argv)).args)
+      if (attempt > 1 && request.preflight !== false) {
+        yield* session.run((conn) => placement.preflight(conn, { name, gpus, port }))
+      }
       const files = {
         argv: { argv, requestedArgv: requested },
         resolved: {
@@ -222,11 +228,14 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       const stopServer = (grace?: Duration.DurationInput) =>
         Effect.ignore(session.run((conn) => proc.stop(conn, grace), { retry: "write" }))
       const readinessBudget = Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget)
-      // the server answers where its placement says, reached through the host
+      // the server answers where its placement says, reached through the host (kept: the result's URL
+      // and the tunnel use it)
+      let answersAt: string | undefined
       const readiness = Effect.flatMap(
         session.run((conn) => proc.address(conn)),
-        (address) =>
-          Readiness.check(session.http(port, address), {
+        (address) => {
+          answersAt = address
+          return Readiness.check(session.http(port, address), {
             host,
             name,
             startedAt: createdAt,
@@ -238,6 +247,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
             report: (endpoint, status, elapsedMs) =>
               emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
           })
+        }
       ).pipe(Effect.tapError(() => stopServer()))
       const outcome = yield* Monitor.follow(session, proc, {
         workload: Workload.server(engine.logs, readiness),
@@ -261,7 +271,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         yield* session.run((conn) => Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases }), {
           retry: "write"
         })
-        const address = yield* session.run((conn) => proc.address(conn))
+        const address = answersAt ?? (yield* session.run((conn) => proc.address(conn)))
         const deployment: Deployment.Deployment = {
           host,
           name,
@@ -279,7 +289,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           runDir: proc.runDir,
           logPath: proc.logPath
         }
-        return deployment
+        return { deployment, address }
       }
       // Nothing may stay running; the log stays for diagnose/logs. After a crash follow has
       // already killed what was left; a stalled server still runs: TERM, then KILL.
@@ -302,7 +312,7 @@ export const launchStream = (
       const mailbox = yield* Mailbox.make<LaunchProgress, LaunchError>({ capacity: 256, strategy: "suspend" })
       const emit = (p: LaunchProgress) => Effect.asVoid(mailbox.offer(p))
       const program = Effect.gen(function* () {
-        const deployment = yield* run(request, emit)
+        const { deployment, address } = yield* run(request, emit)
         if (request.tunnel !== true) {
           yield* emit({ _tag: "Launched", deployment })
           return
@@ -311,7 +321,6 @@ export const launchStream = (
         // server answers (its host's loopback, a compute node behind a login node)
         const pool = yield* ConnectionPool
         const conn = yield* pool.get(request.host)
-        const address = yield* Placements.addressOf(conn, deployment.name)
         const listener = yield* Tunnel.listen(conn, deployment.port, address)
         yield* emit({ _tag: "Launched", deployment: { ...deployment, url: listener.url } })
         return yield* Effect.never

@@ -9,7 +9,7 @@ import type { Errors, LogTail, Probes, Tunnel } from "@mlops/core"
 import type { GetError } from "@mlops/core/ConnectionPool"
 import type { Duration } from "effect"
 import type { ArgvError } from "../../ArgvErrors.js"
-import type { Deployment, DeploymentNotFound } from "../../Deployment.js"
+import type { Deployment } from "../../Deployment.js"
 import type { Engine, FlagsError } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
@@ -211,7 +211,6 @@ export type LaunchProgress =
 export type LaunchError =
   | PlacementError
   | InvalidPlacement
-  | DeploymentNotFound
   | InvalidRuntime
   | GetError
   | ArgvError
