@@ -15,6 +15,10 @@ const ids = readdirSync(casesDir)
   .map((f) => f.slice(0, -5))
   .sort()
 const LABELS = new Set([
+  "ContainerEngineUnreachable",
+  "ContainerGpuUnavailable",
+  "CudaDriverTooOld",
+  "SharedMemoryTooSmall",
   "ArgparseError",
   "AssertionFailure",
   "InvalidArgument",

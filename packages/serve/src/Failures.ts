@@ -191,6 +191,93 @@ export class CudaError extends Schema.TaggedError<CudaError>()("CudaError", comm
   }
 }
 
+/**
+ * The shared memory (`/dev/shm`) is too small or full: NCCL cannot create a segment for its
+ * peers, a torch worker dies of SIGBUS writing a shared tensor, Ray's object store does not fit.
+ * A container's `/dev/shm` is docker's 64 MB unless it is given more. @category errors
+ */
+export class SharedMemoryTooSmall extends Schema.TaggedError<SharedMemoryTooSmall>()("SharedMemoryTooSmall", {
+  ...common,
+  /** Who needed it: NCCL's segments, torch's shared tensors (DataLoader workers), Ray's object store. */
+  kind: Schema.Literal("nccl", "torch", "ray"),
+  /** The bytes asked for, when the log says (`(size 9637888)`, `The request is for N bytes`). */
+  requestedBytes: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return describe(this, "Not enough shared memory (/dev/shm)")
+  }
+}
+
+/**
+ * The NVIDIA driver runs an older CUDA than the engine was built for: the container tool refuses
+ * the image (`nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4`), CUDA
+ * refuses the driver (`The NVIDIA driver on your system is too old`, `driver version is
+ * insufficient`), or the image's forward-compatibility libraries do not work on this GPU (error
+ * 804). @category errors
+ */
+export class CudaDriverTooOld extends Schema.TaggedError<CudaDriverTooOld>()("CudaDriverTooOld", {
+  ...common,
+  /**
+   * `container-requirement`: the NVIDIA container tool refused the image; `cuda-init`: the CUDA
+   * runtime refused the driver; `forward-compatibility`: error 804, the image's CUDA is newer
+   * than the driver and forward compatibility is for datacenter GPUs only.
+   */
+  kind: Schema.Literal("container-requirement", "cuda-init", "forward-compatibility"),
+  /** The CUDA the image needs (`12.4`), when the log says. */
+  requiredCuda: Schema.optional(Schema.String),
+  /** The newest CUDA the driver runs (`12.8` from torch's `found version 12080`), when the log says. */
+  driverCuda: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    return describe(this, "The NVIDIA driver is too old for this CUDA")
+  }
+}
+
+/**
+ * A container cannot reach the GPUs: the tool has no NVIDIA runtime or CDI spec to give them
+ * (`could not select device driver "" with capabilities: [[gpu]]`), or a running container lost
+ * them (`Failed to initialize NVML: Unknown Error`, after the host's `systemctl daemon-reload`).
+ * @category errors
+ */
+export class ContainerGpuUnavailable extends Schema.TaggedError<ContainerGpuUnavailable>()(
+  "ContainerGpuUnavailable",
+  {
+    ...common,
+    /** `no-runtime`: never given (no NVIDIA container toolkit, runtime or CDI spec); `lost`: access gone. */
+    kind: Schema.Literal("no-runtime", "lost"),
+    /** The tool, when the log shows which (`docker`, `podman`). */
+    tool: Schema.optional(Schema.Literal("docker", "podman"))
+  }
+) {
+  override get message() {
+    return describe(this, this.kind === "lost" ? "The container lost its GPUs" : "The container gets no GPUs")
+  }
+}
+
+/**
+ * The container tool cannot talk to its daemon: this user may not open the socket
+ * (`permission denied while trying to connect to the Docker daemon socket`) or no daemon answers
+ * (`Cannot connect to the Docker daemon at …`). Nothing was started. @category errors
+ */
+export class ContainerEngineUnreachable extends Schema.TaggedError<ContainerEngineUnreachable>()(
+  "ContainerEngineUnreachable",
+  {
+    ...common,
+    kind: Schema.Literal("permission-denied", "not-running"),
+    /** The socket the tool tried (`unix:///var/run/docker.sock`), when the log says. */
+    socket: Schema.optional(Schema.String)
+  }
+) {
+  override get message() {
+    return describe(
+      this,
+      this.kind === "permission-denied"
+        ? "The container daemon refused this user"
+        : "No container daemon answers"
+    )
+  }
+}
+
 /** A Python dependency is missing or broken (import errors, missing symbols, failed JIT builds). @category errors */
 export class DependencyError extends Schema.TaggedError<DependencyError>()("DependencyError", {
   ...common,
@@ -246,6 +333,10 @@ export class Unclassified extends Schema.TaggedError<Unclassified>()("Unclassifi
 
 /** Every way a launch can fail. @category errors */
 export const LaunchFailure = Schema.Union(
+  ContainerEngineUnreachable,
+  ContainerGpuUnavailable,
+  CudaDriverTooOld,
+  SharedMemoryTooSmall,
   ArgparseError,
   AssertionFailure,
   InvalidArgument,

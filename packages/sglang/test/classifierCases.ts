@@ -3,6 +3,7 @@
  */
 import { readFileSync } from "node:fs"
 import type { LaunchEvent } from "@mlops/serve/LaunchEvent"
+import { containersCases } from "./classifierCases/containers.js"
 import { launcherAndMemoryCases } from "./classifierCases/launcherAndMemory.js"
 import { ranksAndExitsCases } from "./classifierCases/ranksAndExits.js"
 import type { Expected } from "./classifierCases/shared.js"
@@ -16,7 +17,11 @@ export const read = (file: string) => readFileSync(new URL(file, DIR), "utf8")
 export const phasesOf = (events: ReadonlyArray<LaunchEvent>) =>
   events.flatMap((e) => (e._tag === "PhaseStarted" ? [e.phase] : []))
 
-export const table: Record<string, Expected> = { ...launcherAndMemoryCases, ...ranksAndExitsCases }
+export const table: Record<string, Expected> = {
+  ...launcherAndMemoryCases,
+  ...ranksAndExitsCases,
+  ...containersCases
+}
 
 export const successes = ["success-qwen3-tp1.log", "success-hybrid-mtp-tp2.log", "success-messy-tty.log"]
 export const stalledOnly = ["stalled-silent.log"]

@@ -60,7 +60,9 @@ const failures: ReadonlyArray<readonly [string, string, Record<string, unknown> 
   ["vllm-project-vllm-7699", "DistributedError", undefined],
   ["vllm-project-vllm-1153", "UnsupportedConfig", { "--dtype": "half" }],
   ["vllm-project-vllm-3829", "InvalidArgument", { "--quantization": "bitsandbytes" }],
-  ["vllm-project-vllm-16231", "UnsupportedConfig", undefined]
+  ["vllm-project-vllm-16231", "UnsupportedConfig", undefined],
+  ["vllm-project-production-stack-276", "SharedMemoryTooSmall", undefined],
+  ["vllm-project-vllm-5510", "CudaDriverTooOld", undefined]
 ]
 
 describe("vLLM failure signatures on real logs", () => {

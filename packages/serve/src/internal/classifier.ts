@@ -30,7 +30,7 @@ const MAX_IMPORT_ERRORS = 64
 
 // cheap pre-check before a free line is matched against the signatures
 const TELLING =
-  /rror|xception|ail|atal|illed|杀死|upport|imeout|imed out|atchdog|emory|NCCL|denied|refused|in use|INUSE|nvalid|Errno|xit code|died|ignal|egmentation|dumped|not found|estricted|gated|radix|buffer|trust_remote_code|custom code|ose from|ead\b|sigquit|SIGQUIT|Pyspy|\^C|nterrupt|Value error|divisible|symbol|shared object|already used|recognize|distribution|profiled value|offline mode|compatible/
+  /rror|xception|ail|atal|illed|杀死|upport|imeout|imed out|atchdog|emory|NCCL|denied|refused|in use|INUSE|nvalid|Errno|xit code|died|ignal|egmentation|dumped|not found|estricted|gated|radix|buffer|trust_remote_code|custom code|ose from|ead\b|sigquit|SIGQUIT|Pyspy|\^C|nterrupt|Value error|divisible|symbol|shared object|already used|recognize|distribution|profiled value|offline mode|compatible|[Dd]ocker daemon|device driver|to Podman/
 // an exception named inside a line of prose, a list item or another record's message
 const EMBEDDED = /(?:^|[\s`'"(（，,:：[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s+|\(["'])(.+)$/
 const WAITING = /Waiting for \d+ local, \d+ remote core engine proc\(s\) to start/

@@ -75,22 +75,24 @@ export const ranksAndExitsCases: Record<string, Expected> = {
     exit: killed
   },
   "cuda-driver.log": {
-    tag: "CudaError",
+    tag: "CudaDriverTooOld",
     process: "scheduler",
     phase: "distributed-init",
     fix: {
       action:
-        "the GPUs are not usable from this process: check nvidia-smi, the driver version and CUDA_VISIBLE_DEVICES"
+        "SGLang's CUDA build is newer than the NVIDIA driver (it runs CUDA 12.2): upgrade the driver, or use an image or wheels (torch, the engine) built for CUDA 12.2"
     },
     evidence: ["The NVIDIA driver on your system is too old"],
-    exit: killed
+    exit: killed,
+    fields: { kind: "cuda-init", driverCuda: "12.2" }
   },
   "cuda-no-kernel-image.log": {
     tag: "CudaError",
     process: "scheduler",
     phase: "weights-loaded",
     fix: {
-      action: "the installed kernels were not built for this GPU: install a build for its compute capability"
+      action:
+        "the installed kernels were not built for this GPU: install a build for its compute capability (an image or wheels built for it: Blackwell needs CUDA 12.8+ builds), or build the image with TORCH_CUDA_ARCH_LIST including it"
     },
     evidence: ["CUDA error: no kernel image is available"],
     exit: killed

@@ -58,7 +58,12 @@ export const crash: Signature = {
           ? {
               action: "killed from outside, most often the host's OOM killer: check `dmesg -T | grep -i oom`"
             }
-          : undefined
+          : signal === "SIGBUS"
+            ? {
+                action:
+                  "a bus error: most often the shared memory (/dev/shm) ran out (a container's is 64 MB unless given more: mlops --shm-size 64g or hosts.json's \"shm\"; `df -h /dev/shm`), else a memory-mapped file (a checkpoint shard) was truncated or sits on a failing disk"
+              }
+            : undefined
       ),
       ...(scheduler ? { process: "scheduler" } : {}),
       ...(signal === undefined ? {} : { signal }),

@@ -29,10 +29,6 @@ export const distributed: Signature = {
       text: "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error"
     },
     {
-      from: "NCCL 2.x",
-      text: "misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532 bytes, error: No space left on device (28)"
-    },
-    {
       from: "torch 2.x gloo",
       text: "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"
     },
@@ -53,10 +49,11 @@ export const distributed: Signature = {
       ...base(
         s,
         reasonOf(s, DISTRIBUTED),
+        // a segment NCCL cannot create is the shared-memory signature's; these are the rest
         /\/dev\/shm|No space left/i.test(s.flat)
           ? {
               action:
-                "NCCL needs shared memory: give the container a larger /dev/shm (docker --shm-size 16g or --ipc=host)"
+                "NCCL's shared memory failed: check /dev/shm (`df -h /dev/shm`; a container's is small unless given more: mlops --shm-size 64g or hosts.json's \"shm\") and that the ranks share it (one container, or --ipc host)"
             }
           : /timeout/i.test(s.flat)
             ? {

@@ -109,11 +109,17 @@ export const backend: Signature = {
 const CUDA =
   /CUDA error|Cuda error|invalid configuration argument|too many resources requested for launch|invalid device function|an illegal instruction was encountered|Memory access fault by GPU|CUDAContext\.cpp|device < num_gpus|is not compatible with the current PyTorch installation|CUDA Error|Triton Error \[CUDA\]|cudaError\w*|libcuda\.so|libnvidia-ml\.so|Cannot re-initialize CUDA in forked subprocess|CUDA_ERROR_\w+|CUDA driver (?:version is insufficient|initialization failed)|no kernel image is available|No CUDA GPUs are available|Found no NVIDIA driver|NVIDIA driver on your system is too old|NVMLError|Failed to initialize NVML|NVML Shared Library Not Found|cudaGetDeviceCount|Error 802|[Dd]evice-side assert|CUDART error|illegal memory access|uncorrectable ECC|ECC error|\bXid\b|invalid device ordinal|Failed to infer device type|CUDNN_STATUS_\w+|CUBLAS_STATUS_(?!ALLOC)\w+|nvrtc: error|unspecified launch failure|misaligned address|torch\.AcceleratorError|hipError\w+|HIP error/
 
+// the kernels in this build (torch, the engine, flashinfer) were not compiled for this GPU
+const NOT_BUILT_FOR_GPU =
+  /no kernel image|is not compatible with the current PyTorch installation|No supported GPU\(s\) detected to run this container/i
+
+/** The architecture the log names (`CUDA capability sm_100`, `sm_120`), when it does. */
+const archOf = (text: string): string | undefined => /\b(sm_\d{2,3}a?)\b/.exec(text)?.[1]
+
 const cudaFix = (text: string): F.Fix =>
-  /no kernel image/i.test(text)
+  NOT_BUILT_FOR_GPU.test(text)
     ? {
-        action:
-          "the installed kernels were not built for this GPU: install a build for its compute capability"
+        action: `the installed kernels were not built for this GPU${archOf(text) === undefined ? "" : ` (${archOf(text)})`}: install a build for its compute capability (an image or wheels built for it: Blackwell needs CUDA 12.8+ builds), or build the image with TORCH_CUDA_ARCH_LIST including it`
       }
     : /driver|Error 802|system not yet initialized|NVML|No CUDA GPUs|infer device type|invalid device ordinal/i.test(
           text
@@ -157,7 +163,12 @@ export const cuda: Signature = {
       text: "CUDA Error: device-side assert triggered (710) /include/flashinfer/attention/decode.cuh: line 749"
     },
     { from: "vLLM pynvml", text: "vllm.third_party.pynvml.NVMLError_InvalidArgument: Invalid Argument" },
-    { from: "vLLM 0.7+", text: "RuntimeError: Failed to infer device type" }
+    { from: "vLLM 0.7+", text: "RuntimeError: Failed to infer device type" },
+    // https://github.com/sgl-project/sglang/pull/5071 (lmsysorg/sglang:latest on B200, April 2025)
+    {
+      from: "torch 2.5 (an image without Blackwell kernels)",
+      text: "NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation."
+    }
   ],
   match: says(CUDA),
   build: (s) => new F.CudaError({ ...base(s, reasonOf(s, CUDA), cudaFix(s.flat)) })

@@ -1,6 +1,6 @@
 /**
  * Every signature, in the order they are tried on a subject: the class precedence of the corpus
- * (corpus/logs/README.md): memory, ports, the model, remote code, the mamba strategy, what this
+ * (corpus/logs/README.md): the container's daemon, GPUs, driver and shared memory, then memory, ports, the model, remote code, the mamba strategy, what this
  * build or GPU cannot do, CUDA, dependencies, distributed, the command line and argument checks,
  * stalls, crashes, consequences, and last the exception no signature knows.
  * @internal
@@ -15,6 +15,7 @@ import {
   pydanticConfig,
   unsupported
 } from "./arguments.js"
+import { containers } from "./containers.js"
 import { consequence, crash, errorLine, unclassified } from "./deaths.js"
 import { buildFailure, dependency } from "./dependencies.js"
 import { distributed } from "./distributed.js"
@@ -26,6 +27,7 @@ import { interrupted, stalled } from "./stalls.js"
 
 /** The engine-neutral signatures, in order. */
 export const signatures: ReadonlyArray<Signature> = [
+  ...containers,
   ...memory,
   portInUse,
   modelNotFound,
