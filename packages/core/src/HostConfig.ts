@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { ContainerSettings } from "./ContainerSettings.js"
 import { SlurmSettings } from "./SlurmSettings.js"
 
 /** How unknown host keys are treated. Keys are always verified; there is no "off". @category models */
@@ -66,6 +67,11 @@ export class HostConfig extends Schema.Class<HostConfig>("HostConfig")({
   stateDir: Schema.optionalWith(Schema.String, { default: () => defaultStateDir }),
   /** From the mlops hosts file: the host is a Slurm cluster's login node, submitting with these settings. */
   slurm: Schema.optional(SlurmSettings),
+  /**
+   * From the mlops hosts file (`image`, `runtime`, `pull`, `shm`): how the host runs servers
+   * from container images; set when any of those fields is.
+   */
+  container: Schema.optional(ContainerSettings),
   /** Where the host came from, for messages: a file path, or "built-in". */
   source: Schema.String
 }) {}
@@ -81,6 +87,7 @@ export const inMemory = (spec: {
   readonly python?: string | undefined
   readonly tags?: ReadonlyArray<string> | undefined
   readonly stateDir?: string | undefined
+  readonly container?: ContainerSettings | undefined
 }): HostConfig =>
   HostConfig.make({
     alias: spec.alias,
@@ -97,5 +104,6 @@ export const inMemory = (spec: {
     ...(spec.python === undefined ? {} : { python: spec.python }),
     tags: spec.tags ?? [],
     ...(spec.stateDir === undefined ? {} : { stateDir: spec.stateDir }),
+    ...(spec.container === undefined ? {} : { container: spec.container }),
     source: "FakeHost"
   })

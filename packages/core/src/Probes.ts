@@ -124,3 +124,73 @@ export const portHolder = Effect.fn("Probes.portHolder")(function* (
   }
   return parsers.parsePortHolder(result.stdout, port)
 })
+
+/**
+ * The newest CUDA each driver branch runs, by the first driver of the branch that runs it
+ * (Linux, x86_64: NVIDIA's CUDA Toolkit release notes, "CUDA Toolkit and Corresponding Driver
+ * Versions"). What `nvidia-smi` prints as "CUDA Version" and what nvidia-container-cli compares
+ * an image's `cuda>=` requirement against; forward compatibility on data-center GPUs aside.
+ */
+const CUDA_BY_DRIVER: ReadonlyArray<readonly [string, string]> = [
+  ["590.44.01", "13.1"],
+  ["580.65.06", "13.0"],
+  ["575.51.03", "12.9"],
+  ["570.26", "12.8"],
+  ["560.28.03", "12.6"],
+  ["555.42.02", "12.5"],
+  ["550.54.14", "12.4"],
+  ["545.23.06", "12.3"],
+  ["535.54.03", "12.2"],
+  ["530.30.02", "12.1"],
+  ["525.60.13", "12.0"],
+  ["520.61.05", "11.8"],
+  ["515.43.04", "11.7"],
+  ["510.39.01", "11.6"],
+  ["495.29.05", "11.5"],
+  ["470.42.01", "11.4"],
+  ["465.19.01", "11.3"],
+  ["460.27.03", "11.2"],
+  ["455.23.05", "11.1"],
+  ["450.36.06", "11.0"]
+]
+
+/** Dotted versions compared part by part (`550.54.15` > `550.54.14`). @category probes */
+export const compareVersions = (a: string, b: string): number => {
+  const pa = a.split(".").map(Number)
+  const pb = b.split(".").map(Number)
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0)
+    if (d !== 0) return d
+  }
+  return 0
+}
+
+/** The newest CUDA a driver runs (`550.54.15` → `12.4`); undefined for one older than the table. @category probes */
+export const cudaOfDriver = (driver: string): string | undefined =>
+  CUDA_BY_DRIVER.find(([first]) => compareVersions(driver, first) >= 0)?.[1]
+
+/** @category models */
+export interface Driver {
+  /** `550.54.15`. */
+  readonly version: string
+  /** The newest CUDA it runs (`12.4`), when known. */
+  readonly cuda: string | undefined
+}
+
+/** The NVIDIA driver's version (`nvidia-smi --query-gpu=driver_version`) and the CUDA it runs. @category probes */
+export const driver = Effect.fn("Probes.driver")(function* (
+  conn: Connection
+): Effect.fn.Return<Driver, CommandError | ProbeFailed> {
+  const result = yield* run(conn, ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+  yield* requireTool(conn, "nvidia-smi", result, NVIDIA_FIX)
+  const version = result.stdout.split("\n")[0]?.trim() ?? ""
+  if (result.exitCode !== 0 || !/^\d+(?:\.\d+)+$/.test(version)) {
+    return yield* failed(
+      conn,
+      "nvidia-smi",
+      `exit ${result.exitCode}: ${tail(result.stdout + result.stderr)}`,
+      NVIDIA_FIX
+    )
+  }
+  return { version, cuda: cudaOfDriver(version) }
+})

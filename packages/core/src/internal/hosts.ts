@@ -13,6 +13,18 @@ import { HostConfig, type HostKeyPolicy, type JumpHost } from "../HostConfig.js"
 import * as HostsFile from "./hostsFile.js"
 import * as SshConfig from "./sshConfig.js"
 
+/** The entry's container fields as the host's container settings (none set: no settings). */
+const containerOf = (entry: HostsFile.HostEntry | undefined) => {
+  if (entry === undefined) return {}
+  const settings = {
+    ...(entry.image === undefined ? {} : { image: entry.image }),
+    ...(entry.runtime === undefined ? {} : { runtime: entry.runtime }),
+    ...(entry.pull === undefined ? {} : { pull: entry.pull }),
+    ...(entry.shm === undefined ? {} : { shm: entry.shm })
+  }
+  return Object.keys(settings).length === 0 ? {} : { container: settings }
+}
+
 /** Every input resolved to a value; no environment is read past this point. @internal */
 export interface Settings {
   readonly sshConfig: string
@@ -296,6 +308,7 @@ export const resolveKnown = (snapshot: Snapshot, alias: string): Effect.Effect<H
       tags: entry?.tags ?? [],
       ...(entry?.stateDir !== undefined ? { stateDir: entry.stateDir } : {}),
       ...(entry?.slurm !== undefined ? { slurm: entry.slurm } : {}),
+      ...containerOf(entry),
       source: definedIn ?? (entry !== undefined ? snapshot.settings.hostsFile : snapshot.settings.sshConfig)
     })
   })

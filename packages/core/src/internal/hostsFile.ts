@@ -7,6 +7,7 @@
  */
 
 import { Effect, Either, ParseResult, Schema } from "effect"
+import * as ContainerSettings from "../ContainerSettings.js"
 import { ConfigFileError } from "../Errors.js"
 import { readTextIfExists } from "../LocalFiles.js"
 import { SlurmSettings } from "../SlurmSettings.js"
@@ -32,7 +33,12 @@ const FIELDS = {
     expected: "a key file path, or a list of them"
   },
   /** Makes the host a Slurm cluster's login node; checked field by field (slurmHostEntry). */
-  slurm: { schema: SlurmSettings, expected: "an object of Slurm settings" }
+  slurm: { schema: SlurmSettings, expected: "an object of Slurm settings" },
+  /** The container fields: the image every launch runs from, the tool, the pull policy, shared memory. */
+  image: { schema: ContainerSettings.ImageRef, expected: ContainerSettings.expected.image },
+  runtime: { schema: ContainerSettings.ContainerTool, expected: ContainerSettings.expected.runtime },
+  pull: { schema: ContainerSettings.PullPolicy, expected: ContainerSettings.expected.pull },
+  shm: { schema: ContainerSettings.ShmSetting, expected: ContainerSettings.expected.shm }
 } as const
 
 /** @internal */
@@ -44,7 +50,11 @@ export const HostEntry = Schema.Struct({
   user: Schema.optional(FIELDS.user.schema),
   port: Schema.optional(FIELDS.port.schema),
   identityFile: Schema.optional(FIELDS.identityFile.schema),
-  slurm: Schema.optional(FIELDS.slurm.schema)
+  slurm: Schema.optional(FIELDS.slurm.schema),
+  image: Schema.optional(FIELDS.image.schema),
+  runtime: Schema.optional(FIELDS.runtime.schema),
+  pull: Schema.optional(FIELDS.pull.schema),
+  shm: Schema.optional(FIELDS.shm.schema)
 })
 
 /** @internal */

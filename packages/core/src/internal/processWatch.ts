@@ -26,36 +26,40 @@ export interface WatchOptions {
   readonly reconnect?: Schedule.Schedule<unknown, unknown>
 }
 
-type StepError = CommandError | ProcessError | RemoteFileError | ConnectError
+/** What the probes of a process fail with: at least the connection's errors, maybe their own. */
+type StepError =
+  | CommandError
+  | ProcessError
+  | RemoteFileError
+  | ConnectError
+  | { readonly _tag: string; readonly message: string }
 
-interface Probes {
-  readonly exitStatus: (
-    conn: Connection,
-    proc: { readonly runDir: string }
-  ) => Effect.Effect<ExitStatus | undefined, RemoteFileError | ConnectError>
-  readonly isAlive: (
-    conn: Connection,
-    proc: { readonly pgid: number; readonly startTime?: string }
-  ) => Effect.Effect<boolean, CommandError | RemoteFileError>
+/** How to tell that `proc` ended: its recorded end (cheap, polled often) and its liveness. */
+export interface Probes<P, E> {
+  readonly exitStatus: (conn: Connection, proc: P) => Effect.Effect<ExitStatus | undefined, E>
+  readonly isAlive: (conn: Connection, proc: P) => Effect.Effect<boolean, E>
 }
+
+const isRemoteFileError = (error: { readonly _tag: string }): error is RemoteFileError =>
+  error._tag === "RemoteFileError"
 
 /** A step that failed for a reason another try may not have (a timeout, an sftp hiccup). */
 const isRetryable = (error: StepError | GetError): boolean =>
   isTransient(error) ||
   error._tag === "CommandTimeout" ||
   error._tag === "ChannelOpenFailed" ||
-  (error._tag === "RemoteFileError" && !error.notFound)
+  (isRemoteFileError(error) && !error.notFound)
 
-export const watch = (
+export const watch = <P, E extends StepError>(
   alias: string,
-  proc: { readonly runDir: string; readonly pgid: number; readonly startTime?: string },
+  proc: P,
   options: WatchOptions,
-  probes: Probes
-): Stream.Stream<WatchEvent, StepError | GetError, ConnectionPool> =>
+  probes: Probes<P, E>
+): Stream.Stream<WatchEvent, E | GetError, ConnectionPool> =>
   Stream.unwrapScoped(
     Effect.gen(function* () {
       const pool = yield* ConnectionPool
-      const mailbox = yield* Mailbox.make<WatchEvent, StepError | GetError>()
+      const mailbox = yield* Mailbox.make<WatchEvent, E | GetError>()
       const reconnect = options.reconnect ?? defaultReconnect
 
       /** Both watchers on one connection; the first to see the end (or to fail) wins. */
