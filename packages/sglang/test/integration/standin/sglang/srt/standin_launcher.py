@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import sglang
 from sglang.srt.server_args import ServerArgs
-from sglang.srt.standin_common import configure_logger, pause, stamp
+from sglang.srt.standin_common import configure_logger, cuda_lazy_init, pause, stamp
 
 logger = logging.getLogger(__name__)
 UVICORN_INFO = "INFO:     "
@@ -224,6 +224,8 @@ def launch_server(server_args: ServerArgs) -> None:
     signal.signal(signal.SIGQUIT, on_sigquit)
     signal.signal(signal.SIGTERM, on_sigterm)
     logger.info(f"server_args={server_args.describe()}")
+    # in a container given no GPU, torch's first CUDA call fails before any rank starts (exit 1)
+    cuda_lazy_init()
     try:
         wait_for_schedulers(spawn_schedulers(server_args))
         threading.Thread(target=watch_children, daemon=True).start()

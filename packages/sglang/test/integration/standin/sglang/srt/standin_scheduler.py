@@ -1,9 +1,10 @@
 """One stand-in scheduler rank (`python -m sglang.srt.standin_scheduler`, its config as JSON on stdin).
 
 Prints the per-rank startup lines of SGLang 0.5.11 with its ` TP{rank}` prefix, holds fake
-GPU memory while alive, reports readiness to the launcher through a pipe, and follows the
-child-failure path on OOM: `Scheduler hit an exception: <traceback>`, then SIGQUIT to the
-launcher, which kills the tree.
+GPU memory while alive (on its physical GPU: in a container, the rank-th one it was given),
+reports readiness to the launcher through a pipe, and follows the child-failure path on OOM
+or on NCCL's shared-memory failure (TP > 1 with a small /dev/shm): `Scheduler hit an
+exception: <traceback>`, then SIGQUIT to the launcher, which kills the tree.
 """
 
 import json
@@ -19,7 +20,9 @@ from sglang.srt.standin_common import (
     GPU_TOTAL_MIB,
     configure_logger,
     hold_gpu_memory,
+    nccl_shm_check,
     pause,
+    physical_gpu,
     release_gpu_memory,
     stamp,
 )
@@ -55,13 +58,15 @@ class Scheduler:
         self.rank = rank
         self.args = args
         logger.info("Init torch distributed begin.")
+        if tp_size > 1:
+            nccl_shm_check(rank)
         pause()
         logger.info("Init torch distributed ends. elapsed=0.41 s, mem usage=0.29 GB")
         logger.info("Load weight begin. avail mem=46.93 GB")
         if rank == 0:
             logger.info("Using model weights format ['*.safetensors']")
         pause(2)
-        hold_gpu_memory(rank, 27500)
+        hold_gpu_memory(physical_gpu(rank), 27500)
         logger.info(
             "Load weight end. elapsed=2.15 s, type=Qwen3_5ForConditionalGeneration, avail mem=20.07 GB, "
             "mem usage=26.86 GB."
@@ -69,7 +74,7 @@ class Scheduler:
         allocate_kv_cache(rank, tp_size, args["mem_fraction_static"])
         logger.info("Mamba Cache is allocated. max_mamba_cache_size: 96, conv_state size: 0.28GB, ssm_state size: 2.02GB ")
         logger.info("KV Cache is allocated. #tokens: 212480, K size: 6.48 GB, V size: 6.48 GB")
-        hold_gpu_memory(rank, 42800)
+        hold_gpu_memory(physical_gpu(rank), 42800)
         logger.info("Memory pool end. avail mem=4.79 GB")
         if not args["disable_cuda_graph"]:
             logger.info("Capture cuda graph begin. This can take up to several minutes. avail mem=4.71 GB")

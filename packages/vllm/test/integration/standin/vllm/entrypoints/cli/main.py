@@ -10,13 +10,25 @@
   more, the engine core fails with vLLM's message and the front end ends with
   `Engine core initialization failed`.
 - `STANDIN_PHASE_SECONDS` paces the phases (default 0.02).
+- In a container (`/.dockerenv` or `/run/.containerenv`, written since boot) given no GPU (no `--gpus`, no CDI device),
+  the engine core fails as torch does: `RuntimeError: No CUDA GPUs are available`.
+- With `--tensor-parallel-size` > 1 and a /dev/shm smaller than `STANDIN_SHM_NEEDED_MB` (default
+  256; docker's default is 64 MB), a worker fails as NCCL does, then the engine core.
+- With `STANDIN_GPU_REGISTRY` set (images set /var/lib/standin-gpu), the engine core registers
+  its fake GPU memory there (`<pid>`: `<physical GPU> <MiB> <start time>`) for the host's stand-in
+  nvidia-smi; unset (a plain host), it registers nothing, as before.
 """
 
 import argparse
 import json
 import os
+import random
+import re
 import signal
+import socket
+import string
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -32,6 +44,141 @@ def stamp():
 def log(file, message, level="INFO", worker=None):
     prefix = f"({worker}) " if worker else ""
     print(f"{prefix}{level} {stamp()} [{file}] {message}", flush=True)
+
+
+def in_container():
+    """Inside a container that an engine started: its marker (/.dockerenv from docker,
+    /run/.containerenv from podman) written when the container was made, so after this machine
+    booted. A machine that was itself built from a container image keeps a stale /.dockerenv from
+    before its boot (these test machines do): that is a plain host."""
+    try:
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        boot = 0
+    for marker in ("/.dockerenv", "/run/.containerenv"):
+        try:
+            if os.stat(marker).st_mtime >= boot:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def visible_gpus():
+    """Physical GPU indices a container was given (device nodes /dev/nvidia<N> first, then
+    NVIDIA_VISIBLE_DEVICES); None when unrestricted (a plain host, or `all`)."""
+    if not in_container():
+        return None
+    try:
+        nodes = sorted(int(n[6:]) for n in os.listdir("/dev") if re.fullmatch(r"nvidia[0-9]+", n))
+    except OSError:
+        nodes = []
+    if nodes:
+        return nodes
+    devices = os.environ.get("NVIDIA_VISIBLE_DEVICES", "").strip()
+    if devices in ("", "void", "none"):
+        return []
+    if devices == "all":
+        return None
+    return [int(d) for d in devices.split(",") if d.strip().isdigit()] or None
+
+
+def start_time(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[19]
+
+
+def register_gpu_memory(mib):
+    registry = os.environ.get("STANDIN_GPU_REGISTRY")
+    if not registry:
+        return
+    gpus = visible_gpus()
+    os.makedirs(registry, exist_ok=True)
+    with open(os.path.join(registry, str(os.getpid())), "w") as f:
+        f.write(f"{gpus[0] if gpus else 0} {mib} {start_time(os.getpid())}\n")
+
+
+def release_gpu_memory():
+    registry = os.environ.get("STANDIN_GPU_REGISTRY")
+    if registry:
+        try:
+            os.remove(os.path.join(registry, str(os.getpid())))
+        except FileNotFoundError:
+            pass
+
+
+def engine_failed(me, frames, last):
+    """`EngineCore failed to start.` and its traceback, each line with the engine core's prefix."""
+    log("core.py:708", "EngineCore failed to start.", level="ERROR", worker=me)
+    lines = ["Traceback (most recent call last):"]
+    for file, line, function, code in frames:
+        lines += [f'  File "/usr/lib/python3/site-packages/{file}", line {line}, in {function}', f"    {code}"]
+    for line in lines + last:
+        log("core.py:708", line, level="ERROR", worker=me)
+
+
+def no_cuda_gpus(me):
+    engine_failed(
+        me,
+        [
+            ("vllm/v1/engine/core.py", 699, "run_engine_core", "engine_core = EngineCoreProc(*args, **kwargs)"),
+            ("vllm/v1/worker/gpu_worker.py", 190, "init_device", "torch.cuda.set_device(self.device)"),
+            ("torch/cuda/__init__.py", 567, "set_device", "torch._C._cuda_setDevice(device)"),
+            ("torch/cuda/__init__.py", 372, "_lazy_init", "torch._C._cuda_init()"),
+        ],
+        ["RuntimeError: No CUDA GPUs are available"],
+    )
+
+
+def shm_too_small():
+    st = os.statvfs("/dev/shm")
+    return st.f_blocks * st.f_frsize / (1024 * 1024) < float(os.environ.get("STANDIN_SHM_NEEDED_MB", "256"))
+
+
+def nccl_shm_failure(me, tp):
+    """Every worker fails creating NCCL's shared-memory segment, then the engine core. The WARN
+    lines (printed only with NCCL_DEBUG set, as by NCCL) are NCCL's, from
+    https://github.com/NVIDIA/nccl-tests/issues/166; the DistBackendError is torch's as a vLLM
+    worker printed it in https://github.com/MiniMax-AI/MiniMax-01/issues/42 (with the lines after
+    it from https://github.com/pytorch/torchtitan/issues/853); the worker/engine wrapping is
+    vLLM's multiproc executor's (reference: `WorkerProc initialization failed ...`)."""
+    size = 9637888
+    for rank in range(tp):
+        worker = f"VllmWorker rank={rank} pid={os.getpid() + 1 + rank}"
+        segment = "/dev/shm/nccl-" + "".join(random.choice(string.ascii_letters + string.digits) for _ in range(6))
+        if os.environ.get("NCCL_DEBUG", "").upper() in ("WARN", "INFO", "TRACE"):
+            prefix = f"{socket.gethostname()}:{os.getpid() + 1 + rank}:{threading.get_native_id()} [{rank}]"
+            print(f"\n{prefix} misc/shmutils.cc:71 NCCL WARN Error: failed to extend {segment} to {size + 4} bytes", flush=True)
+            print(f"\n{prefix} misc/shmutils.cc:112 NCCL WARN Error while creating shared memory segment {segment} (size {size})", flush=True)
+        log("multiproc_executor.py:585", "WorkerProc failed to start.", level="ERROR", worker=worker)
+        for line in [
+            "Traceback (most recent call last):",
+            '  File "/usr/lib/python3/site-packages/vllm/v1/executor/multiproc_executor.py", line 559, in worker_main',
+            "    worker = WorkerProc(*args, **kwargs)",
+            '  File "/usr/lib/python3/site-packages/vllm/distributed/device_communicators/pynccl.py", line 103, in __init__',
+            "    self.comm: ncclComm_t = self.nccl.ncclCommInitRank(",
+            '  File "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py", line 4635, in barrier',
+            "    work = group.barrier(opts=opts)",
+            "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+            "Last error:",
+            f"Error while creating shared memory segment {segment} (size {size})",
+        ]:
+            log("multiproc_executor.py:585", line, level="ERROR", worker=worker)
+    engine_failed(
+        me,
+        [
+            ("vllm/v1/engine/core.py", 699, "run_engine_core", "engine_core = EngineCoreProc(*args, **kwargs)"),
+            ("vllm/v1/executor/multiproc_executor.py", 129, "_init_executor", "self.workers = WorkerProc.wait_for_ready(unready_workers)"),
+            ("vllm/v1/executor/multiproc_executor.py", 498, "wait_for_ready", "raise e from None"),
+        ],
+        [
+            "Exception: WorkerProc initialization failed due to an exception in a background process. See stack "
+            "trace for root cause."
+        ],
+    )
 
 
 def parser():
@@ -65,6 +212,12 @@ def dashes(words):
 def engine_core(args, config, ready_w):
     """The engine core process: load, size the KV cache, capture graphs, report ready."""
     me = f"EngineCore_DP0 pid={os.getpid()}"
+    if visible_gpus() == []:
+        no_cuda_gpus(me)
+        os._exit(1)
+    if args.tensor_parallel_size > 1 and shm_too_small():
+        nccl_shm_failure(me, args.tensor_parallel_size)
+        os._exit(1)
     model = args.model
     log("gpu_model_runner.py:2602", f"Starting to load model {model}...", worker=me)
     time.sleep(PACE)
@@ -101,6 +254,7 @@ def engine_core(args, config, ready_w):
             log("core.py:708", line, level="ERROR", worker=me)
         os._exit(1)
     tokens = int(available * GIB // per_token)
+    register_gpu_memory(15348 + int(available * 1024))
     log("kv_cache_utils.py:1291", f"GPU KV cache size: {tokens:,} tokens", worker=me)
     log("kv_cache_utils.py:1296", f"Maximum concurrency for {max_len:,} tokens per request: {tokens / max_len:.2f}x", worker=me)
     if not args.enforce_eager:
@@ -109,7 +263,12 @@ def engine_core(args, config, ready_w):
         log("gpu_model_runner.py:3480", "Graph capturing finished in 1 secs, took 0.52 GiB", worker=me)
     log("core.py:210", "init engine (profile, create kv cache, warmup model) took 1.20 seconds", worker=me)
     os.write(ready_w, b"ready")
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+
+    def on_term(*_):
+        release_gpu_memory()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
     while True:
         time.sleep(3600)
 
