@@ -45,14 +45,14 @@ const fromLayers = <A>(pick: (layers: typeof Layers) => Layer.Layer<A>): Layer.L
   )
 
 /**
- * A command that may read a host's own SGLang parser, with the cache of what it printed. (The
- * cache is optional to HostFlags: a command reading host flags without this still works,
- * only uncached.)
+ * A command that may read a host's engine (its own SGLang parser, an image's contents), with the
+ * caches of what they gave. (The caches are optional to HostFlags and the image runtime: a
+ * command without them still works, only uncached.)
  */
 const readingHostFlags = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>) =>
   Command.provide(
     command,
-    fromLayers((layers) => layers.flagCache)
+    fromLayers((layers) => layers.engineCaches)
   )
 
 /** The root command with every subcommand. @category commands */

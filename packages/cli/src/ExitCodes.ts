@@ -73,6 +73,18 @@ const byTag: Record<string, ExitCode> = {
   SlurmUnavailable: ExitCode.Preflight,
   SlurmPreflightFailed: ExitCode.Preflight,
   SlurmSubmitRefused: ExitCode.Preflight,
+  // a container tool or image that cannot run the server: the tool missing or refused to this
+  // user, the image absent or not pulled, without the engine, needing a newer driver, refused its GPUs
+  ContainerToolUnavailable: ExitCode.Preflight,
+  ImageNotFound: ExitCode.Preflight,
+  ImagePullFailed: ExitCode.Preflight,
+  EngineNotInImage: ExitCode.Preflight,
+  ContainerRunRefused: ExitCode.Preflight,
+  // the same container causes, classified from a log
+  ContainerEngineUnreachable: ExitCode.Preflight,
+  ContainerGpuUnavailable: ExitCode.Preflight,
+  CudaDriverTooOld: ExitCode.Preflight,
+  SharedMemoryTooSmall: ExitCode.Preflight,
   // classified from the log
   ArgparseError: ExitCode.LaunchFailed,
   AssertionFailure: ExitCode.LaunchFailed,
@@ -89,6 +101,8 @@ const byTag: Record<string, ExitCode> = {
   // the job ended (its log's failure and Slurm's state), or the scheduler lost it
   SlurmJobEnded: ExitCode.LaunchFailed,
   SlurmJobNotFound: ExitCode.LaunchFailed,
+  // the container ended in a way its log does not tell (the OOM killer, a start refused)
+  ContainerEnded: ExitCode.LaunchFailed,
   // reaching and trusting the host
   HostNotFound: ExitCode.Connection,
   ConfigFileError: ExitCode.Connection,
@@ -115,6 +129,8 @@ const byTag: Record<string, ExitCode> = {
   TunnelTimeout: ExitCode.Timeout,
   // scancel did not end the job in time
   SlurmJobStillActive: ExitCode.Timeout,
+  // a container that did not stop within its grace and the kill after it
+  ContainerStillRunning: ExitCode.Timeout,
   // diagnose's input
   NotALog: ExitCode.NotALog
 }

@@ -22,6 +22,7 @@ import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { ConfigFileError } from "@mlops/core/Errors"
 import * as HostConfig from "@mlops/core/HostConfig"
 import * as Hosts from "@mlops/core/Hosts"
+import type * as ImageRuntime from "@mlops/serve/ImageRuntime"
 import type * as HostFlags from "@mlops/sglang/HostFlags"
 import { Config, Context, Effect, Layer, Option } from "effect"
 
@@ -146,6 +147,23 @@ export const flagCache: Layer.Layer<HostFlags.FlagCache> = Layer.unwrapEffect(
   Effect.map(
     Effect.promise(() => import("@mlops/sglang/HostFlags")),
     (HostFlags) => HostFlags.layerConfig
+  )
+)
+
+/**
+ * The flag dumps and what images hold (by image id), cached under `$MLOPS_HOME/flags/` and
+ * `$MLOPS_HOME/images/`, for the commands that read a host's engine (`launch`, `check`,
+ * `flags`).
+ *
+ * @category layers
+ */
+export const engineCaches: Layer.Layer<HostFlags.FlagCache | ImageRuntime.ImageCache> = Layer.merge(
+  flagCache,
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() => import("@mlops/serve/ImageRuntime")),
+      (module) => module.cacheConfig
+    )
   )
 )
 

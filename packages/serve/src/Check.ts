@@ -202,8 +202,8 @@ export const host = Effect.fn("Check.host")(function* (
   const conn = yield* pool.get(o.host)
   const env = o.env ?? {}
   // as a launch would: the same placement and runtime, so the same engine and probes
-  const placement = yield* Placements.resolve(conn.host, o.placement)
   const runtime = yield* Runtimes.resolve(conn.host, o.runtime)
+  const placement = yield* Placements.resolve(conn.host, runtime.form, o.placement)
   const chosen = isRegistry(engines)
     ? yield* runtime.locate(conn, { engines, env })
     : { engine: engines, located: undefined }

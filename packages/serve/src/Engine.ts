@@ -209,6 +209,20 @@ export interface SimulatedEngine {
 }
 
 /** @category models */
+/** A cache an engine keeps on the host (`~/.cache/huggingface`, moved by `HF_HOME`). @category models */
+export interface EngineCache {
+  /** Where it is on the host (`~/` for the home), unless the launch's environment sets `env`. */
+  readonly path: string
+  /** The variable that moves it (`HF_HOME`, `VLLM_CACHE_ROOT`, `TRITON_CACHE_DIR`). */
+  readonly env: string
+}
+
+/** The caches every engine that reads models from the Hugging Face Hub and compiles Triton kernels keeps. @category constants */
+export const commonCaches: ReadonlyArray<EngineCache> = [
+  { env: "HF_HOME", path: "~/.cache/huggingface" },
+  { env: "TRITON_CACHE_DIR", path: "~/.triton/cache" }
+]
+
 export interface Engine {
   /** `sglang`, `vllm`: `--engine`, deployment records, JSON. */
   readonly name: string
@@ -224,6 +238,8 @@ export interface Engine {
     readonly install: string
   }
   readonly command: LaunchCommand
+  /** The caches it keeps on the host between launches (downloads, compiled kernels): a container gets them mounted. */
+  readonly caches: ReadonlyArray<EngineCache>
   readonly defaultPort: number
   /** The model path or id an argv serves (`--model-path`, vLLM's positional model). */
   readonly modelOf: (argv: ReadonlyArray<string>) => string | undefined

@@ -18,10 +18,11 @@ import type { ConnectionPool, GetError } from "@mlops/core/ConnectionPool"
 import type { SpawnError } from "@mlops/core/Errors"
 import type { HostConfig } from "@mlops/core/HostConfig"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
-import { type Duration, type Effect, type Either, type Schedule, Schema, type Stream } from "effect"
-import type { GpuPlan } from "./Engine.js"
+import { type Duration, type Effect, Either, type Schedule, Schema, type Stream } from "effect"
+import type { EngineCache, GpuPlan } from "./Engine.js"
 import type { LaunchFailure } from "./Failures.js"
 import * as Seams from "./internal/seams.js"
+import type { Form, Runnable } from "./Runtime.js"
 
 /**
  * A placement as chosen for one launch: its kind (`detached-group`, a scheduler's) and the kind's own
@@ -172,6 +173,8 @@ export interface Placed<E = PlacementError> {
   readonly gpuRelease: (conn: Connection) => Effect.Effect<GpuRelease<E>, E>
   /** Whether a process of the host belongs to it (a port or GPU holder named as ours). */
   readonly holds: (process: HostProcess) => boolean
+  /** Remove what the placement keeps of it once it ended, beside the run directory (an exited container); `rm` asks. */
+  readonly discard: (conn: Connection) => Effect.Effect<void, E>
 }
 
 /** What the placement checks before anything is written or started. @category models */
@@ -197,7 +200,17 @@ export interface SpawnRequest {
   readonly token: string
   readonly name: string
   readonly gpus: GpuPlan
+  /** What the server reads and writes on the host: a placement that isolates it (a container) gives it these. */
+  readonly paths: ServerPaths
   readonly reconnect?: Schedule.Schedule<unknown, unknown>
+}
+
+/** The host's files a server uses. @category models */
+export interface ServerPaths {
+  /** The model's directory on the host, when the model is a local path (read only). */
+  readonly model: string | undefined
+  /** Caches it reads and fills (downloads, compiled kernels), kept across launches. */
+  readonly caches: ReadonlyArray<EngineCache>
 }
 
 /** Other servers of this kind on the host, every user's (a cluster's queue). @category models */
@@ -222,12 +235,12 @@ export interface Placement<E = PlacementError> {
   readonly onHost: boolean
   /** The placement's own checks, every problem at once, before anything is written or started. */
   readonly preflight: (conn: Connection, request: PreflightRequest) => Effect.Effect<PlacementFacts, E>
-  /** Start `command` with its output in `logPath`, across dropped connections. */
+  /** Start what the runtime made (of a form the kind runs) with its output in `logPath`, across dropped connections. */
   readonly spawn: (
     alias: string,
-    command: RemoteCommand,
+    runnable: Runnable,
     request: SpawnRequest
-  ) => Effect.Effect<Placed<E>, E | SpawnError | GetError, ConnectionPool>
+  ) => Effect.Effect<Placed<E>, E | InvalidPlacement | SpawnError | GetError, ConnectionPool>
   /** The server a run directory records; undefined when it records no start. */
   readonly attach: (
     conn: Connection,
@@ -240,17 +253,20 @@ export interface Placement<E = PlacementError> {
 }
 
 /** A kind of placement: how a spec is chosen for a host and made into a placement. @category models */
-export interface Kind<E = PlacementError> extends Seams.KindOf<Placement<E>, InvalidPlacement> {
+export interface Kind<E = PlacementError> extends Seams.KindOf<Placement<E>, InvalidPlacement, Form> {
   /** Its name in specs and records. */
   readonly kind: string
   /**
-   * This kind's spec for a launch on `host`, when the kind applies: `asked` is this kind's spec
-   * from the request (its settings over the host entry's), or undefined when the request asked
-   * for none (then the host's entry decides). Undefined: the kind does not apply.
+   * This kind's spec for a launch on `host` of what a runtime of `form` makes, when the kind
+   * applies: `asked` is this kind's spec from the request (its settings over the host entry's),
+   * or undefined when the request asked for none (then the host's entry decides). Undefined: the
+   * kind does not apply; a refusal: it was asked for (or the host's entry names it) but cannot
+   * run that form.
    */
   readonly resolve: (
     host: HostConfig,
-    asked: Spec | undefined
+    asked: Spec | undefined,
+    form: Form
   ) => Either.Either<Spec | undefined, InvalidPlacement>
   /** The placement a spec describes, on the host it was reached through. */
   readonly make: (spec: Spec, host: HostConfig) => Either.Either<Placement<E>, InvalidPlacement>
@@ -262,16 +278,38 @@ export type Registry<E = PlacementError> = ReadonlyArray<Kind<E>>
 const invalid = (kind: string, reason: string, fix: string) => new InvalidPlacement({ kind, reason, fix })
 
 /**
- * The placement for a launch on `host`: the kind `asked` names (its settings merged with the
- * host's entry), or the first kind of the registry that applies to the host.
+ * The command of a runnable a placement runs on the host; a refusal for an image (resolution
+ * keeps the two apart: this is the guard behind it).
+ *
+ * @category running
+ */
+export const hostCommand = (
+  kind: string,
+  runnable: Runnable
+): Either.Either<RemoteCommand, InvalidPlacement> =>
+  runnable._tag === "OnHost"
+    ? Either.right(runnable.command)
+    : Either.left(
+        invalid(
+          kind,
+          `it runs a command on the host, not the image ${runnable.image}`,
+          "launch the image on a plain host"
+        )
+      )
+
+/**
+ * The placement for a launch on `host` of what a runtime of `form` makes: the kind `asked`
+ * names (its settings merged with the host's entry), or the first kind of the registry that
+ * applies to the host and that form.
  *
  * @category resolving
  */
 export const resolve = <E>(
   registry: Registry<E>,
   host: HostConfig,
+  form: Form,
   asked?: Spec
-): Either.Either<Placement<E>, InvalidPlacement> => Seams.resolve(registry, host, asked, invalid)
+): Either.Either<Placement<E>, InvalidPlacement> => Seams.resolve(registry, host, asked, invalid, form)
 
 /**
  * The placement a deployment record's spec describes.

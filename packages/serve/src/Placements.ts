@@ -1,7 +1,7 @@
 /**
  * The placements the serving programs know, in order of preference: a Slurm job from a login
- * node (hosts whose hosts.json entry has `"slurm"`), then a detached process group on the SSH
- * host (every host). A service with this default: provide another registry
+ * node (hosts whose hosts.json entry has `"slurm"`), then a container on the SSH host (for an
+ * image runtime), then a detached process group on the SSH host (for a command on the host). A service with this default: provide another registry
  * (`Effect.provideService(Placements.Placements, [...])`) to add a placement. Adding one is one
  * module and one entry here.
  *
@@ -10,28 +10,40 @@
 import type { Connection } from "@mlops/core/Connection"
 import type { HostConfig } from "@mlops/core/HostConfig"
 import { Context, Effect } from "effect"
+import * as ContainerPlacement from "./ContainerPlacement.js"
 import * as Deployment from "./Deployment.js"
 import * as Placement from "./Placement.js"
 import * as ProcessGroupPlacement from "./ProcessGroupPlacement.js"
+import type * as Runtime from "./Runtime.js"
 import * as SlurmPlacement from "./SlurmPlacement.js"
 
 /** What the registry's placements fail with (one member per placement). @category models */
-export type PlacementError = SlurmPlacement.Error | ProcessGroupPlacement.Error
+export type PlacementError = SlurmPlacement.Error | ContainerPlacement.Error | ProcessGroupPlacement.Error
 
 /** The built-in placements, in order. @category registries */
-export const builtIn: Placement.Registry<PlacementError> = [SlurmPlacement.kind, ProcessGroupPlacement.kind]
+export const builtIn: Placement.Registry<PlacementError> = [
+  SlurmPlacement.kind,
+  ContainerPlacement.kind,
+  ProcessGroupPlacement.kind
+]
 
 /** The registry the programs use. @category services */
 export class Placements extends Context.Reference<Placements>()("@mlops/serve/Placements", {
   defaultValue: (): Placement.Registry<PlacementError> => builtIn
 }) {}
 
-/** The placement for a launch on `host` (what `asked` names, else what the host's entry makes it). @category resolving */
+/**
+ * The placement for a launch on `host` of what a runtime of `form` makes (what `asked` names,
+ * else what the host's entry makes it).
+ *
+ * @category resolving
+ */
 export const resolve = (
   host: HostConfig,
+  form: Runtime.Form,
   asked?: Placement.Spec
 ): Effect.Effect<Placement.Placement<PlacementError>, Placement.InvalidPlacement> =>
-  Effect.flatMap(Placements, (registry) => Placement.resolve(registry, host, asked))
+  Effect.flatMap(Placements, (registry) => Placement.resolve(registry, host, form, asked))
 
 /** The placement a deployment's record names, on the host `conn` reaches. @category resolving */
 export const ofRecord = (
@@ -48,9 +60,10 @@ export const ofRecord = (
  */
 export const ofDeployment = (conn: Connection, state: Deployment.State) =>
   Effect.gen(function* () {
+    // a record from before specs were stored ran a command on the host
     const placement =
       state.meta === undefined
-        ? yield* resolve(conn.host)
+        ? yield* resolve(conn.host, "OnHost")
         : yield* ofRecord(conn, Deployment.placementOf(state.meta))
     const placed = yield* placement.attach(conn, { runDir: state.runDir, logPath: state.logPath })
     return { placement, placed }

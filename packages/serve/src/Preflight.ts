@@ -12,9 +12,8 @@
  */
 import type { Connection } from "@mlops/core/Connection"
 import { isTransient } from "@mlops/core/ConnectionPool"
-import type { CommandError, ConnectError } from "@mlops/core/Errors"
 import * as Probes from "@mlops/core/Probes"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either } from "effect"
 import * as ArgvErrors from "./ArgvErrors.js"
 import type { Engine, Flags, FlagsRequest, Resolution } from "./Engine.js"
 import { ModelNotFound } from "./Failures.js"
@@ -23,16 +22,17 @@ import * as OwnDeployment from "./internal/launch/ownDeployment.js"
 import {
   type GpuHolder,
   HostNotReady,
-  HostProblem,
+  type HostProblem,
   NotEnoughGpus,
   NotEnoughHosts,
   PortUnavailable,
   type PreflightFacts
 } from "./internal/launch/types.js"
 import * as ModelTraits from "./ModelTraits.js"
-import type { Placement, PlacementError } from "./Placement.js"
+import type { Placement } from "./Placement.js"
 import type * as Placements from "./Placements.js"
-import type { Located, LocateError, Runtime } from "./Runtime.js"
+import type { Located, Runtime } from "./Runtime.js"
+import type * as Runtimes from "./Runtimes.js"
 import * as Secrets from "./Secrets.js"
 
 const decoder = new TextDecoder()
@@ -68,26 +68,24 @@ export interface PreflightResult {
   readonly located: Located
 }
 
-/** What a probe fails with: a host problem, or connection trouble (which fails the step, to be retried above). */
-type ProbeError = HostProblem | CommandError | ConnectError
+/** Connection trouble a check met (the step is tried again), rather than a problem it found. */
+const isConnectionTrouble = (error: { readonly _tag: string }): boolean =>
+  isTransient(error) || error._tag === "CommandTimeout" || error._tag === "ChannelOpenFailed"
 
-const isHostProblem = Schema.is(HostProblem)
+/** A problem preflight found: the host's, a runtime's or a placement's (their own tagged errors). */
+type Problem = HostProblem | Runtimes.RuntimeError | Placements.PlacementError
 
-/** A probe's value, or undefined with its host problem recorded; connection trouble fails. */
-const settle = <A>(
-  either: Either.Either<A, ProbeError>,
-  problems: Array<HostProblem>
-): Effect.Effect<A | undefined, CommandError | ConnectError> => {
+/** A probe's value, or undefined with its problem recorded; connection trouble fails. */
+const settle = <A, E extends Problem>(
+  either: Either.Either<A, E>,
+  problems: Array<Problem>
+): Effect.Effect<A | undefined, E> => {
   if (Either.isRight(either)) return Effect.succeed(either.right)
   const error = either.left
-  if (!isHostProblem(error)) return Effect.fail(error)
+  if (isConnectionTrouble(error)) return Effect.fail(error)
   problems.push(error)
   return Effect.succeed(undefined)
 }
-
-/** Connection trouble a placement's check met (the step is tried again), rather than a problem it found. */
-const isConnectionTrouble = (error: PlacementError): boolean =>
-  isTransient(error) || error._tag === "CommandTimeout" || error._tag === "ChannelOpenFailed"
 
 /** What to do about GPUs of this launch that other processes hold memory on. */
 export type BusyGpuPolicy = "refuse" | "report" | "ignore"
@@ -105,7 +103,7 @@ const withoutSecrets = (env: Readonly<Record<string, string>>) =>
 export const flagsRequest = (
   conn: Connection,
   o: {
-    readonly runtime: Runtime
+    readonly runtime: Runtime<Runtimes.RuntimeError>
     readonly located: Located
     readonly env: Readonly<Record<string, string>>
     readonly flagsFromHost: boolean
@@ -115,7 +113,13 @@ export const flagsRequest = (
   located: o.located,
   python: (code, timeout) =>
     conn.exec(
-      o.runtime.command(o.located, { target: { code }, shown: [], secrets: [], env: withoutSecrets(o.env) }),
+      o.runtime.command(o.located, {
+        target: { code },
+        shown: [],
+        secrets: [],
+        env: withoutSecrets(o.env),
+        gpus: false
+      }),
       { timeout }
     ),
   fromHost: o.flagsFromHost
@@ -131,7 +135,7 @@ export const flagsOf = (
   conn: Connection,
   o: {
     readonly engine: Engine
-    readonly runtime: Runtime
+    readonly runtime: Runtime<Runtimes.RuntimeError>
     readonly located: Located
     readonly env: Readonly<Record<string, string>>
     readonly flagsFromHost: boolean
@@ -143,9 +147,9 @@ export const run = Effect.fn("Launch.preflight")(function* (
   conn: Connection,
   o: {
     readonly engine: Engine
-    readonly runtime: Runtime
+    readonly runtime: Runtime<Runtimes.RuntimeError>
     /** Locating the engine (or the one already located). */
-    readonly located: Effect.Effect<Located, LocateError>
+    readonly located: Effect.Effect<Located, Runtimes.RuntimeError>
     readonly placement: Placement<Placements.PlacementError>
     /** The deployment. */
     readonly name: string
@@ -178,11 +182,11 @@ export const run = Effect.fn("Launch.preflight")(function* (
     { concurrency: "unbounded" }
   )
   // in the fixed order: engine, GPUs and hosts, port, model, placement
-  const engineProblems: Array<HostProblem> = []
-  const gpuProblems: Array<HostProblem> = []
-  const portProblems: Array<HostProblem> = []
-  const modelProblems: Array<HostProblem> = []
-  const placementProblems: Array<Placements.PlacementError> = []
+  const engineProblems: Array<Problem> = []
+  const gpuProblems: Array<Problem> = []
+  const portProblems: Array<Problem> = []
+  const modelProblems: Array<Problem> = []
+  const placementProblems: Array<Problem> = []
   const located = yield* settle(outcomes[0], engineProblems)
   const gpus = yield* settle(outcomes[1], gpuProblems)
   const apps = yield* settle(outcomes[2], gpuProblems)
@@ -203,6 +207,11 @@ export const run = Effect.fn("Launch.preflight")(function* (
           })
         )
   const match = found === undefined ? undefined : yield* settle(found, engineProblems)
+  // the runtime's own checks (an image's CUDA against the driver, GPUs reachable through its tool)
+  const ready =
+    located === undefined
+      ? undefined
+      : yield* settle(yield* Effect.either(o.runtime.preflight(conn, located)), engineProblems)
   const flags = match ?? engine.latestFlags
   // flags that do not parse are a usage error, reported before anything about the host; when
   // another release's flags stood in, the error says why
@@ -274,7 +283,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
     if (isConnectionTrouble(placed.left)) return yield* Effect.fail(placed.left)
     placementProblems.push(placed.left)
   }
-  const problems: Array<HostProblem | Placements.PlacementError> = [
+  const problems: Array<Problem> = [
     ...engineProblems,
     ...gpuProblems,
     ...portProblems,
@@ -284,7 +293,13 @@ export const run = Effect.fn("Launch.preflight")(function* (
   if (problems.length === 1) return yield* Effect.fail(problems[0]!)
   if (problems.length > 1) return yield* new HostNotReady({ host, problems })
   // no problem left means every probe answered
-  if (located === undefined || gpus === undefined || match === undefined || Either.isLeft(placed)) {
+  if (
+    located === undefined ||
+    gpus === undefined ||
+    match === undefined ||
+    ready === undefined ||
+    Either.isLeft(placed)
+  ) {
     return yield* Effect.dieMessage("preflight: a probe gave neither a value nor a problem")
   }
   // off the host, the GPUs are unknown here: the hardware rules are skipped
@@ -312,11 +327,12 @@ export const run = Effect.fn("Launch.preflight")(function* (
     port: o.port,
     portChecked: checkPort,
     placement: { description: o.placement.description, summary: placed.right.summary },
+    runtime: { description: o.runtime.description, summary: ready.summary },
     model: { path: o.modelPath, architecture: traits?.architecture },
     busyGpus,
     flags: { version: match.version, source: match.source },
     rulesVerified: resolved.verified,
-    warnings: match.warning === null ? [] : [match.warning]
+    warnings: [...ready.warnings, ...(match.warning === null ? [] : [match.warning])]
   }
   return { facts, resolved, flags: match, located } satisfies PreflightResult
 })

@@ -11,12 +11,20 @@
  */
 import type { Connection, ExitStatus } from "@mlops/core/Connection"
 import type { ProbeFailed, SpawnError } from "@mlops/core/Errors"
-import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import * as RemoteProcess from "@mlops/core/RemoteProcess"
-import { Clock, Duration, Effect, Either, Stream } from "effect"
-import type { Kind, Placed, Placement, Spec, WatchEvent } from "./Placement.js"
+import { Effect, Either, Stream } from "effect"
+import * as GpuRelease from "./internal/gpuRelease.js"
+import {
+  hostCommand,
+  InvalidPlacement,
+  type Kind,
+  type Placed,
+  type Placement,
+  type Spec,
+  type WatchEvent
+} from "./Placement.js"
 
 /** The kind's name, in specs and records. @category constants */
 export const name = "detached-group"
@@ -51,14 +59,7 @@ export const groupPids = (conn: Connection, proc: { readonly pid: number; readon
  *
  * @category inspecting
  */
-export const gpuMemoryOf = (conn: Connection, pids: ReadonlyArray<number>) =>
-  Effect.map(Probes.gpuProcesses(conn), (apps) => {
-    const mine = apps.filter((app) => pids.includes(app.pid))
-    return {
-      pids: [...new Set(mine.map((app) => app.pid))],
-      usedMiB: mine.reduce((sum, app) => sum + (app.usedMemoryMiB ?? 0), 0)
-    }
-  })
+export const gpuMemoryOf = GpuRelease.gpuMemoryOf
 
 /** What the run directory records of the group. */
 interface Group {
@@ -134,26 +135,10 @@ const placedOf = (group: Group): Placed<Error> => {
     gpuRelease: (conn) =>
       Effect.map(
         Effect.flatMap(isAlive(conn), (alive) => (alive ? groupPids(conn, group) : Effect.succeed([]))),
-        (pids) => ({
-          confirm: (within) =>
-            Effect.gen(function* () {
-              if (pids.length === 0) return undefined
-              // drivers release VRAM a moment after the process is gone: poll briefly before deciding
-              const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.decode(within))
-              for (;;) {
-                const held = yield* gpuMemoryOf(conn, pids)
-                if (held.pids.length === 0) return undefined
-                if ((yield* Clock.currentTimeMillis) >= deadline)
-                  return {
-                    pids: held.pids,
-                    usedMiB: held.usedMiB,
-                    fix: `kill them (ssh ${group.host} kill -9 ${held.pids.join(" ")}) and check nvidia-smi`
-                  }
-                yield* Effect.sleep("500 millis")
-              }
-            })
-        })
+        (pids) => GpuRelease.confirmation(conn, pids)
       ),
+    // nothing is kept beside the run directory
+    discard: () => Effect.void,
     // an ended group's ids may be reused by other processes
     holds: (process) => group.exit === undefined && (process.pid === group.pid || process.pgid === group.pgid)
   }
@@ -172,14 +157,16 @@ const placement = (host: string): Placement<Error> => ({
   description: `a detached process group on ${host}`,
   onHost: true,
   preflight: () => Effect.succeed({ summary: undefined }),
-  spawn: (alias, command, request) =>
+  spawn: (alias, runnable, request) =>
     Effect.map(
-      RemoteProcess.spawn(alias, command, {
-        runDir: request.runDir,
-        logPath: request.logPath,
-        token: request.token,
-        ...(request.reconnect === undefined ? {} : { reconnect: request.reconnect })
-      }),
+      Effect.flatMap(hostCommand(name, runnable), (command) =>
+        RemoteProcess.spawn(alias, command, {
+          runDir: request.runDir,
+          logPath: request.logPath,
+          token: request.token,
+          ...(request.reconnect === undefined ? {} : { reconnect: request.reconnect })
+        })
+      ),
       (proc) =>
         placedOf({
           host: alias,
@@ -222,9 +209,20 @@ const placement = (host: string): Placement<Error> => ({
   neighbours: () => Effect.succeed(undefined)
 })
 
-/** A detached process group on the SSH host: applies to every host. @category kinds */
+/** A detached process group on the SSH host: applies to every host, for a command on the host. @category kinds */
 export const kind: Kind<Error> = {
   kind: name,
-  resolve: () => Either.right(spec),
+  resolve: (_, asked, form) =>
+    form === "OnHost"
+      ? Either.right(spec)
+      : asked === undefined
+        ? Either.right(undefined)
+        : Either.left(
+            new InvalidPlacement({
+              kind: name,
+              reason: "a process group runs a command on the host, not an image",
+              fix: "launch the image without asking for a process group"
+            })
+          ),
   make: (_, host) => Either.right(placement(host.alias))
 }

@@ -12,12 +12,14 @@
  * @since 0.1.0
  */
 import type { Connection } from "@mlops/core/Connection"
+import type { CommandError, RemoteFileError } from "@mlops/core/Errors"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type { Engine } from "./Engine.js"
 import { PythonEnvUnusable } from "./internal/launch/types.js"
 import { DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
-import { InvalidRuntime, type Kind, type Located, type Runtime, type Spec } from "./Runtime.js"
+import { parse, type Tried } from "./internal/pythonProbe.js"
+import { InvalidRuntime, type Kind, type Located, type Program, type Runtime, type Spec } from "./Runtime.js"
 import * as ServerCommand from "./ServerCommand.js"
 
 /** No usable Python environment with the engine (also exported by `Launch`). @category errors */
@@ -26,35 +28,15 @@ export { PythonEnvUnusable }
 /** The kind's name, in specs and records. @category constants */
 export const name = "python-env"
 
+/** What it fails with: no environment with the engine, or the host's answer did not come. @category models */
+export type Error = PythonEnvUnusable | CommandError | RemoteFileError
+
 /** The spec: `python` pins the environment (a venv/conda prefix or an interpreter), as `--python` does. @category constructors */
 export const spec = (python?: string): Spec =>
   python === undefined ? { kind: name } : { kind: name, python }
 
 /** Where the environment setting came from. */
 export type PythonSource = Located["source"]
-
-const ProbeLine = Schema.parseJson(
-  Schema.Struct({
-    executable: Schema.String,
-    version: Schema.String,
-    found: Schema.Boolean,
-    packageVersion: Schema.NullOr(Schema.String),
-    versionSource: Schema.NullOr(Schema.Literal("metadata", "version.py")),
-    location: Schema.NullOr(Schema.String),
-    fileHashes: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), {
-      default: () => ({})
-    })
-  })
-)
-type Probed = typeof ProbeLine.Type
-
-/** One candidate looked at. */
-interface Tried {
-  readonly how: string
-  readonly path: string
-  readonly outcome: "none" | "broken" | "missing" | "no-version" | "found"
-  readonly probed?: Probed
-}
 
 const DISCOVER_TIMEOUT = "60 seconds"
 
@@ -65,25 +47,6 @@ const tilde = (home: string | undefined, path: string) =>
 
 /** The prefix of `<prefix>/bin/python`, or the interpreter itself. */
 const settingOf = (interpreter: string) => interpreter.replace(/\/bin\/python$/, "")
-
-const parse = (stdout: string): { readonly home: string | undefined; readonly tried: Array<Tried> } => {
-  let home: string | undefined
-  const tried: Array<Tried> = []
-  for (const line of stdout.split("\n")) {
-    const [kind, how = "", path = "", rest = ""] = line.split("\t")
-    if (kind === "home") home = how
-    else if (kind === "none" || kind === "broken") tried.push({ how, path, outcome: kind })
-    else if (kind === "env") {
-      const probed = Option.getOrUndefined(Schema.decodeUnknownOption(ProbeLine)(rest))
-      if (probed === undefined) tried.push({ how, path, outcome: "broken" })
-      else tried.push({ how, path, probed, outcome: outcomeOf(probed) })
-    }
-  }
-  return { home, tried }
-}
-
-const outcomeOf = (p: Probed): Tried["outcome"] =>
-  !p.found ? "missing" : p.packageVersion === null ? "no-version" : "found"
 
 const describeTried = (home: string | undefined, tried: ReadonlyArray<Tried>, label: string) =>
   tried
@@ -217,7 +180,8 @@ export const choose = Effect.fn("Launch.pythonEnv")(function* (
     location: hit.probed.location ?? "",
     fileHashes: hit.probed.fileHashes,
     runtime: name,
-    installId: host
+    installId: host,
+    where: `at ${interpreter}`
   } satisfies Located
 })
 
@@ -266,14 +230,41 @@ const decode = (given: Spec) =>
       })
   )
 
-const runtime = (python: string | undefined): Runtime => ({
+const commandOf = (located: Located, program: Program) =>
+  ServerCommand.make({
+    interpreter: located.interpreter,
+    target: program.target,
+    shown: program.shown,
+    secrets: program.secrets,
+    env: program.env,
+    ...(program.flags === undefined ? {} : { flags: program.flags })
+  })
+
+const runtime = (python: string | undefined): Runtime<Error> => ({
   spec: spec(python),
+  form: "OnHost",
+  description: python === undefined ? "a Python environment on the host" : `the Python environment ${python}`,
+  prepare: () => Effect.void,
   locate: (conn, o) => detect(conn, { engines: o.engines, explicit: python, env: o.env }),
-  command: (located, program) => ServerCommand.make({ interpreter: located.interpreter, ...program })
+  preflight: () => Effect.succeed({ summary: undefined, warnings: [] }),
+  // an environment is told apart by its path and version, which the record keeps
+  current: () => Effect.succeed(undefined),
+  command: commandOf,
+  runnable: (located, program) => ({
+    _tag: "OnHost",
+    command: commandOf(located, program),
+    shown: ServerCommand.commandLine(
+      located.interpreter,
+      "module" in program.target
+        ? { module: program.target.module, leading: program.target.leading ?? [] }
+        : { module: "-c", leading: [] },
+      program.shown
+    )
+  })
 })
 
 /** A Python environment on the host: applies to every host. @category kinds */
-export const kind: Kind = {
+export const kind: Kind<Error> = {
   kind: name,
   resolve: (_, asked) =>
     asked === undefined ? Either.right(spec()) : Either.map(decode(asked), (s) => spec(s.python)),

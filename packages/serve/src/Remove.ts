@@ -109,6 +109,8 @@ const removeOne = (conn: Connection, state: Deployment.State) =>
         fix: `a launch is starting it; wait for it to end, then ${stopIt}`
       })
     }
+    // what the placement keeps of an ended server beside the record (an exited container)
+    if (placed !== undefined) yield* placed.discard(conn).pipe(Effect.catchAll(unreadable))
     const rm = yield* conn.exec(RemoteCommand.make(["rm", "-rf", "--", state.runDir]), {
       timeout: "30 seconds"
     })

@@ -1,25 +1,30 @@
 /**
  * How the engine is found and started: the seam. A runtime answers, for an engine on a host,
- * where the engine is and which version it is (`locate`), what identifies that install for the
- * flag catalogue read from it (the fingerprint of its flag-source files and an install id),
- * and the command that runs one of its Python programs there: the server, the host's own
- * argument check, the flag dump (`command`). `launch`, `check`, `flags` and the upgrade check
- * all find the engine through the same runtime.
+ * what has to happen before anything else (`prepare`: an image pulled), where the engine is and
+ * which version it is (`locate`), what identifies that install for the flag catalogue read from
+ * it (the fingerprint of its flag-source files and an install id), its own checks before a
+ * launch (`preflight`), and how one of the engine's Python programs runs there: a short one now,
+ * on the host (`command`: the host's own argument check, the flag dump), or the server, handed to
+ * the placement (`runnable`). `launch`, `check`, `flags` and the upgrade check all find the
+ * engine through the same runtime.
  *
- * Today's runtime is a Python environment on the host (a venv, conda environment or
- * interpreter, configured or discovered: `PythonEnvRuntime`); an engine's image is another. A
- * new runtime is one module exporting a `Kind`, plus one entry in the registry the programs
+ * What a placement runs is one of two forms (`Runnable`): a command on the host (a Python
+ * environment there), or a program inside a container of an image. A runtime says which form it
+ * makes (`form`); each placement says which forms it runs, so the pair is checked when they are
+ * chosen, before anything runs.
+ *
+ * A new runtime is one module exporting a `Kind`, plus one entry in the registry the programs
  * are given (`Runtimes`). This module imports no runtime.
  *
  * @since 0.1.0
  */
 import type { Connection } from "@mlops/core/Connection"
-import type { CommandError, ConnectError, RemoteFileError } from "@mlops/core/Errors"
+import type { ContainerTool } from "@mlops/core/ContainerSettings"
 import type { HostConfig } from "@mlops/core/HostConfig"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
 import { type Effect, type Either, Schema } from "effect"
 import type { Engine } from "./Engine.js"
-import type { PythonEnvUnusable, PythonFacts } from "./internal/launch/types.js"
+import type { PythonFacts } from "./internal/launch/types.js"
 import * as Seams from "./internal/seams.js"
 import type * as Secrets from "./Secrets.js"
 import type { Target } from "./ServerCommand.js"
@@ -29,6 +34,18 @@ export type Spec = Seams.Spec
 
 /** @category schemas */
 export const Spec = Seams.Spec
+
+/**
+ * What a runtime fails with: tagged errors, each saying what went wrong and how to fix it.
+ * Every interface below is generic in a runtime's own errors `E`; the registry the programs use
+ * (`Runtimes`) names the union of its runtimes' errors.
+ *
+ * @category models
+ */
+export interface RuntimeError {
+  readonly _tag: string
+  readonly message: string
+}
 
 /** A runtime spec that cannot be used. @category errors */
 export class InvalidRuntime extends Schema.TaggedError<InvalidRuntime>()("InvalidRuntime", {
@@ -53,7 +70,7 @@ export interface Located extends PythonFacts {
   readonly runtime: string
   /** sha256 of the engine's fingerprint files (`Engine.python.fingerprintFiles`), by path inside its package. */
   readonly fileHashes: Readonly<Record<string, string>>
-  /** What identifies this install for caches kept on this machine (with its version and fingerprint). */
+  /** What identifies this install for caches kept on this machine (with its version and fingerprint): the host, an image's id. */
   readonly installId: string
 }
 
@@ -63,9 +80,6 @@ export interface Found {
   readonly located: Located
 }
 
-/** Why no engine could be found: none there (with what was tried), or the host did not answer. @category models */
-export type LocateError = PythonEnvUnusable | CommandError | ConnectError | RemoteFileError
-
 /** One of the engine's programs to run, with the flags shown (`***` for secrets) and their secrets. @category models */
 export interface Program {
   readonly target: Target
@@ -73,11 +87,75 @@ export interface Program {
   readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
   readonly env: Readonly<Record<string, string>>
   readonly flags?: Secrets.FlagLookup
+  /** Whether it needs the host's GPUs (an argument check reads their memory; a flag dump does not). */
+  readonly gpus: boolean
+}
+
+/** The server as a command on the host, run as it is. @category models */
+export interface OnHost {
+  readonly _tag: "OnHost"
+  readonly command: RemoteCommand
+  /** As a person would type it (flags shown, never a secret). */
+  readonly shown: string
+}
+
+/**
+ * The server as a program inside a container of an image: the placement starts the container
+ * (its GPUs, mounts, log and lifecycle are the placement's), with `argv` as its command.
+ *
+ * @category models
+ */
+export interface InImage {
+  readonly _tag: "InImage"
+  readonly tool: ContainerTool
+  /** The image as it was named (`lmsysorg/sglang:v0.5.11`). */
+  readonly image: string
+  /** The image that was located (`sha256:…`): what runs, even if the name moved since. */
+  readonly imageId: string
+  /** The program and its shown flags, inside the container. */
+  readonly argv: readonly [string, ...Array<string>]
+  /** Environment for the program that is not secret (secret values are in `secrets`). */
+  readonly env: Readonly<Record<string, string>>
+  /**
+   * What the engine's prelude reads to put secret values back (flag values, secret-named
+   * variables), as text to deliver in a file only the server reads; undefined without secrets.
+   */
+  readonly secrets: string | undefined
+  /** As a person would type it inside the container (flags shown, never a secret). */
+  readonly shown: string
+}
+
+/** What a placement runs. @category models */
+export type Runnable = OnHost | InImage
+
+/** The form of what a runtime makes. @category models */
+export type Form = Runnable["_tag"]
+
+/** A step a runtime takes before a launch (pulling an image), as its progress goes. @category models */
+export interface Step {
+  /** `pulling lmsysorg/sglang:v0.5.11`. */
+  readonly step: string
+  /** The tool's latest word on it. */
+  readonly detail: string
+}
+
+/** What a runtime's own checks found, for the preflight report. @category models */
+export interface Facts {
+  /** One line (`image sha256:1a2b… (docker 24.0.7), CUDA 12.4 within the driver's 12.4`). */
+  readonly summary: string | undefined
+  /** What the user should know (an image whose engine is not the version its tag says). */
+  readonly warnings: ReadonlyArray<string>
 }
 
 /** A runtime for one spec on one host. @category models */
-export interface Runtime {
+export interface Runtime<E = RuntimeError> {
   readonly spec: Spec
+  /** What it makes for a placement to run. */
+  readonly form: Form
+  /** `the Python environment ~/ml-env`, `the image lmsysorg/sglang:v0.5.11 (docker)`. */
+  readonly description: string
+  /** Make it usable before a launch (an image pulled), each step's progress to `report`. */
+  readonly prepare: (conn: Connection, report: (step: Step) => Effect.Effect<void>) => Effect.Effect<void, E>
   /**
    * The first of `engines` (in order of preference) this runtime finds on the host; when none is
    * there, the preferred engine's refusal, naming what was tried and how to set it. `env` is the
@@ -86,30 +164,46 @@ export interface Runtime {
   readonly locate: (
     conn: Connection,
     o: { readonly engines: ReadonlyArray<Engine>; readonly env: Readonly<Record<string, string>> }
-  ) => Effect.Effect<Found, LocateError>
-  /** The command that runs `program` with the located engine (secrets never on its command line). */
+  ) => Effect.Effect<Found, E>
+  /** Its own checks before a launch (an image's CUDA against the host's driver, GPUs reachable through the tool). */
+  readonly preflight: (conn: Connection, located: Located) => Effect.Effect<Facts, E>
+  /**
+   * What identifies the install it would run now (an image name's current id), to tell a
+   * running deployment from this launch; undefined when there is nothing to compare.
+   */
+  readonly current: (conn: Connection) => Effect.Effect<string | undefined, E>
+  /** A short program to run now on the host with the located engine (secrets never on its command line). */
   readonly command: (located: Located, program: Program) => RemoteCommand
+  /** The server, for the placement to run. */
+  readonly runnable: (located: Located, program: Program) => Runnable
 }
 
 /** A kind of runtime: how a spec is chosen for a host and made into a runtime. @category models */
-export interface Kind extends Seams.KindOf<Runtime, InvalidRuntime> {
+export interface Kind<E = RuntimeError> extends Seams.KindOf<Runtime<E>, InvalidRuntime> {
   readonly kind: string
   /** This kind's spec for `host` when it applies (`asked`: this kind's spec from the request). */
   readonly resolve: (
     host: HostConfig,
     asked: Spec | undefined
   ) => Either.Either<Spec | undefined, InvalidRuntime>
-  readonly make: (spec: Spec, host: HostConfig) => Either.Either<Runtime, InvalidRuntime>
+  readonly make: (spec: Spec, host: HostConfig) => Either.Either<Runtime<E>, InvalidRuntime>
 }
 
 /** The kinds a program knows, in order: without a request, the first that applies to a host is chosen. @category models */
-export type Registry = ReadonlyArray<Kind>
+export type Registry<E = RuntimeError> = ReadonlyArray<Kind<E>>
 
 const invalid = (kind: string, reason: string, fix: string) => new InvalidRuntime({ kind, reason, fix })
 
 /** The runtime for `host`: the kind `asked` names, or the first of the registry that applies. @category resolving */
-export const resolve = (
-  registry: Registry,
+export const resolve = <E>(
+  registry: Registry<E>,
   host: HostConfig,
   asked?: Spec
-): Either.Either<Runtime, InvalidRuntime> => Seams.resolve(registry, host, asked, invalid)
+): Either.Either<Runtime<E>, InvalidRuntime> => Seams.resolve(registry, host, asked, invalid, undefined)
+
+/** The runtime a deployment record's spec describes. @category resolving */
+export const fromRecord = <E>(
+  registry: Registry<E>,
+  spec: Spec,
+  host: HostConfig
+): Either.Either<Runtime<E>, InvalidRuntime> => Seams.fromRecord(registry, spec, host, invalid)

@@ -25,17 +25,29 @@ import * as Secrets from "./Secrets.js"
 /** The environment variable that carries the secret values to the prelude. */
 export const secretsEnv = "MLOPS_SERVER_SECRETS"
 
+/**
+ * The environment variable naming a file that carries them instead (a container's server: the
+ * file is in the run directory the container mounts; the prelude reads it, then removes it).
+ */
+export const secretsFileEnv = "MLOPS_SERVER_SECRETS_FILE"
+
 /** The marker simulated hosts look for (`python -c <prelude>`). */
 export const preludeMarker = "mlops-server-prelude"
 
 /**
  * `sys.argv[1]` names what to run (a module, or `-` for code given in the payload); the rest is
  * the shown argv. The payload: `argv` (position → real value), `hide` (values to print as ***),
- * `code` (for `-`).
+ * `code` (for `-`), `env` (variables to set first: a container's secret-named ones).
  */
 export const PRELUDE = `# ${preludeMarker}
 import json, os, runpy, sys
 payload = json.loads(os.environ.pop("${secretsEnv}", "{}"))
+payload_file = os.environ.pop("${secretsFileEnv}", "")
+if payload_file:
+    with open(payload_file) as f:
+        payload = json.load(f)
+    os.unlink(payload_file)
+os.environ.update(payload.get("env", {}))
 words = sys.argv[2:]
 for index, value in payload.get("argv", {}).items():
     words[int(index)] = value
@@ -84,6 +96,49 @@ export const commandLine = (
     ...[...command.leading, ...shown].map(RemoteCommand.quote)
   ].join(" ")
 
+/** What runs a program: its words after the interpreter, and the prelude's payload when it has secrets. */
+export interface Parts {
+  /** `-m module shown…`, `-c code shown…`, or `-c PRELUDE module|- shown…`. */
+  readonly words: ReadonlyArray<string>
+  /** The payload (JSON) the prelude reads; undefined without secrets. */
+  readonly payload: string | undefined
+}
+
+/**
+ * The words that run `target` with `shown` flags whose secrets are `secrets`; `env` is the
+ * program's environment (values of secret-named variables are hidden in its output), and
+ * `secretEnv` the variables that travel in the payload instead (a container's).
+ */
+export const parts = (o: {
+  readonly target: Target
+  readonly shown: ReadonlyArray<string>
+  readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
+  readonly env: Readonly<Record<string, string>>
+  readonly secretEnv?: Readonly<Record<string, string>>
+  /** How the engine's flags name secrets (default: by name). */
+  readonly flags?: Secrets.FlagLookup
+}): Parts => {
+  const secretEnv = o.secretEnv ?? {}
+  const hide = Secrets.hiddenValues(o.secrets, { ...o.env, ...secretEnv })
+  const shown = "module" in o.target ? [...(o.target.leading ?? []), ...o.shown] : o.shown
+  if (o.secrets.length === 0 && hide.length === 0 && Object.keys(secretEnv).length === 0) {
+    const head = "module" in o.target ? ["-m", o.target.module] : ["-c", o.target.code]
+    return { words: [...head, ...shown], payload: undefined }
+  }
+  const real = Secrets.reveal(shown, o.secrets, o.flags)
+  const argv: Record<string, string> = {}
+  real.forEach((word, index) => {
+    if (word !== shown[index]) argv[String(index)] = word
+  })
+  const payload = JSON.stringify({
+    argv,
+    hide,
+    ...("code" in o.target ? { code: o.target.code } : {}),
+    ...(Object.keys(secretEnv).length === 0 ? {} : { env: secretEnv })
+  })
+  return { words: ["-c", PRELUDE, "module" in o.target ? o.target.module : "-", ...shown], payload }
+}
+
 /**
  * The remote command for `shown` flags whose secrets are `secrets`, with `env`.
  */
@@ -98,22 +153,10 @@ export const make = (o: {
 }): RemoteCommand.RemoteCommand => {
   // a path mlops found or was given: `~/` is the remote home; the engine's flags stay as written
   const interpreter = RemotePath.make(o.interpreter)
-  const hide = Secrets.hiddenValues(o.secrets, o.env)
-  const shown = "module" in o.target ? [...(o.target.leading ?? []), ...o.shown] : o.shown
-  if (o.secrets.length === 0 && hide.length === 0) {
-    const head = "module" in o.target ? ["-m", o.target.module] : ["-c", o.target.code]
-    return RemoteCommand.make([interpreter, ...head, ...shown], { env: o.env })
-  }
-  const real = Secrets.reveal(shown, o.secrets, o.flags)
-  const argv: Record<string, string> = {}
-  real.forEach((word, index) => {
-    if (word !== shown[index]) argv[String(index)] = word
+  const made = parts(o)
+  return RemoteCommand.make([interpreter, ...made.words], {
+    env: made.payload === undefined ? o.env : { ...o.env, [secretsEnv]: made.payload }
   })
-  const payload = JSON.stringify({ argv, hide, ...("code" in o.target ? { code: o.target.code } : {}) })
-  return RemoteCommand.make(
-    [interpreter, "-c", PRELUDE, "module" in o.target ? o.target.module : "-", ...shown],
-    { env: { ...o.env, [secretsEnv]: payload } }
-  )
 }
 
 /**

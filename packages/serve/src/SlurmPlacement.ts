@@ -39,7 +39,7 @@ import { type Duration, Effect, Either, Schema, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
 import { Fix, LaunchFailure, renderFix } from "./Failures.js"
 import type { Inspection, Kind, Placed, Placement, Reporter, Spec, WatchEvent } from "./Placement.js"
-import { InvalidPlacement } from "./Placement.js"
+import { hostCommand, InvalidPlacement } from "./Placement.js"
 
 /** The kind's name, in specs and records. @category constants */
 export const name = "slurm"
@@ -261,6 +261,8 @@ const placedOf = (
       }),
     // the scheduler's end of the job (which `stop` waits for) is the confirmation on its node
     gpuRelease: () => Effect.succeed({ confirm: () => Effect.succeed(undefined) }),
+    // nothing is kept beside the run directory
+    discard: () => Effect.void,
     // its processes are on a compute node, never the login node's
     holds: () => false
   }
@@ -301,8 +303,9 @@ const placement = (
           }
         }
       ),
-    spawn: (host, command, request) =>
+    spawn: (host, runnable, request) =>
       Effect.gen(function* () {
+        const command = yield* hostCommand(name, runnable)
         const conn = yield* (yield* ConnectionPool).get(host)
         const slurm = Slurm.clientOf(conn)
         const runDir = yield* conn.files.resolvePath(request.runDir)
@@ -428,7 +431,17 @@ const decodeSpec = Schema.decodeUnknownEither(SlurmSpec, { onExcessProperty: "er
  */
 export const makeKind = (options: Options = {}): Kind<Error> => ({
   kind: name,
-  resolve: (host: HostConfig, asked) => {
+  resolve: (host: HostConfig, asked, form) => {
+    if (asked === undefined && host.slurm === undefined) return Either.right(undefined)
+    // the login node's entry names the scheduler: an image does not quietly run on the login node instead
+    if (form !== "OnHost")
+      return Either.left(
+        new InvalidPlacement({
+          kind: name,
+          reason: "a Slurm job cannot run an image yet (enroot/pyxis containers are not supported)",
+          fix: `use a Python environment on the cluster (--python), or run the image on a host without "slurm" in hosts.json`
+        })
+      )
     if (asked === undefined) return Either.right(host.slurm === undefined ? undefined : spec(host.slurm))
     return Either.map(decode(asked), (given) => spec(SlurmSettings.merge(host.slurm ?? {}, given.settings)))
   },

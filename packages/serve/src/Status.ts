@@ -21,6 +21,7 @@ import type { Phase } from "./LaunchEvent.js"
 import type * as Placement from "./Placement.js"
 import * as Placements from "./Placements.js"
 import { isHealthyAt } from "./Readiness.js"
+import * as Runtimes from "./Runtimes.js"
 
 /** @category models */
 export interface DeploymentStatus {
@@ -223,6 +224,8 @@ export const ofHosts = Effect.fn("Status.ofHosts")(function* (
  */
 export const neighbours = Effect.fn("Status.neighbours")(function* (host: string) {
   const conn = yield* (yield* ConnectionPool).get(host)
-  const placement = yield* Placements.resolve(conn.host)
+  // the placement a launch on the host gets by default (its entry's runtime and scheduler)
+  const runtime = yield* Runtimes.resolve(conn.host)
+  const placement = yield* Placements.resolve(conn.host, runtime.form)
   return yield* placement.neighbours(conn)
 })

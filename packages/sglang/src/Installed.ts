@@ -34,5 +34,5 @@ export const onHost = Effect.fn("Installed.onHost")(function* (o: {
   const found = yield* HostFlags.forHost(
     Preflight.flagsRequest(conn, { runtime, located, env, flagsFromHost: o.fromHost === true })
   )
-  return { ...found, version: located.engineVersion, located }
+  return { ...found, version: located.engineVersion, located, form: runtime.form }
 })

@@ -24,7 +24,7 @@ import type {
   ReadinessRequest,
   Rendezvous
 } from "@mlops/serve/Engine"
-import { UnsupportedEngineVersion } from "@mlops/serve/Engine"
+import { commonCaches, UnsupportedEngineVersion } from "@mlops/serve/Engine"
 import * as Secrets from "@mlops/serve/Secrets"
 import { Effect } from "effect"
 import * as Argv from "./Argv.js"
@@ -230,6 +230,7 @@ export const engine: Engine = {
   ],
   apiKeyFlag: "--api-key",
   secretEnv: [],
+  caches: commonCaches,
   remoteCheck: REMOTE_CHECK,
   sim
 }

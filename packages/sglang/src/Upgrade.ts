@@ -338,7 +338,7 @@ export const fromHost = Effect.fn("Upgrade.fromHost")(function* (o: {
   })
   const conn = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get(o.host))
   // the GPUs are the host's only where a launch would run the server on it
-  const placement = yield* Placements.resolve(conn.host)
+  const placement = yield* Placements.resolve(conn.host, installed.form)
   const [gpus, traits] = yield* Effect.all(
     [
       placement.onHost ? Probes.gpus(conn) : Effect.succeed([]),

@@ -8,6 +8,7 @@
  */
 import { ranksOf } from "@mlops/serve/AutoFix"
 import {
+  commonCaches,
   type Engine,
   type Flags,
   type GpuPlan,
@@ -128,6 +129,8 @@ export const VllmEngine: Engine = {
   ],
   apiKeyFlag: "--api-key",
   secretEnv: ["VLLM_API_KEY"],
+  // torch.compile, Inductor and Triton artifacts reused across containers (vLLM's docker docs)
+  caches: [...commonCaches, { env: "VLLM_CACHE_ROOT", path: "~/.cache/vllm" }],
   // the host's own parser is not run: vLLM's parser module moved between releases
   remoteCheck: undefined,
   sim: {

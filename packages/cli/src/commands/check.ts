@@ -11,6 +11,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { defaultGpus, engines } from "./facts.js"
+import { imageOptions } from "./imageOptions.js"
 import { engine, json, lazily, python } from "./shared.js"
 
 const options = {
@@ -20,6 +21,7 @@ const options = {
   ),
   engine,
   python,
+  ...imageOptions,
   modelConfig: Options.file("model-config").pipe(
     Options.optional,
     Options.withDescription("A local config.json of the model (offline check)")

@@ -7,6 +7,7 @@
  * `--stop-on-interrupt`, that it was stopped, confirmed on the host).
  */
 import { Command, Options } from "@effect/cli"
+import { imageOptions } from "./imageOptions.js"
 import { placementOptions } from "./placementOptions.js"
 import { engine, host, json, lazily, python } from "./shared.js"
 
@@ -25,6 +26,7 @@ const options = {
     Options.withDescription("K=V environment for SGLang (repeatable; values are never printed or stored)")
   ),
   python,
+  ...imageOptions,
   json,
   autoFix: Options.boolean("auto-fix").pipe(
     Options.withDescription(`Apply a classified failure's fix and relaunch (up to ${autoFixAttempts} times)`)

@@ -3,7 +3,7 @@
  * options, the command line's two halves, the failures a command ends with, and loading a
  * command's program on first use. Light on purpose: every `mlops` start evaluates it.
  */
-import { Options } from "@effect/cli"
+import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Context, Data, Effect, Schema } from "effect"
 import { engineNames } from "./facts.js"
 
@@ -29,6 +29,23 @@ export const engine = Options.choice("engine", engineNames).pipe(
     `The inference engine (${engineNames.join(", ")}); default: the one found in the host's Python environment (${engineNames[0]} when several are)`
   )
 )
+
+/**
+ * `--NAME VALUE` with VALUE one of `choices`; anything else is refused naming the option and its
+ * choices (@effect/cli's own choice error names neither the option nor the value given).
+ */
+export const namedChoice = <const A extends string>(name: string, choices: ReadonlyArray<A>) =>
+  Options.text(name).pipe(
+    Options.mapEffect((value) =>
+      (choices as ReadonlyArray<string>).includes(value)
+        ? Effect.succeed(value as A)
+        : Effect.fail(
+            ValidationError.invalidValue(
+              HelpDoc.p(`--${name} must be one of ${choices.join(", ")}, not "${value}"`)
+            )
+          )
+    )
+  )
 
 /** The words after the first `--` of the command line: SGLang's flags, exactly as given. */
 export class SglangFlags extends Context.Reference<SglangFlags>()("@mlops/cli/SglangFlags", {

@@ -25,11 +25,9 @@ import * as UpgradeView from "../render/upgrade.js"
 import * as RuntimeSpec from "./runtimeSpec.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
 
-/** The runtime `--python` asks for, as request fields. */
-const runtimeOf = (given: RuntimeSpec.Given) => {
-  const runtime = RuntimeSpec.specOf(given)
-  return runtime === undefined ? {} : { runtime }
-}
+/** The runtime `--python` or `--image` asks for, as request fields. */
+const runtimeOf = (given: RuntimeSpec.Given) =>
+  Effect.map(RuntimeSpec.specOf(given), (runtime) => (runtime === undefined ? {} : { runtime }))
 
 /** `--host` and `--model-config` both or neither, or a bad `--gpu-memory`. */
 /** `48GiB`, `48G`, `48` (GiB), `49152MiB`. */
@@ -142,7 +140,7 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
                   argv: parsed.flags,
                   to: parsed.targetVersion.value,
                   host,
-                  ...runtimeOf(parsed)
+                  ...(yield* runtimeOf(parsed))
                 })
               : yield* Upgrade.compare({
                   ...common,
@@ -158,7 +156,7 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
                 host,
                 argv: parsed.flags,
                 flagsFromHost: parsed.flagsFromHost,
-                ...runtimeOf(parsed)
+                ...(yield* runtimeOf(parsed))
               })
             : yield* Check.offline(offlineEngine, {
                 argv: parsed.flags,

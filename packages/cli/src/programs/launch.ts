@@ -40,18 +40,19 @@ type WithFlags = Parsed & { readonly flags: ReadonlyArray<string> }
 
 const withRuntime = (runtime: Launch.LaunchRequest["runtime"]) => (runtime === undefined ? {} : { runtime })
 
-/** The library request for these command-line options (`placement`: the spec the placement options give). */
+/** The library request for these command-line options (`placement`, `runtime`: the specs their options give). */
 export const toRequest = (
   parsed: WithFlags,
   engine: Launch.LaunchRequest["engine"],
   env: Record<string, string>,
-  placement?: Placement.Spec
+  placement?: Placement.Spec,
+  runtime?: Launch.LaunchRequest["runtime"]
 ): Launch.LaunchRequest => ({
   host: parsed.host,
   engine,
   argv: parsed.flags,
   ...(placement === undefined ? {} : { placement }),
-  ...withRuntime(RuntimeSpec.specOf(parsed)),
+  ...withRuntime(runtime),
   ...(Option.isSome(parsed.name) ? { name: parsed.name.value } : {}),
   ...(Object.keys(env).length > 0 ? { env } : {}),
   preflight: !parsed.noPreflight,
@@ -242,7 +243,8 @@ export const launch = (options: Parsed): Effect.Effect<void, CommandExit, Progra
           parsed,
           yield* Engines.engineOf(parsed.engine),
           env,
-          yield* PlacementSpec.specOf(parsed)
+          yield* PlacementSpec.specOf(parsed),
+          yield* RuntimeSpec.specOf(parsed)
         )
         yield* printEvents(style, parsed.json, context, Launch.launch(request).pipe(Stream.tap(track)))
       })

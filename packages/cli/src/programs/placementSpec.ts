@@ -7,12 +7,14 @@ import type { Spec } from "@mlops/serve/Placement"
 import { Effect, type Option } from "effect"
 import type { placementOptions } from "../commands/placementOptions.js"
 import { UsageError } from "../commands/shared.js"
+import * as ContainerPlacementOptions from "./containerPlacement.js"
 import * as SlurmPlacementOptions from "./slurmPlacement.js"
 
 type Given = { readonly [K in keyof typeof placementOptions]: Option.Option<string> }
 
 const builders: ReadonlyArray<(given: Given) => Effect.Effect<Spec | undefined, UsageError>> = [
-  SlurmPlacementOptions.specOf
+  SlurmPlacementOptions.specOf,
+  ContainerPlacementOptions.specOf
 ]
 
 /** The spec the options give, or undefined when they give none. */

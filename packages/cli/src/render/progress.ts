@@ -19,9 +19,8 @@ export type Context = FailureContext & {
 
 const pythonLine = (style: Style, p: Launch.PythonFacts, elapsedMs: number): ReadonlyArray<string> => {
   const from = p.versionSource === "version.py" ? ", a source checkout: version from version.py" : ""
-  const head = `${green(style, "✓")} Python ${p.pythonVersion} at ${p.interpreter} with ${Engines.displayName(p.engine)} ${p.engineVersion}${from} ${dim(style, duration(elapsedMs))}`
-  if (p.source !== "discovered")
-    return [`${head}`, `    (set by ${p.source === "--python" ? "--python" : "hosts.json"})`]
+  const head = `${green(style, "✓")} Python ${p.pythonVersion} ${p.where} with ${Engines.displayName(p.engine)} ${p.engineVersion}${from} ${dim(style, duration(elapsedMs))}`
+  if (p.source !== "discovered") return [`${head}`, `    (set by ${p.source})`]
   return [
     head,
     `    found by looking (${p.how}); to pin it: --python ${p.setting}, or "python": "${p.setting}" in hosts.json`
@@ -74,6 +73,8 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       return [
         `${green(style, "✓")} connected to ${bold(style, event.host)} as deployment ${bold(style, event.name)} ${dim(style, duration(event.elapsedMs))}`
       ]
+    case "Preparing":
+      return [`  ${cyan(style, "↓")} ${event.step}: ${event.detail} ${dim(style, duration(event.elapsedMs))}`]
     case "Preflight": {
       const f = event.facts
       // the host's GPUs and port where the server runs on it; elsewhere, the placement's own word
@@ -86,6 +87,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       const where = [
         ...(gpus === undefined ? [] : [gpus]),
         ...(f.portChecked ? [`port ${f.port} free`] : []),
+        ...(f.runtime.summary === undefined ? [] : [f.runtime.summary]),
         ...(f.placement.summary === undefined ? [] : [f.placement.summary])
       ]
       const fromHost =
@@ -203,9 +205,17 @@ const isNote = (event: Progress): boolean =>
   event._tag === "PlacementState" ||
   (event._tag === "Log" && (event.event._tag === "Capacity" || event.event._tag === "Listening"))
 
+/** Events that only move the live block's status line (plain mode prints each as a line): a pull's progress. */
+const isStatus = (event: Progress): boolean => event._tag === "Preparing"
+
 /** Phase/status changes an event makes to the live block. */
 export const update = (state: ViewState, event: Progress, nowMs: number): ViewState => {
   switch (event._tag) {
+    case "Preparing":
+      return {
+        ...state,
+        status: `${event.step}: ${event.detail.length > 72 ? `${event.detail.slice(0, 71)}…` : event.detail}`
+      }
     case "Preflight":
       return { ...state, status: "checking flags" }
     case "Spawned":
@@ -282,7 +292,7 @@ export const live = (
     return { text: event === undefined ? "" : text(0, lines(style, event, context)), state }
   }
   const note = event !== undefined && isNote(event)
-  const permanent = event === undefined || note ? [] : lines(style, event, context)
+  const permanent = event === undefined || note || isStatus(event) ? [] : lines(style, event, context)
   const updated = event === undefined ? state : update(state, event, nowMs)
   const next = note ? { ...updated, notes: [...updated.notes, ...lines(style, event, context)] } : updated
   if (event?._tag === "Launched") {

@@ -170,6 +170,7 @@ describe("render/progress", () => {
       gpus: undefined,
       port: 30000,
       portChecked: false,
+      runtime: { description: "the Python environment /env", summary: undefined },
       placement: {
         description: "a Slurm job from login1 (partition gpu)",
         summary: "Slurm partition gpu: 2 node(s) with 8 gpu GPUs in service for 2, time limit 8:00:00"

@@ -51,6 +51,8 @@ export const MetaFile = Schema.Struct({
   runtime: Schema.optionalWith(RecordedSpec, { default: () => "python-env" }),
   /** The interpreter that runs the engine. */
   python: Schema.String,
+  /** What identifies the install it runs (an image's id), when the runtime tells installs apart; older records: none. */
+  install: Schema.optional(Schema.String),
   /** The environment variables the server was started with: names only. */
   envNames: Schema.Array(Schema.String),
   /** Digest of the environment values and secret flag values. */

@@ -122,3 +122,44 @@ if s=$(command -v "$entry" 2>/dev/null) && [ -r "$s" ]; then
   esac
 fi
 exit 3`
+
+/**
+ * `sh -c IMAGE_DISCOVER mlops-python <probe> <package> <entry point> [files...]`, inside an
+ * image: the same lines as DISCOVER (`home`, then `env`/`none`/`broken` per candidate) for the
+ * interpreters an image runs its programs with: `python3` and `python` on its PATH (a venv the
+ * image puts first included), then the interpreter of the engine's entry point. Only `sh` and
+ * the interpreter are needed (no coreutils).
+ */
+export const IMAGE_DISCOVER = `probe=$1; pkg=$2; entry=$3
+shift 3
+files=$*
+seen=' '
+nl=$(printf '\\nx'); nl=\${nl%x}
+printf 'home\\t%s\\n' "$HOME"
+try_python() {
+  case $seen in *" $1 "*) return 1 ;; esac
+  seen="$seen$1 "
+  if [ ! -x "$1" ] || [ -d "$1" ]; then printf 'none\\t%s\\t%s\\n' "$2" "$1"; return 1; fi
+  out=$("$1" -c "$probe" "$pkg" $files 2>/dev/null)
+  s=$?
+  if [ $s -ne 0 ]; then printf 'broken\\t%s\\t%s\\t%s\\n' "$2" "$1" "$s"; return 1; fi
+  out=\${out##*"$nl"}
+  printf 'env\\t%s\\t%s\\t%s\\n' "$2" "$1" "$out"
+  case $out in *'"versionSource": "'*) exit 0 ;; esac
+  return 1
+}
+for name in python3 python; do
+  if p=$(command -v "$name" 2>/dev/null); then try_python "$p" path; fi
+done
+if s=$(command -v "$entry" 2>/dev/null) && [ -r "$s" ]; then
+  IFS= read -r line <"$s" || line=
+  case $line in
+    '#!'*)
+      interp=\${line#'#!'}
+      set -- $interp
+      if [ "\${1##*/}" = env ] && [ -n "\${2:-}" ]; then interp=$(command -v "$2" 2>/dev/null) || interp=$2
+      else interp=$1; fi
+      try_python "$interp" entry-point ;;
+  esac
+fi
+exit 3`

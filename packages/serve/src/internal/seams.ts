@@ -19,11 +19,18 @@ export const Spec: Schema.Schema<Spec> = Schema.Struct(
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
 
-/** One kind of a seam (a placement, a runtime). */
-export interface KindOf<Impl, E> {
+/**
+ * One kind of a seam (a placement, a runtime). `C` is what else the choice depends on (a
+ * placement's: the form of what the runtime makes).
+ */
+export interface KindOf<Impl, E, C = undefined> {
   readonly kind: string
   /** This kind's spec for `host` when it applies (`asked`: this kind's spec from the request). */
-  readonly resolve: (host: HostConfig, asked: Spec | undefined) => Either.Either<Spec | undefined, E>
+  readonly resolve: (
+    host: HostConfig,
+    asked: Spec | undefined,
+    context: C
+  ) => Either.Either<Spec | undefined, E>
   readonly make: (spec: Spec, host: HostConfig) => Either.Either<Impl, E>
 }
 
@@ -31,24 +38,25 @@ export interface KindOf<Impl, E> {
 export type Invalid<E> = (kind: string, reason: string, fix: string) => E
 
 /** The kind `asked` names, or the first of the registry that applies to the host. */
-export const resolve = <Impl, E>(
-  registry: ReadonlyArray<KindOf<Impl, E>>,
+export const resolve = <Impl, E, C>(
+  registry: ReadonlyArray<KindOf<Impl, E, C>>,
   host: HostConfig,
   asked: Spec | undefined,
-  invalid: Invalid<E>
+  invalid: Invalid<E>,
+  context: C
 ): Either.Either<Impl, E> => {
   const known = registry.map((k) => k.kind).join(", ") || "none"
   if (asked !== undefined) {
     const kind = registry.find((k) => k.kind === asked.kind)
     if (kind === undefined) return Either.left(invalid(asked.kind, "no such kind", `use one of ${known}`))
-    return Either.flatMap(kind.resolve(host, asked), (spec) =>
+    return Either.flatMap(kind.resolve(host, asked, context), (spec) =>
       spec === undefined
         ? Either.left(invalid(asked.kind, `it does not apply to ${host.alias}`, `use one of ${known}`))
         : kind.make(spec, host)
     )
   }
   for (const kind of registry) {
-    const spec = kind.resolve(host, undefined)
+    const spec = kind.resolve(host, undefined, context)
     if (Either.isLeft(spec)) return Either.left(spec.left)
     if (spec.right !== undefined) return kind.make(spec.right, host)
   }
@@ -58,8 +66,8 @@ export const resolve = <Impl, E>(
 }
 
 /** The implementation a deployment's recorded spec describes. */
-export const fromRecord = <Impl, E>(
-  registry: ReadonlyArray<KindOf<Impl, E>>,
+export const fromRecord = <Impl, E, C>(
+  registry: ReadonlyArray<KindOf<Impl, E, C>>,
   spec: Spec,
   host: HostConfig,
   invalid: Invalid<E>

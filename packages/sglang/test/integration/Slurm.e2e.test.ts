@@ -47,12 +47,23 @@ const live = Layer.unwrapEffect(
 /** The stand-in listens where the login node reaches a server on the node: the node's address. */
 const onNode = (slurm: TestSlurm.SlurmCluster) => ["--host", slurm.nodeAddress]
 
+/** A command on the host, as a runtime hands it to a placement. */
+const onHost = (command: RemoteCommand.RemoteCommand) => ({
+  _tag: "OnHost" as const,
+  command,
+  shown: "sglang"
+})
+
+/** A server that mounts nothing (a Slurm job reads the cluster's shared files). */
+const noPaths = { model: undefined, caches: [] }
+
 /** The stand-in's launch command (its environment carries a secret, as an HF token would). */
 const serverCommand = (
   standin: Standin.Standin,
   slurm: TestSlurm.SlurmCluster,
   port: number,
-  extra: ReadonlyArray<string> = []
+  extra: ReadonlyArray<string> = [],
+  phaseSeconds = "0.02"
 ) =>
   RemoteCommand.make(
     [
@@ -66,7 +77,7 @@ const serverCommand = (
       ...onNode(slurm),
       ...extra
     ],
-    { env: { STANDIN_PHASE_SECONDS: "0.02", HF_TOKEN: SECRET } }
+    { env: { STANDIN_PHASE_SECONDS: phaseSeconds, HF_TOKEN: SECRET } }
   )
 
 /** `program`, with the remote commands it ran whose words match `pattern` counted. */
@@ -117,18 +128,29 @@ let deployments = 0
 const runDirFor = (standin: Standin.Standin, name: string) =>
   path.join(standin.stateDir, "deployments", `${name}-${++deployments}`)
 
-const spawnServer = (name: string, gpus: number, port: number, extra: ReadonlyArray<string> = []) =>
+const spawnServer = (
+  name: string,
+  gpus: number,
+  port: number,
+  extra: ReadonlyArray<string> = [],
+  phaseSeconds?: string
+) =>
   Effect.gen(function* () {
     const { standin, slurm } = yield* Cluster
     const placement = yield* slurmPlacement()
     const runDir = runDirFor(standin, name)
-    const placed = yield* placement.spawn(alias, serverCommand(standin, slurm, port, extra), {
-      runDir,
-      logPath: path.join(runDir, "log"),
-      token: `token-${name}`,
-      name,
-      gpus: plan(gpus)
-    })
+    const placed = yield* placement.spawn(
+      alias,
+      onHost(serverCommand(standin, slurm, port, extra, phaseSeconds)),
+      {
+        runDir,
+        logPath: path.join(runDir, "log"),
+        token: `token-${name}`,
+        name,
+        paths: noPaths,
+        gpus: plan(gpus)
+      }
+    )
     return { placement, placed }
   })
 
@@ -174,7 +196,8 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             "sleep 300"
           ])).trim()
           const port = yield* freePort
-          const { placement, placed } = yield* spawnServer("ready", 1, port)
+          // ~3 s from its start to ready: the 1 s state poll sees it RUNNING first, also on a busy machine
+          const { placement, placed } = yield* spawnServer("ready", 1, port, [], "0.3")
           const seen: Array<string> = []
           let released = false
           // followed until its ready line: the launch's own follow, as a stream
@@ -289,6 +312,8 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             "sleep 300"
           ])).trim()
           yield* Effect.forkScoped(Effect.delay(slurm.client("scancel", [holder]), "8 seconds"))
+          // a failed assertion must not leave the job holding the GPUs the next tests ask for
+          yield* Effect.addFinalizer(() => Effect.ignore(Stop.stop(alias, name)))
           const states: Array<string> = []
           let health: number | undefined
           let launched: Deployment.Deployment | undefined
@@ -297,7 +322,8 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             host: alias,
             name,
             argv: [...fixedStory(standin.modelPath, port), ...onNode(slurm)],
-            env: { STANDIN_PHASE_SECONDS: "0.02" },
+            // ~3 s from its start to ready: several 1 s state polls see it RUNNING first, also on a busy machine
+            env: { STANDIN_PHASE_SECONDS: "0.3" },
             stallTimeout: "2 seconds",
             placement: SlurmPlacement.spec(),
             tunnel: true
@@ -530,11 +556,12 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             const placement = yield* slurmPlacement()
             const runDir = runDirFor(standin, name)
             const placed = yield* placement
-              .spawn(alias, serverCommand(standin, slurm, yield* freePort), {
+              .spawn(alias, onHost(serverCommand(standin, slurm, yield* freePort)), {
                 runDir,
                 logPath: path.join(runDir, "log"),
                 token: `token-${name}`,
                 name,
+                paths: noPaths,
                 gpus: plan(1)
               })
               .pipe(Effect.provideService(ConnectionPool.ConnectionPool, cutting))

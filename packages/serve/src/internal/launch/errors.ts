@@ -10,6 +10,7 @@ import { UnsupportedEngineVersion } from "../../Engine.js"
 import { ModelNotFound } from "../../Failures.js"
 import { InvalidModelConfig } from "../../ModelTraits.js"
 import type { PlacementError } from "../../Placements.js"
+import type { RuntimeError } from "../../Runtimes.js"
 
 /** Fewer GPUs than `tp × pp` needs. */
 export class NotEnoughGpus extends Schema.TaggedError<NotEnoughGpus>()("NotEnoughGpus", {
@@ -179,16 +180,19 @@ export const HostProblem = Schema.Union(
 )
 export type HostProblem = typeof HostProblem.Type
 
-/** A placement's own problem (a scheduler refusing the job's request): one of the registry's placements' errors. */
-const PlacementProblem = Schema.declare(
-  (u: unknown): u is PlacementError =>
+/**
+ * A runtime's or a placement's own problem (an image whose CUDA the driver cannot run, a
+ * scheduler refusing the job's request): one of the registries' errors.
+ */
+const SeamProblem = Schema.declare(
+  (u: unknown): u is PlacementError | RuntimeError =>
     typeof u === "object" &&
     u !== null &&
     "_tag" in u &&
     typeof u._tag === "string" &&
     "message" in u &&
     typeof u.message === "string",
-  { identifier: "PlacementProblem" }
+  { identifier: "SeamProblem" }
 )
 
 /**
@@ -197,7 +201,7 @@ const PlacementProblem = Schema.declare(
  */
 export class HostNotReady extends Schema.TaggedError<HostNotReady>()("HostNotReady", {
   host: Schema.String,
-  problems: Schema.Array(Schema.Union(HostProblem, PlacementProblem))
+  problems: Schema.Array(Schema.Union(HostProblem, SeamProblem))
 }) {
   override get message() {
     return [

@@ -58,7 +58,9 @@ const difference = (
   shown: ReadonlyArray<string>,
   env: Readonly<Record<string, string>>,
   secrets: ReadonlyArray<Secrets.ArgvSecret>,
-  specs: { readonly placement: Spec; readonly runtime: Spec }
+  specs: { readonly placement: Spec; readonly runtime: Spec },
+  /** What the runtime would run now (an image name's current id), when it tells installs apart. */
+  install: string | undefined
 ) =>
   Effect.gen(function* () {
     if (state.argv === undefined || state.meta === undefined) return "its record is incomplete"
@@ -68,6 +70,8 @@ const difference = (
     const runtime = Deployment.runtimeOf(state.meta)
     if (!sameSpec(runtime, specs.runtime))
       return `its engine was found another way (${JSON.stringify(runtime)}, at ${state.meta.python})`
+    if (install !== undefined && state.meta.install !== undefined && install !== state.meta.install)
+      return `it runs ${state.meta.install}, and the same name now gives ${install}`
     const version = Deployment.versionOf(state.meta)
     const flags = version === null ? undefined : engine.shippedFlags(version)
     const same =
@@ -99,6 +103,8 @@ export const check = Effect.fn("Launch.existing")(function* (
     /** Where this launch would run and how it finds its engine (a relaunch must match both). */
     readonly placement: Spec
     readonly runtime: Spec
+    /** What the runtime would run now (an image's id), when it tells installs apart. */
+    readonly install: string | undefined
     readonly emit: (p: LaunchProgress) => Effect.Effect<void>
   }
 ) {
@@ -108,7 +114,7 @@ export const check = Effect.fn("Launch.existing")(function* (
   if (existing === undefined) return undefined
   const { placed } = yield* Placements.ofDeployment(conn, existing)
   if (placed === undefined || !(yield* placed.isAlive(conn))) return undefined
-  const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets, o)
+  const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets, o, o.install)
   const port0 = existing.meta?.port ?? port
   // where the server answers from the host (its loopback, a compute node)
   const address = yield* placed.address(conn).pipe(Effect.orElseSucceed(() => undefined))

@@ -34,6 +34,10 @@ import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
 import { InvalidDeploymentName, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
 
+/** A model given as a path on the host (not a Hugging Face repo id). */
+const localModel = (model: string | undefined) =>
+  model !== undefined && /^(?:\/|~|\.)/.test(model) ? model : undefined
+
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
     const t0 = yield* Clock.currentTimeMillis
@@ -47,8 +51,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     const host = first.host.alias
     const env = request.env ?? {}
     // where it runs and how the engine is found: chosen once, from the host's entry and the request
-    const placement = yield* Placements.resolve(first.host, request.placement)
     const runtime = yield* Runtimes.resolve(first.host, request.runtime)
+    const placement = yield* Placements.resolve(first.host, runtime.form, request.placement)
     const candidates: ReadonlyArray<Engine> = Array.isArray(request.engine)
       ? request.engine
       : [request.engine]
@@ -75,6 +79,13 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       engine.apiKeyFlag === undefined ? undefined : secrets.find((s) => s.flag === engine.apiKeyFlag)?.value
     const port = engine.portOf(requested)
     yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
+    // the runtime made usable first (an image pulled): what runs now is what a relaunch compares
+    yield* session.run((conn) =>
+      runtime.prepare(conn, (step) =>
+        Effect.flatMap(since, (elapsedMs) => emit({ _tag: "Preparing", ...step, elapsedMs }))
+      )
+    )
+    const install = yield* session.run((conn) => runtime.current(conn))
 
     // an existing deployment of this name: the same launch and healthy → return it
     const running = yield* session.run(
@@ -89,6 +100,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           replace: request.replace === true,
           placement: placement.spec,
           runtime: runtime.spec,
+          install,
           emit
         }),
       { retry: "write" }
@@ -199,6 +211,9 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           placement: placement.spec,
           runtime: runtime.spec,
           python: located.interpreter,
+          ...(located.runtime === runtime.spec.kind && install !== undefined
+            ? { install: located.installId }
+            : {}),
           envNames: Object.keys(env).sort(),
           secrets: digest,
           createdAt,
@@ -206,14 +221,22 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           attempt
         }
       }
-      const command = runtime.command(located, {
+      const runnable = runtime.runnable(located, {
         target: { module: engine.command.module, leading: engine.command.leading },
         shown: argv,
         secrets,
         env,
-        flags
+        flags,
+        gpus: true
       })
-      const spawned = yield* Spawn.start(session, { name, files, command, placement, gpus })
+      const spawned = yield* Spawn.start(session, {
+        name,
+        files,
+        runnable,
+        placement,
+        gpus,
+        paths: { model: localModel(engine.modelOf(argv)), caches: engine.caches }
+      })
       const proc = spawned.proc
       yield* emit({
         _tag: "Spawned",
@@ -221,7 +244,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         server: proc.server,
         runDir: proc.runDir,
         logPath: proc.logPath,
-        commandLine: ServerCommand.commandLine(located.interpreter, engine.command, argv)
+        commandLine: runnable.shown
       })
       // follow → ready line → HTTP checks; an interrupt anywhere here leaves the server running
       // unless stopOnInterrupt

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { Engine } from "../../Engine.js"
 import type { Located, Runtime } from "../../Runtime.js"
+import type { RuntimeError } from "../../Runtimes.js"
 import type * as Secrets from "../../Secrets.js"
 
 export const run = Effect.fn("Launch.remoteCheck")(function* (
@@ -19,7 +20,7 @@ export const run = Effect.fn("Launch.remoteCheck")(function* (
     /** The engine's argument check (`Engine.remoteCheck`). */
     readonly code: string
     readonly flags: Secrets.FlagLookup
-    readonly runtime: Runtime
+    readonly runtime: Runtime<RuntimeError>
     readonly located: Located
     readonly shown: ReadonlyArray<string>
     readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
@@ -31,7 +32,9 @@ export const run = Effect.fn("Launch.remoteCheck")(function* (
     shown: o.shown,
     secrets: o.secrets,
     env: o.env,
-    flags: o.flags
+    flags: o.flags,
+    // the engine's own check reads the GPUs' memory as its server would
+    gpus: true
   })
   const result = yield* conn.exec(command, { timeout: "60 seconds" })
   if (result.exitCode === 0) return

@@ -8,13 +8,13 @@
  * @internal
  */
 import { randomBytes } from "node:crypto"
-import type { RemoteCommand } from "@mlops/core/RemoteCommand"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import { Effect } from "effect"
 import * as Deployment from "../../Deployment.js"
 import type { GpuPlan } from "../../Engine.js"
 import type * as Placement from "../../Placement.js"
 import type { PlacementError } from "../../Placements.js"
+import type { Runnable } from "../../Runtime.js"
 import type { Session } from "./session.js"
 
 export const start = Effect.fn("Launch.spawn")(function* (
@@ -22,9 +22,10 @@ export const start = Effect.fn("Launch.spawn")(function* (
   o: {
     readonly name: string
     readonly files: Parameters<typeof Deployment.writeLaunchFiles>[2]
-    readonly command: RemoteCommand
+    readonly runnable: Runnable
     readonly placement: Placement.Placement<PlacementError>
     readonly gpus: GpuPlan
+    readonly paths: Placement.ServerPaths
   }
 ) {
   const runDir = yield* session.run((conn) => Deployment.writeLaunchFiles(conn, o.name, o.files), {
@@ -35,12 +36,13 @@ export const start = Effect.fn("Launch.spawn")(function* (
   // this start, not another launch's
   const token = randomBytes(12).toString("hex")
   const proc = yield* o.placement
-    .spawn(session.alias, o.command, {
+    .spawn(session.alias, o.runnable, {
       runDir,
       logPath,
       token,
       name: o.name,
       gpus: o.gpus,
+      paths: o.paths,
       reconnect: session.reconnect
     })
     .pipe(

@@ -17,6 +17,7 @@ import type { InvalidModelConfig } from "../../ModelTraits.js"
 import type { InvalidPlacement, Spec as PlacementSpec, ServerRef } from "../../Placement.js"
 import type { PlacementError } from "../../Placements.js"
 import type { InvalidRuntime, Spec as RuntimeSpec } from "../../Runtime.js"
+import type { RuntimeError } from "../../Runtimes.js"
 import type { LaunchRulesViolated } from "../../Violations.js"
 import type {
   DeploymentExists,
@@ -92,12 +93,14 @@ export interface LaunchRequest {
 
 /** The Python environment a launch runs its engine with, and where that choice came from. */
 export interface PythonFacts {
-  /** The interpreter run on the host. */
+  /** The interpreter that runs the engine (on the host, or inside an image). */
   readonly interpreter: string
+  /** Where it is, as a person names it: `at /home/ml/ml-env/bin/python`, `in image lmsysorg/sglang:v0.5.11 (1a2b3c4d5e6f) at /usr/bin/python3`. */
+  readonly where: string
   /** The value to pin it with (`--python`, or `python` in hosts.json). */
   readonly setting: string
-  /** `--python`, `hosts.json`, or `discovered`. */
-  readonly source: "--python" | "hosts.json" | "discovered"
+  /** What set it: `--python` or `--image`, `hosts.json`, or `discovered`. */
+  readonly source: "--python" | "--image" | "hosts.json" | "discovered"
   /** Where discovery found it: `configured`, `home`, `conda`, `path`, `entry-point`. */
   readonly how: string
   readonly pythonVersion: string
@@ -123,6 +126,8 @@ export interface PreflightFacts {
   readonly portChecked: boolean
   /** Where the server runs (`Placement.description`) and what the placement's own checks found. */
   readonly placement: { readonly description: string; readonly summary: string | undefined }
+  /** How the engine is found and started (`Runtime.description`) and what the runtime's own checks found. */
+  readonly runtime: { readonly description: string; readonly summary: string | undefined }
   readonly model: { readonly path: string; readonly architecture: string | undefined }
   /** GPUs of this launch that other processes hold memory on (only when `allowBusyGpus`). */
   readonly busyGpus: ReadonlyArray<GpuHolder>
@@ -140,6 +145,15 @@ export interface PreflightFacts {
 /** Every step of a launch, in order; the last element of a successful launch is `Launched`. */
 export type LaunchProgress =
   | { readonly _tag: "Connected"; readonly host: string; readonly name: string; readonly elapsedMs: number }
+  /** A step the runtime takes before anything else (pulling an image), each time its progress moves. */
+  | {
+      readonly _tag: "Preparing"
+      /** `pulling lmsysorg/sglang:v0.5.11`. */
+      readonly step: string
+      /** The tool's latest word on it. */
+      readonly detail: string
+      readonly elapsedMs: number
+    }
   /** The Python environment chosen (configured or discovered). */
   | { readonly _tag: "Python"; readonly python: PythonFacts; readonly elapsedMs: number }
   | { readonly _tag: "Preflight"; readonly facts: PreflightFacts; readonly elapsedMs: number }
@@ -210,6 +224,7 @@ export type LaunchProgress =
 /** Everything a launch can fail with. */
 export type LaunchError =
   | PlacementError
+  | RuntimeError
   | InvalidPlacement
   | InvalidRuntime
   | GetError

@@ -58,13 +58,18 @@ const runJob = <E, R>(
     const runDir = `/home/ml/.mlops/jobs/t-${steps}-${exit}-${options.stepMs ?? 20}`
     const placed = yield* placement.spawn(
       "box",
-      RemoteCommand.make(["trainer", String(steps), String(exit), String(options.stepMs ?? 20)]),
+      {
+        _tag: "OnHost",
+        command: RemoteCommand.make(["trainer", String(steps), String(exit), String(options.stepMs ?? 20)]),
+        shown: "trainer"
+      },
       {
         runDir,
         logPath: `${runDir}/log`,
         token: "t",
         name: "t",
-        gpus: plan
+        gpus: plan,
+        paths: { model: undefined, caches: [] }
       }
     )
     const now = yield* Clock.currentTimeMillis

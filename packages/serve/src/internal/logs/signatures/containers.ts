@@ -372,3 +372,13 @@ export const containers: ReadonlyArray<Signature> = [
   driverTooOld,
   sharedMemory
 ]
+
+/**
+ * The classes that name a container's refusal to start (no GPU toolkit, a CUDA requirement, no
+ * daemon): where the tool's words say one of these, it is the launch's failure itself.
+ */
+export const startRefusals: ReadonlySet<string> = new Set([
+  engineUnreachable.tag,
+  gpuUnavailable.tag,
+  driverTooOld.tag
+])
