@@ -43,6 +43,7 @@ import { Effect, Either, Option, Schema, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
 import { Fix, LaunchFailure, renderFix } from "./Failures.js"
 import * as GpuRelease from "./internal/gpuRelease.js"
+import { absolute } from "./internal/hostPaths.js"
 import { startRefusals } from "./internal/logs/signatures/containers.js"
 import {
   InvalidPlacement,
@@ -212,8 +213,11 @@ const placedOf = (
     stop: (conn, grace) =>
       Effect.gen(function* () {
         const before = yield* client(conn).inspect(record.id)
+        // a secrets file the server never read (it did not start) goes with it
+        const forgetSecrets = conn.exec({ argv: ["rm", "-f", files(paths.runDir).secrets], env: {} })
         if (before === undefined || !before.running) {
           yield* client(conn).remove(record.id)
+          yield* forgetSecrets
           yield* Deployment.recordStop(conn, paths.runDir, "exited-before")
           return "exited-before" as const
         }
@@ -222,6 +226,7 @@ const placedOf = (
         const status = after === undefined ? undefined : Containers.exitStatusOf(after)
         const outcome = status?.signal === "KILL" ? ("killed" as const) : ("terminated" as const)
         yield* client(conn).remove(record.id)
+        yield* forgetSecrets
         yield* Deployment.recordStop(conn, paths.runDir, outcome)
         return outcome
       }),
@@ -292,16 +297,6 @@ const devicesOf = (request: SpawnRequest, env: Readonly<Record<string, string>>)
     visible === undefined ? last + 1 : Math.min(last + 1, visible.length)
   )
 }
-
-/** A path as the host resolves it: `~/` is the home, a relative one is the home's (where a plain server starts). */
-const absolute = (home: string, path: string) =>
-  path === "~"
-    ? home
-    : path.startsWith("~/")
-      ? `${home}/${path.slice(2)}`
-      : path.startsWith("/")
-        ? path
-        : `${home}/${path.replace(/^\.\//, "")}`
 
 /** Append stdout and stderr to the log (its first argument), keeping the program's pid (`exec`). */
 const LOGGED = 'exec "$@" >>"$0" 2>&1'
@@ -411,12 +406,16 @@ const spawnContainer = (
         return record
       })
     // a start whose answer was lost: the container carrying this start's token is it; none: start again
+    const ours = (found: Containers.ContainerInfo | undefined) =>
+      found !== undefined && found.labels["mlops.token"] === request.token
     const settle = Effect.gen(function* () {
       const again = yield* pool.get(alias)
-      const found = yield* Containers.clientOf(again, tool).inspect(cname)
-      if (found !== undefined && found.labels["mlops.token"] === request.token)
-        return yield* keep(again, found.id)
-      return yield* keep(again, yield* Containers.clientOf(again, tool).start(options, env))
+      const client = Containers.clientOf(again, tool)
+      const found = yield* client.inspect(cname)
+      // created but never started (the client was cut between the two): start it afresh
+      if (ours(found) && found?.status === "created" && found.error === "") yield* client.remove(cname)
+      else if (ours(found) && found !== undefined) return yield* keep(again, found.id)
+      return yield* keep(again, yield* client.start(options, env))
     }).pipe(Effect.retry({ schedule: request.reconnect ?? defaultReconnect, while: isTransient }))
     const started = yield* Effect.either(
       Effect.flatMap(client.start(options, env), (id) => keep(conn, id)).pipe(
@@ -429,17 +428,53 @@ const spawnContainer = (
     // created but refused at its start (no GPU toolkit, a CUDA requirement): the container and its
     // record stay, the refusal goes into the log, and the launch reports it as an ended server
     const refused = started.left
-    const created = yield* client.inspect(cname)
-    if (refused._tag !== "ContainerRunRefused" || created === undefined) return yield* refused
+    const on = yield* pool.get(alias)
+    const created = yield* Containers.clientOf(on, tool).inspect(cname)
+    if (refused._tag !== "ContainerRunRefused" || created === undefined || !ours(created))
+      return yield* refused
     // the daemon's own words where it kept them (diagnose reads them later), else the refusal's
     const words = created.error === "" ? refused.reason : created.error
-    yield* conn.exec({
+    yield* on.exec({
       argv: ["sh", "-c", 'printf "%s\\n" "$1" >>"$2"', "mlops-log", `${tool}: ${words}`, logPath],
       env: {}
     })
-    const record = yield* keep(conn, created.id)
+    // nothing will read the secrets: the server never started
+    yield* on.exec({ argv: ["rm", "-f", paths.secrets], env: {} })
+    const record = yield* keep(on, created.id)
     return placedOf(alias, { runDir, logPath }, record, { info: created, pids: [] })
-  })
+  }).pipe(
+    // a start that failed or was interrupted leaves nothing of its own behind: no container of this
+    // start's token (created before the failure), no `starting` marker, no secrets file
+    Effect.onError(() => undoStart(alias, runnable.tool, request))
+  )
+
+/** What a failed start made: its container (by this start's token), the `starting` marker, the secrets. */
+const undoStart = (alias: string, tool: ContainerSettings.ContainerTool, request: SpawnRequest) =>
+  Effect.gen(function* () {
+    const conn = yield* (yield* ConnectionPool).get(alias)
+    const runDir = yield* conn.files.resolvePath(request.runDir)
+    const cname = containerName(request.name, runDir)
+    const client = Containers.clientOf(conn, tool)
+    const found = yield* client.inspect(cname)
+    if (found !== undefined && found.labels["mlops.token"] === request.token) yield* client.remove(cname)
+    const paths = files(runDir)
+    // only this start's (its token in the marker): another start of the run directory keeps its own
+    yield* conn.exec(
+      {
+        argv: [
+          "sh",
+          "-c",
+          '[ "$(cat "$1" 2>/dev/null)" = "$2" ] && rm -f "$1" "$3"; exit 0',
+          "mlops-undo",
+          paths.starting,
+          request.token,
+          paths.secrets
+        ],
+        env: {}
+      },
+      { timeout: "30 seconds" }
+    )
+  }).pipe(Effect.timeout("1 minute"), Effect.ignore)
 
 const placement = (alias: string, shm: string): Placement<Error> => ({
   spec: spec({ shm }),

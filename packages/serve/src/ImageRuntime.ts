@@ -40,6 +40,7 @@ import { Config, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import * as Classifier from "./Classifier.js"
 import type { Engine } from "./Engine.js"
 import { CudaDriverTooOld, type LaunchFailure } from "./Failures.js"
+import { absolute } from "./internal/hostPaths.js"
 import { startRefusals } from "./internal/logs/signatures/containers.js"
 import { IMAGE_DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
 import { type Probed, ProbeLine, parse } from "./internal/pythonProbe.js"
@@ -224,6 +225,8 @@ const SECRETS_DIR = "@MLOPS_SECRETS_DIR@"
  */
 const WITH_SECRETS = `umask 077
 d=$(mktemp -d) || exit 125
+trap 'rm -rf "$d"' EXIT
+trap 'exit 143' HUP INT TERM
 printf '%s' "$${ServerCommand.secretsEnv}" >"$d/secrets"
 unset ${ServerCommand.secretsEnv}
 for a do
@@ -231,10 +234,7 @@ for a do
   case $a in *${SECRETS_DIR}*) a="\${a%%${SECRETS_DIR}*}$d\${a#*${SECRETS_DIR}}" ;; esac
   set -- "$@" "$a"
 done
-"$@"
-s=$?
-rm -rf "$d"
-exit $s`
+"$@"`
 
 /** The environment split by name: what may be shown (passed by name to the tool) and what is secret (the payload's). */
 const splitEnv = (env: Readonly<Record<string, string>>) => {
@@ -253,6 +253,7 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
   const image = given.image
   // what this launch saw of the image (prepare, locate): its id and ENV
   let seen: Containers.ImageInfo | undefined
+  let home: string | undefined
 
   const present = (conn: Connection) =>
     Effect.gen(function* () {
@@ -280,6 +281,8 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
         image: info.id,
         detach: false,
         remove: true,
+        // a timeout's TERM reaches the program (a Python as pid 1 ignores it) and the container goes
+        init: true,
         entrypoint: "sh",
         argv: [
           "-c",
@@ -395,6 +398,8 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
     locate: (conn, o) =>
       Effect.gen(function* () {
         const info = yield* present(conn)
+        // where `~/` model paths point, for the short programs' mounts
+        home ??= yield* conn.files.resolvePath("~").pipe(Effect.orElseSucceed(() => undefined))
         let refused: EngineNotInImage | undefined
         for (const engine of o.engines) {
           const found = yield* Effect.either(probeIn(conn, info, engine))
@@ -450,6 +455,8 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
             image: info.id,
             detach: false,
             remove: true,
+            // a timeout's TERM reaches the program (a Python as pid 1 ignores it) and the container goes
+            init: true,
             gpus: "all",
             entrypoint: at.interpreter,
             argv: ["-c", ""]
@@ -484,12 +491,21 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
               mounts: [{ source: SECRETS_DIR, target: SECRETS_MOUNT, readOnly: false }],
               envNames: [ServerCommand.secretsFileEnv]
             }
+      // the model read-only where the server would see it (the argument check reads its config);
+      // no cache: a short program fills none, and a missing mount source would be made as root
+      const model = program.paths.model
+      const modelMount =
+        model === undefined || (home === undefined && !model.startsWith("/"))
+          ? []
+          : [{ source: absolute(home ?? "/", model), target: absolute(home ?? "/", model), readOnly: true }]
       const argv = Containers.runArgv(tool, {
         image: at.installId,
         detach: false,
         remove: true,
+        // a timeout's TERM reaches the program (a Python as pid 1 ignores it) and the container goes
+        init: true,
         ...(program.gpus ? { gpus: "all" as const } : {}),
-        mounts: secretsMount.mounts ?? [],
+        mounts: [...modelMount, ...(secretsMount.mounts ?? [])],
         envNames: [...Object.keys(plain), ...(secretsMount.envNames ?? [])],
         entrypoint: at.interpreter,
         argv: made.words

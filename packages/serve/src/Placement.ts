@@ -19,10 +19,10 @@ import type { SpawnError } from "@mlops/core/Errors"
 import type { HostConfig } from "@mlops/core/HostConfig"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
 import { type Duration, type Effect, Either, type Schedule, Schema, type Stream } from "effect"
-import type { EngineCache, GpuPlan } from "./Engine.js"
+import type { GpuPlan } from "./Engine.js"
 import type { LaunchFailure } from "./Failures.js"
 import * as Seams from "./internal/seams.js"
-import type { Form, Runnable } from "./Runtime.js"
+import type { Form, Runnable, ServerPaths } from "./Runtime.js"
 
 /**
  * A placement as chosen for one launch: its kind (`detached-group`, a scheduler's) and the kind's own
@@ -205,13 +205,8 @@ export interface SpawnRequest {
   readonly reconnect?: Schedule.Schedule<unknown, unknown>
 }
 
-/** The host's files a server uses. @category models */
-export interface ServerPaths {
-  /** The model's directory on the host, when the model is a local path (read only). */
-  readonly model: string | undefined
-  /** Caches it reads and fills (downloads, compiled kernels), kept across launches. */
-  readonly caches: ReadonlyArray<EngineCache>
-}
+/** The host's files a server uses (defined with the runtime's programs, which read them too). @category models */
+export type { ServerPaths } from "./Runtime.js"
 
 /** Other servers of this kind on the host, every user's (a cluster's queue). @category models */
 export interface Neighbours {

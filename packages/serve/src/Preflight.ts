@@ -31,7 +31,7 @@ import {
 import * as ModelTraits from "./ModelTraits.js"
 import type { Placement } from "./Placement.js"
 import type * as Placements from "./Placements.js"
-import type { Located, Runtime } from "./Runtime.js"
+import { type Located, noPaths, type Runtime } from "./Runtime.js"
 import type * as Runtimes from "./Runtimes.js"
 import * as Secrets from "./Secrets.js"
 
@@ -118,7 +118,8 @@ export const flagsRequest = (
         shown: [],
         secrets: [],
         env: withoutSecrets(o.env),
-        gpus: false
+        gpus: false,
+        paths: noPaths
       }),
       { timeout }
     ),

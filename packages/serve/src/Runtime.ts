@@ -23,7 +23,7 @@ import type { ContainerTool } from "@mlops/core/ContainerSettings"
 import type { HostConfig } from "@mlops/core/HostConfig"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
 import { type Effect, type Either, Schema } from "effect"
-import type { Engine } from "./Engine.js"
+import type { Engine, EngineCache } from "./Engine.js"
 import type { PythonFacts } from "./internal/launch/types.js"
 import * as Seams from "./internal/seams.js"
 import type * as Secrets from "./Secrets.js"
@@ -89,7 +89,20 @@ export interface Program {
   readonly flags?: Secrets.FlagLookup
   /** Whether it needs the host's GPUs (an argument check reads their memory; a flag dump does not). */
   readonly gpus: boolean
+  /** The host's files it reads (an argument check reads the model's config): a runtime that isolates it mounts them. */
+  readonly paths: ServerPaths
 }
+
+/** The host's files a server uses. @category models */
+export interface ServerPaths {
+  /** The model's directory on the host, when the model is a local path (read only). */
+  readonly model: string | undefined
+  /** Caches it reads and fills (downloads, compiled kernels), kept across launches. */
+  readonly caches: ReadonlyArray<EngineCache>
+}
+
+/** No files of the host: a program that reads none (a flag dump). @category constants */
+export const noPaths: ServerPaths = { model: undefined, caches: [] }
 
 /** The server as a command on the host, run as it is. @category models */
 export interface OnHost {

@@ -102,15 +102,18 @@ const modelOf = (argv: ReadonlyArray<string>): string | undefined => {
 }
 
 const gpusOf = (args: object): GpuPlan => {
-  const a = args as unknown as ServerArgs
-  const total = a.tp_size * a.pp_size
-  const nodes = Math.max(1, a.nnodes)
+  const a = args as unknown as Partial<ServerArgs>
+  // a catalogue read from a dev build's parser may lack a flag: its SGLang default then
+  const count = (value: number | undefined, otherwise: number) =>
+    typeof value === "number" && Number.isFinite(value) ? value : otherwise
+  const total = count(a.tp_size, 1) * count(a.pp_size, 1)
+  const nodes = Math.max(1, count(a.nnodes, 1))
   return {
     total,
     nodes,
     perNode: Math.max(1, Math.ceil(total / nodes)),
-    first: a.base_gpu_id,
-    step: Math.max(1, a.gpu_id_step),
+    first: count(a.base_gpu_id, 0),
+    step: Math.max(1, count(a.gpu_id_step, 1)),
     elsewhere: "--base-gpu-id, or CUDA_VISIBLE_DEVICES in --env",
     fewer: (count) => `--tp-size ${count}`
   }

@@ -54,6 +54,20 @@ if spec is not None:
             pass
 print(json.dumps(out))`
 
+/** Last: the interpreter of the engine's entry point on PATH (its `#!` line, through `env`), then exit 3 (none found). */
+const FROM_ENTRY_POINT = `if s=$(command -v "$entry" 2>/dev/null) && [ -r "$s" ]; then
+  IFS= read -r line <"$s" || line=
+  case $line in
+    '#!'*)
+      interp=\${line#'#!'}
+      set -- $interp
+      if [ "\${1##*/}" = env ] && [ -n "\${2:-}" ]; then interp=$(command -v "$2" 2>/dev/null) || interp=$2
+      else interp=$1; fi
+      try_python "$interp" entry-point ;;
+  esac
+fi
+exit 3`
+
 /**
  * `sh -c DISCOVER mlops-python <probe> <package> <mode> <configured> <entry point> [files...]`: tries candidates in
  * order and prints one tab-separated line per candidate looked at:
@@ -110,18 +124,7 @@ for base in "$HOME/miniconda3" "$HOME/anaconda3" "$HOME/miniforge3" "$HOME/mamba
   try_prefix "$base" conda
 done
 if p=$(command -v python3 2>/dev/null); then try_python "$p" path; fi
-if s=$(command -v "$entry" 2>/dev/null) && [ -r "$s" ]; then
-  IFS= read -r line <"$s" || line=
-  case $line in
-    '#!'*)
-      interp=\${line#'#!'}
-      set -- $interp
-      if [ "\${1##*/}" = env ] && [ -n "\${2:-}" ]; then interp=$(command -v "$2" 2>/dev/null) || interp=$2
-      else interp=$1; fi
-      try_python "$interp" entry-point ;;
-  esac
-fi
-exit 3`
+${FROM_ENTRY_POINT}`
 
 /**
  * `sh -c IMAGE_DISCOVER mlops-python <probe> <package> <entry point> [files...]`, inside an
@@ -151,15 +154,4 @@ try_python() {
 for name in python3 python; do
   if p=$(command -v "$name" 2>/dev/null); then try_python "$p" path; fi
 done
-if s=$(command -v "$entry" 2>/dev/null) && [ -r "$s" ]; then
-  IFS= read -r line <"$s" || line=
-  case $line in
-    '#!'*)
-      interp=\${line#'#!'}
-      set -- $interp
-      if [ "\${1##*/}" = env ] && [ -n "\${2:-}" ]; then interp=$(command -v "$2" 2>/dev/null) || interp=$2
-      else interp=$1; fi
-      try_python "$interp" entry-point ;;
-  esac
-fi
-exit 3`
+${FROM_ENTRY_POINT}`

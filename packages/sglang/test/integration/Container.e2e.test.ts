@@ -23,6 +23,7 @@ import { Chunk, Context, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import * as Containers from "../../../core/test/support/Containers.js"
 import { withSetEnv } from "../../../core/test/support/Slurm.js"
 import * as Sshd from "../../../core/test/support/Sshd.js"
+import * as HostFlags from "../../src/HostFlags.js"
 import * as Serving from "../support/serving.js"
 import { installInImage, seeContainers } from "./standin/image.js"
 import * as Standin from "./standin/install.js"
@@ -317,6 +318,59 @@ describe("Launch in a container (real Docker Engine, stand-in SGLang image)", ()
             facts?.warnings.some((w) => w.includes("says 0.5.9") && w.includes("0.5.11")),
             JSON.stringify(facts?.warnings)
           )
+        })
+    )
+
+    it.scoped(
+      "a dev image (0.0.0.dev1+g1234abc): its flags come from its own parser run inside it, then from the cache kept by image id",
+      () =>
+        Effect.gen(function* () {
+          const host = yield* Docker
+          const contents = yield* installInImage({ version: "0.0.0.dev1+g1234abc" })
+          const dev = yield* Containers.buildImage(host.engine, {
+            name: "mlops-test/sglang:dev",
+            packages: contents.packages,
+            env: contents.env,
+            labels: contents.labels
+          })
+          const caches = yield* Effect.acquireRelease(
+            Effect.sync(() => fs.mkdtempSync(path.join(host.standin.dir, "caches-"))),
+            (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+          )
+          const cached = Layer.mergeAll(
+            HostFlags.layerDirectory(path.join(caches, "flags")),
+            ImageRuntime.cacheDirectory(path.join(caches, "images"))
+          )
+          const flagsOf = (label: string) =>
+            Effect.gen(function* () {
+              const port = yield* freePort
+              const name = yield* deploymentName(Docker, label)
+              const events = Chunk.toArray(
+                yield* Stream.runCollect(
+                  Serving.launch({
+                    host: alias,
+                    name,
+                    argv: fixedStory(host.standin.modelPath, port),
+                    env,
+                    runtime: ImageRuntime.spec({ image: dev.name })
+                  })
+                ).pipe(Effect.provide(cached))
+              )
+              assert.strictEqual(events.at(-1)?._tag, "Launched", JSON.stringify(events.at(-1)))
+              // the GPUs free for the next one
+              yield* Stop.stop(alias, name)
+              const preflight = events.find((e) => e._tag === "Preflight")
+              return preflight?._tag === "Preflight" ? preflight.facts : undefined
+            })
+          const first = yield* flagsOf("dev1")
+          assert.deepStrictEqual(first?.flags, { version: "0.0.0.dev1+g1234abc", source: "dumped" })
+          assert.isFalse(first?.rulesVerified)
+          const second = yield* flagsOf("dev2")
+          assert.deepStrictEqual(second?.flags, { version: "0.0.0.dev1+g1234abc", source: "cached" })
+          const kept = fs
+            .readdirSync(path.join(caches, "flags"), { recursive: true, encoding: "utf8" })
+            .join(" ")
+          assert.include(kept, dev.id.replace(/^sha256:/, "").slice(0, 12))
         })
     )
 

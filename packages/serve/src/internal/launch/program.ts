@@ -20,7 +20,7 @@ import type { LaunchFailure } from "../../Failures.js"
 import * as Placements from "../../Placements.js"
 import * as Preflight from "../../Preflight.js"
 import * as Readiness from "../../Readiness.js"
-import type { Located } from "../../Runtime.js"
+import type { Located, ServerPaths } from "../../Runtime.js"
 import * as Runtimes from "../../Runtimes.js"
 import * as Secrets from "../../Secrets.js"
 import * as ServerCommand from "../../ServerCommand.js"
@@ -37,6 +37,14 @@ import { InvalidDeploymentName, type LaunchError, type LaunchProgress, type Laun
 /** A model given as a path on the host (not a Hugging Face repo id). */
 const localModel = (model: string | undefined) =>
   model !== undefined && /^(?:\/|~|\.)/.test(model) ? model : undefined
+
+/** What a server of this argv reads on the host (a container mounts it), its argument check too. */
+const pathsOfEngine =
+  (engine: Engine) =>
+  (argv: ReadonlyArray<string>): ServerPaths => ({
+    model: localModel(engine.modelOf(argv)),
+    caches: engine.caches
+  })
 
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
@@ -69,6 +77,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         ? { engine: candidates[0]!, located: undefined }
         : yield* session.run((conn) => runtime.locate(conn, { engines: candidates, env }))
     const engine = detected.engine
+    const pathsOf = pathsOfEngine(engine)
     const name = request.name ?? Deployment.defaultName(engine.modelOf(request.argv), engine.name)
     if (!Deployment.isValidName(name)) {
       return yield* new InvalidDeploymentName({ name, fix: "use 1-64 letters, digits, '.', '_' or '-'" })
@@ -173,7 +182,17 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       const code = engine.remoteCheck
       if (code !== undefined && (request.remoteCheck ?? !result.facts.rulesVerified)) {
         yield* session.run((conn) =>
-          RemoteCheck.run(conn, { engine, code, flags, runtime, located, shown: argv, secrets, env })
+          RemoteCheck.run(conn, {
+            engine,
+            code,
+            flags,
+            runtime,
+            located,
+            shown: argv,
+            secrets,
+            env,
+            paths: pathsOf(argv)
+          })
         )
         yield* emit({
           _tag: "RemoteChecked",
@@ -227,7 +246,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         secrets,
         env,
         flags,
-        gpus: true
+        gpus: true,
+        paths: pathsOf(argv)
       })
       const spawned = yield* Spawn.start(session, {
         name,
@@ -235,7 +255,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         runnable,
         placement,
         gpus,
-        paths: { model: localModel(engine.modelOf(argv)), caches: engine.caches }
+        paths: pathsOf(argv)
       })
       const proc = spawned.proc
       yield* emit({

@@ -9,7 +9,7 @@ import type { Connection } from "@mlops/core/Connection"
 import { Effect } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { Engine } from "../../Engine.js"
-import type { Located, Runtime } from "../../Runtime.js"
+import type { Located, Runtime, ServerPaths } from "../../Runtime.js"
 import type { RuntimeError } from "../../Runtimes.js"
 import type * as Secrets from "../../Secrets.js"
 
@@ -25,6 +25,8 @@ export const run = Effect.fn("Launch.remoteCheck")(function* (
     readonly shown: ReadonlyArray<string>
     readonly secrets: ReadonlyArray<Secrets.ArgvSecret>
     readonly env: Readonly<Record<string, string>>
+    /** The model's directory (SGLang's check reads its config.json) and the caches. */
+    readonly paths: ServerPaths
   }
 ) {
   const command = o.runtime.command(o.located, {
@@ -34,7 +36,8 @@ export const run = Effect.fn("Launch.remoteCheck")(function* (
     env: o.env,
     flags: o.flags,
     // the engine's own check reads the GPUs' memory as its server would
-    gpus: true
+    gpus: true,
+    paths: o.paths
   })
   const result = yield* conn.exec(command, { timeout: "60 seconds" })
   if (result.exitCode === 0) return
