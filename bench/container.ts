@@ -109,15 +109,24 @@ const measure = (standin: Standin.Standin, docker: Containers.DockerDaemon) =>
           "python3",
           "-m",
           "sglang.launch_server",
-          ...fixedStory(standin.modelPath, port).slice(3)
+          ...fixedStory(standin.modelPath, port)
         ])).trim()
-        while (!(yield* curlHealth(port))) yield* Effect.sleep(`${pollMs} millis`)
+        while (!(yield* curlHealth(port))) {
+          if (Date.now() - t0 > 120_000) {
+            const logs = yield* Containers.run(docker, ["logs", "--tail", "20", id])
+            return yield* Effect.dieMessage(
+              `by hand: not healthy after 2 minutes\n${logs.stdout}${logs.stderr}`
+            )
+          }
+          yield* Effect.sleep(`${pollMs} millis`)
+        }
         const took = Date.now() - t0
         yield* Containers.runOk(docker, ["rm", "-f", id])
         return took
       })
 
     // one of each first: caches warm (the image's first start, the connection, Python's bytecode)
+    console.log("warming up: one launch of each kind")
     yield* mlops(false)
     yield* mlops(true)
     yield* byHand(100)
