@@ -13,7 +13,13 @@ import { withSetEnv } from "../../../core/test/support/Slurm.js"
 import * as Sshd from "../../../core/test/support/Sshd.js"
 import { installInImage, seeContainers } from "../../../sglang/test/integration/standin/image.js"
 import * as Standin from "../../../sglang/test/integration/standin/install.js"
-import { alias, fixedStory, freePort, removeDeployment } from "../../../sglang/test/integration/support.js"
+import {
+  alias,
+  fixedStory,
+  freePort,
+  removeDeployment,
+  story
+} from "../../../sglang/test/integration/support.js"
 import { ExitCode } from "../../src/ExitCodes.js"
 import { mlopsOn } from "../support/run.js"
 
@@ -171,6 +177,37 @@ describe("mlops --image (real Docker Engine, stand-in SGLang image)", () => {
         assert.strictEqual(failed.code, ExitCode.Preflight, failed.text)
         assert.include(failed.text, '"_tag":"SharedMemoryTooSmall"')
         assert.include(failed.text, "--shm-size")
+      })
+    )
+
+    it.scoped("check --host --image: the story refused for the release the image holds, with the fix", () =>
+      Effect.gen(function* () {
+        const { standin, sshd } = yield* Host
+        const run = mlopsOn(sshd.sshConfigPath, standin.mlopsHome)
+        const checked = yield* run(
+          "check",
+          "--host",
+          alias,
+          "--image",
+          IMAGE,
+          "--",
+          ...story(standin.modelPath)
+        )
+        assert.strictEqual(checked.code, ExitCode.RulesViolated, checked.text)
+        assert.include(checked.text, "0.5.11")
+        assert.include(checked.text, "--mamba-scheduler-strategy extra_buffer")
+        const json = yield* run(
+          "check",
+          "--host",
+          alias,
+          "--image",
+          IMAGE,
+          "--json",
+          "--",
+          ...story(standin.modelPath)
+        )
+        assert.strictEqual(json.code, ExitCode.RulesViolated, json.text)
+        assert.include(json.text, '"_tag":"LaunchRulesViolated"')
       })
     )
 
