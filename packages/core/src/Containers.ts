@@ -50,6 +50,9 @@ export type Failure =
   | ContainerOutputUnreadable
   | CommandError
 
+/** How long one `wait` is held before it is asked again. */
+const WAIT_BOUND: Duration.DurationInput = "10 seconds"
+
 /** Queries answer in seconds. */
 const QUERY_TIMEOUT: Duration.DurationInput = "30 seconds"
 /** Creating a container copies nothing on overlay storage, but a GPU hook or a slow disk can take a while. */
@@ -280,8 +283,9 @@ export type WatchEvent =
 
 /**
  * Follow a container until it no longer runs (the last element is `Exited`, with how it ended),
- * polling its record every `poll` (default 1 s) on the pool's connection to `alias`, across
- * dropped connections (re-acquired by `reconnect`).
+ * with the tool's `wait` (held at most `poll`, default 10 s, then again) and its record once it
+ * returns, on the pool's connection to `alias`, across dropped connections (re-acquired by
+ * `reconnect`).
  *
  * @category following
  */
@@ -295,24 +299,33 @@ export const watch = (
   } = {}
 ): Stream.Stream<WatchEvent, Failure | GetError, ConnectionPool> => {
   const record = (conn: Connection) => clientOf(conn, tool).inspect(container)
+  // the tool's own `wait` answers the moment the container ends: one command held open, bounded
+  // so that a dropped connection is noticed, instead of an `inspect` per poll
+  const ended = (conn: Connection) =>
+    conn.exec({ argv: [tool, "wait", container], env: {} }, { timeout: options.poll ?? WAIT_BOUND }).pipe(
+      Effect.as(true),
+      Effect.catchTag("CommandTimeout", () => Effect.succeed(false))
+    )
   return Watch.watch(
     alias,
     container,
     {
-      exitPoll: options.poll ?? "1 second",
+      exitPoll: "100 millis",
       alivePoll: "30 seconds",
       ...(options.reconnect === undefined ? {} : { reconnect: options.reconnect })
     },
     {
       // a container that vanished (removed) ended without a word on how
       exitStatus: (conn) =>
-        Effect.map(record(conn), (info) =>
-          info === undefined
+        Effect.gen(function* () {
+          if (!(yield* ended(conn))) return undefined
+          const info = yield* record(conn)
+          return info === undefined
             ? { exitCode: null, signal: null }
             : info.running
               ? undefined
               : (exitStatusOf(info) ?? { exitCode: null, signal: null })
-        ),
+        }),
       isAlive: (conn) => Effect.map(record(conn), (info) => info?.running === true)
     }
   )
