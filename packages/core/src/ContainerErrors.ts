@@ -81,11 +81,12 @@ export class ContainerCommandFailed extends Schema.TaggedError<ContainerCommandF
     host: Schema.String,
     command: Schema.String,
     exitCode: Schema.NullOr(Schema.Number),
-    stderr: Schema.String
+    stderr: Schema.String,
+    fix: Schema.String
   }
 ) {
   override get message() {
-    return `${this.command} on ${this.host} failed (exit ${this.exitCode ?? "by signal"}): ${this.stderr.trim() || "no output"}`
+    return `${this.command} on ${this.host} failed (exit ${this.exitCode ?? "by signal"}): ${this.stderr.trim() || "no output"}. Fix: ${this.fix}`
   }
 }
 

@@ -229,7 +229,8 @@ export const clientOf = (conn: Connection, tool: ContainerTool): ContainerClient
         if (
           result.exitCode !== 0 &&
           !commands.isNoSuch(result) &&
-          !/is not running|not running/i.test(result.stderr)
+          // podman 4.3: "can only kill running containers ... container state improper"
+          !/is not running|not running|container state improper/i.test(result.stderr)
         )
           return yield* failed(argv, result)
       }),

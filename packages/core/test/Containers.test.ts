@@ -283,3 +283,37 @@ describe("Containers: the tools' refusals, with their fixes", () => {
     )
   })
 })
+
+describe("Containers: a failure the caller does not handle", () => {
+  it("names the whole command (cut at 240 characters), the tool's last lines and what to do", () => {
+    const argv = [
+      "docker",
+      "run",
+      "-d",
+      "--pull",
+      "never",
+      "--name",
+      "mlops-x-1a2b3c4d",
+      "lmsysorg/sglang:v0.5.11"
+    ]
+    const failure = commands.failed("ct129", argv, {
+      exitCode: 1,
+      signal: null,
+      stdout: "",
+      stderr: "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nError: something the tool said\n"
+    })
+    assert.strictEqual(failure.command, argv.join(" "))
+    assert.notInclude(failure.stderr, "line 1")
+    assert.include(failure.message, "Error: something the tool said")
+    assert.include(failure.message, "on ct129")
+    assert.include(failure.fix, "docker info")
+    const long = commands.failed("ct129", ["docker", "run", "x".repeat(400)], {
+      exitCode: 125,
+      signal: null,
+      stdout: "",
+      stderr: ""
+    })
+    assert.strictEqual(long.command.length, 240)
+    assert.isTrue(long.command.endsWith("…"))
+  })
+})

@@ -289,10 +289,14 @@ export const failed = (
 ): ContainerCommandFailed =>
   new ContainerCommandFailed({
     host,
-    command: argv.slice(0, 3).join(" "),
+    // the whole command (it holds no secret: values travel in the environment or a file), cut short
+    command: shortened(argv.join(" ")),
     exitCode: result.exitCode,
-    stderr: result.stderr.trim().split("\n").slice(-5).join("\n")
+    stderr: result.stderr.trim().split("\n").slice(-5).join("\n"),
+    fix: `the tool's own words are above; run the command by hand on ${host} to see more (\`${argv[0] ?? "docker"} info\` shows the daemon's state)`
   })
+
+const shortened = (text: string) => (text.length <= 240 ? text : `${text.slice(0, 239)}…`)
 
 const NOT_FOUND =
   /manifest unknown|manifest for \S+ not found|repository does not exist|pull access denied|requested access to the resource is denied|name unknown|not found: manifest/i
