@@ -33,6 +33,7 @@ import {
   type PhaseTiming,
   ReadyFile,
   ResolvedFile,
+  type TimeToReady,
   versionOf
 } from "./internal/deploymentFiles.js"
 import type { Placed, ServerRef } from "./Placement.js"
@@ -92,6 +93,8 @@ export const isValidName = (name: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._-
 
 export {
   ArgvFile,
+  /** `TTR port 12.1 s · TTR HTTP 30.4 s · TTFT 31.0 s`. */
+  describeTimeToReady,
   MetaFile,
   PhaseTiming,
   placementOf,
@@ -99,6 +102,7 @@ export {
   ResolvedFile,
   runtimeOf,
   SecretsDigest,
+  TimeToReady,
   versionOf
 } from "./internal/deploymentFiles.js"
 
@@ -128,6 +132,8 @@ export interface Deployment {
   readonly startedAt: number
   /** Epoch ms when it became ready (undefined while starting or if it never did). */
   readonly readyAt: number | undefined
+  /** From its start to the port open, `/health` 200 and the first streamed token (undefined: not recorded). */
+  readonly timeToReady: TimeToReady | undefined
   readonly runDir: string
   readonly logPath: string
 }
@@ -300,6 +306,7 @@ export const fromState = (
     phases: state.ready?.phases ?? [],
     startedAt: state.meta.createdAt,
     readyAt: state.ready?.readyAt,
+    timeToReady: state.ready?.timeToReady,
     runDir: state.runDir,
     logPath: state.logPath
   }

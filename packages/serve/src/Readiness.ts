@@ -14,14 +14,74 @@
 
 import type { Connection } from "@mlops/core/Connection"
 import * as HttpClient from "@mlops/core/HttpClient"
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
 import type { ReadinessRequest } from "./Engine.js"
 import { LaunchTimedOut, NotHealthy } from "./internal/launch/types.js"
 
 /** What readiness sends its requests with: core's `HttpClient`, or one that goes through a launch's reconnecting session. @category models */
 export interface Requester<E, R> {
   readonly request: (request: HttpClient.HttpRequest) => Effect.Effect<HttpClient.HttpResponse, E, R>
+  /**
+   * The first server-sent event of the answer that `until` accepts (`event` undefined: the stream
+   * ended first); a non-200 answer's body instead.
+   */
+  readonly firstEvent: (
+    request: HttpClient.HttpRequest,
+    until: (data: string) => boolean
+  ) => Effect.Effect<FirstEvent, E, R>
 }
+
+/** @category models */
+export interface FirstEvent {
+  readonly status: number
+  readonly event: string | undefined
+  /** A non-200 answer's body (its first 2 KiB). */
+  readonly body: string
+}
+
+/** `firstEvent` with core's `HttpClient`, for a client made in `scope`. @category constructors */
+export const firstEventOf =
+  (client: HttpClient.HttpClient) =>
+  (
+    request: HttpClient.HttpRequest,
+    until: (data: string) => boolean
+  ): Effect.Effect<FirstEvent, HttpClient.HttpError> =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const answer = yield* client.stream(request)
+        if (answer.status !== 200) {
+          const chunks = yield* answer.body.pipe(Stream.take(4), Stream.runCollect)
+          const text = Buffer.concat([...chunks].map((c) => Buffer.from(c)))
+            .toString("utf8")
+            .slice(0, 2048)
+          return { status: answer.status, event: undefined, body: text }
+        }
+        const found = yield* HttpClient.serverSentEvents(answer.body).pipe(
+          Stream.filter(until),
+          Stream.runHead
+        )
+        return { status: 200, event: Option.getOrUndefined(found), body: "" }
+      })
+    )
+
+/** The text of one streamed completion or chat event (`choices[0].text`, its delta's content or reasoning); "" for `[DONE]` and anything else. @category checks */
+export const tokenText = (data: string): string => {
+  if (data.trim() === "[DONE]") return ""
+  try {
+    const parsed: unknown = JSON.parse(data)
+    const choice = (parsed as { choices?: ReadonlyArray<Record<string, unknown>> }).choices?.[0]
+    if (choice === undefined) return ""
+    const delta = (choice.delta ?? {}) as Record<string, unknown>
+    for (const value of [choice.text, delta.content, delta.reasoning_content, delta.reasoning])
+      if (typeof value === "string" && value !== "") return value
+    return ""
+  } catch {
+    return ""
+  }
+}
+
+/** The streamed request that ends readiness: a short completion of the model `/v1/models` lists. @category checks */
+export const FIRST_TOKEN_ENDPOINT = "POST /v1/completions (stream)"
 
 /** One `GET /health`: 200 or not (any error, timeout included, is "no"). @category checks */
 export const isHealthy = <E, R>(
@@ -41,7 +101,9 @@ export const isHealthyAt = (
   timeout: Duration.DurationInput
 ): Effect.Effect<boolean> =>
   Effect.scoped(
-    Effect.flatMap(HttpClient.make(conn, { port, target: address }), (client) => isHealthy(client, timeout))
+    Effect.flatMap(HttpClient.make(conn, { port, target: address }), (client) =>
+      isHealthy({ request: client.request, firstEvent: firstEventOf(client) }, timeout)
+    )
   )
 
 /** Default budget from the ready line to all three checks passing. */
@@ -86,10 +148,13 @@ export const check = <E, R>(
     const unhealthy = (endpoint: string, status: number | undefined, reason: string) =>
       new NotHealthy({ host, name: o.name, endpoint, reason, ...(status === undefined ? {} : { status }) })
 
+    // the step being waited on, for the error when the budget runs out
+    let waitingOn = "GET /health"
     const checks = Effect.forEach(
       o.requests,
       (request) => {
         const endpoint = `${request.method} ${request.path}`
+        waitingOn = endpoint
         const once = call(request.method, request.path, request.authorized, request.body).pipe(
           Effect.filterOrFail(
             (r) => request.passes(r.status, r.body),
@@ -106,10 +171,48 @@ export const check = <E, R>(
       { discard: true }
     )
 
+    // ready means it generates: one streamed token of the model the server lists (sparkrun's
+    // readiness; /health can answer 200 while generation hangs)
+    const firstToken = Effect.gen(function* () {
+      waitingOn = "GET /v1/models"
+      const models = yield* call("GET", "/v1/models", true)
+      const model = modelIdOf(models.body)
+      if (models.status !== 200 || model === undefined)
+        return yield* unhealthy(
+          "GET /v1/models",
+          models.status,
+          `no model listed: ${models.body.slice(0, 200)}`
+        )
+      waitingOn = FIRST_TOKEN_ENDPOINT
+      const answer = yield* client.firstEvent(
+        {
+          method: "POST",
+          path: "/v1/completions",
+          // the token may take as long as the budget allows (the budget's timeout names the step)
+          timeout: o.budget,
+          headers: { ...auth, "content-type": "application/json", accept: "text/event-stream" },
+          body: JSON.stringify({
+            model,
+            prompt: "The capital city of France is",
+            max_tokens: 8,
+            temperature: 0,
+            stream: true
+          })
+        },
+        (data) => tokenText(data) !== ""
+      )
+      const now = yield* Clock.currentTimeMillis
+      yield* o.report(FIRST_TOKEN_ENDPOINT, answer.status, now - o.startedAt)
+      if (answer.status !== 200)
+        return yield* unhealthy(FIRST_TOKEN_ENDPOINT, answer.status, answer.body.slice(0, 200))
+      if (answer.event === undefined)
+        return yield* unhealthy(FIRST_TOKEN_ENDPOINT, 200, "the stream ended without a token")
+    })
+
     const now = yield* Clock.currentTimeMillis
     const left = Math.max(0, o.deadline - now)
     const capped = left < Duration.toMillis(o.budget)
-    yield* checks.pipe(
+    yield* Effect.zipRight(checks, firstToken).pipe(
       Effect.timeoutFail({
         duration: capped ? Duration.millis(left) : o.budget,
         onTimeout: () =>
@@ -122,13 +225,22 @@ export const check = <E, R>(
                 fix: "the server printed its ready line but did not answer /health in time: look at its log, or raise overallTimeout"
               })
             : unhealthy(
-                "GET /health",
+                waitingOn,
                 undefined,
-                `no healthy answer within ${Duration.format(o.budget)} of the ready line`
+                `no ${waitingOn === FIRST_TOKEN_ENDPOINT ? "streamed token" : "healthy answer"} within ${Duration.format(o.budget)} of the ready line`
               )
       })
     )
   }).pipe(Effect.withSpan("Launch.readiness"))
+
+const modelIdOf = (body: string): string | undefined => {
+  try {
+    const id = (JSON.parse(body) as { data?: ReadonlyArray<{ id?: unknown }> }).data?.[0]?.id
+    return typeof id === "string" && id !== "" ? id : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** What readiness fails with besides its client's errors. @category models */
 export type ReadinessError = NotHealthy | LaunchTimedOut

@@ -43,6 +43,8 @@ export interface DeploymentStatus {
   /** `/health` answered 200 (undefined when not alive or not asked). */
   readonly healthy: boolean | undefined
   readonly uptimeMs: number | undefined
+  /** From its start to the port open, `/health` 200 and its first streamed token, as its launch saw them. */
+  readonly timeToReady: Deployment.TimeToReady | undefined
   /** MiB held on GPUs by its processes (undefined when the host cannot see them). */
   readonly gpuMemoryMiB: number | undefined
   /** The engine (`sglang`, `vllm`) and its version. */
@@ -94,6 +96,7 @@ const unknown = (
   phase: "starting",
   healthy: undefined,
   uptimeMs: undefined,
+  timeToReady: state.ready?.timeToReady,
   gpuMemoryMiB: undefined,
   engine: state.meta?.engine ?? "sglang",
   engineVersion: state.meta === undefined ? null : Deployment.versionOf(state.meta),
@@ -150,6 +153,7 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       uptimeMs: !alive
         ? undefined
         : (seen?.runningMs ?? (state.meta === undefined ? undefined : now - state.meta.createdAt)),
+      timeToReady: state.ready?.timeToReady,
       gpuMemoryMiB: seen?.gpuMemoryMiB,
       engine: state.meta?.engine ?? "sglang",
       engineVersion: state.meta === undefined ? null : Deployment.versionOf(state.meta),

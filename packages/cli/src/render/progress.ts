@@ -3,6 +3,7 @@
  * permanent lines (adjustments, warnings, attempts) scroll above a block of phases with their
  * elapsed times, which is rewritten in place as the launch moves on.
  */
+import * as Deployment from "@mlops/serve/Deployment"
 import type * as Launch from "@mlops/serve/Launch"
 import * as Secrets from "@mlops/serve/Secrets"
 import * as Engines from "../Engines.js"
@@ -180,6 +181,9 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       return [
         `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (${d.server.label}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
         `    url: ${d.url}`,
+        ...(d.timeToReady === undefined
+          ? []
+          : [`    time to ready: ${Deployment.describeTimeToReady(d.timeToReady)} (from its start)`]),
         ...facts,
         ...relaunch,
         `    logs: mlops logs --host ${d.host} --name ${d.name} -f`,

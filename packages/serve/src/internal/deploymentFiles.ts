@@ -74,7 +74,32 @@ export const runtimeOf = (meta: MetaFile): Spec => specOf(meta.runtime)
 /** The engine version a record names, whichever field it uses. @category files */
 export const versionOf = (meta: MetaFile): string | null => meta.engineVersion ?? meta.sglangVersion ?? null
 
-/** `ready.json`. @category files */
-export const ReadyFile = Schema.Struct({ readyAt: Schema.Number, phases: Schema.Array(PhaseTiming) })
+/**
+ * Milliseconds from the server's start (its spawn) to each readiness milestone, as sparkrun
+ * names them so the two compare: TTR port (the port accepts a connection), TTR HTTP (`/health`
+ * 200) and TTFT (the first non-empty streamed token); null where it was not reached.
+ *
+ * @category files
+ */
+export const TimeToReady = Schema.Struct({
+  portOpenMs: Schema.NullOr(Schema.Number),
+  httpReadyMs: Schema.NullOr(Schema.Number),
+  firstTokenMs: Schema.NullOr(Schema.Number)
+})
+/** @category files */
+export type TimeToReady = typeof TimeToReady.Type
+
+/** `TTR port 12.1 s · TTR HTTP 30.4 s · TTFT not reached` (`-` where it could not be seen). @category files */
+export const describeTimeToReady = (t: TimeToReady): string => {
+  const at = (ms: number | null) => (ms === null ? "-" : `${(ms / 1000).toFixed(1)} s`)
+  return `TTR port ${at(t.portOpenMs)} · TTR HTTP ${at(t.httpReadyMs)} · TTFT ${at(t.firstTokenMs)}`
+}
+
+/** `ready.json` (records from before time-to-ready was kept have none). @category files */
+export const ReadyFile = Schema.Struct({
+  readyAt: Schema.Number,
+  phases: Schema.Array(PhaseTiming),
+  timeToReady: Schema.optional(TimeToReady)
+})
 /** @category files */
 export type ReadyFile = typeof ReadyFile.Type

@@ -121,6 +121,26 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
           ["weights-loading", "kv-cache", "cuda-graph", "ready"]
         )
         assert.isTrue(list.some((e) => e._tag === "HealthChecked" && e.status === 200))
+        // ready means one streamed token; its times from the start, in order, kept with the record
+        assert.isTrue(
+          list.some(
+            (e) =>
+              e._tag === "HealthChecked" && e.endpoint === "POST /v1/completions (stream)" && e.status === 200
+          )
+        )
+        const times = deployment.timeToReady
+        assert.isDefined(times)
+        const { portOpenMs, httpReadyMs, firstTokenMs } = times!
+        assert.isNotNull(portOpenMs)
+        assert.isNotNull(httpReadyMs)
+        assert.isNotNull(firstTokenMs)
+        assert.isAtMost(portOpenMs!, httpReadyMs!)
+        assert.isAtMost(httpReadyMs!, firstTokenMs!)
+        assert.isAtMost(firstTokenMs!, (deployment.readyAt ?? 0) - deployment.startedAt)
+        const ready = JSON.parse(
+          fs.readFileSync(path.join(deploymentDir(standin, name), "ready.json"), "utf8")
+        )
+        assert.deepStrictEqual(ready.timeToReady, times)
         // launcher + 2 scheduler ranks run on the host (besides mlops' detached-process wrapper)
         const pythons = groupProcesses(standin, name).filter((line) =>
           /python[0-9.]*$/.test(line.split(" ")[0] ?? "")
@@ -135,6 +155,31 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         ]).toString()
         assert.strictEqual(gpuApps.trim(), "")
       })
+    )
+
+    it.scoped(
+      "/health 200 but no streamed token: not ready, NotHealthy names the step and the times it reached; the server is stopped",
+      () =>
+        Effect.gen(function* () {
+          const { standin } = yield* E2E
+          const port = yield* freePort
+          const name = yield* deploymentName("nostream")
+          const failure = yield* launchFailure({
+            name,
+            argv: fixedStory(standin.modelPath, port),
+            env: { ...env(standin), STANDIN_NO_STREAM: "1" },
+            readinessTimeout: "3 seconds"
+          })
+          assert.strictEqual(failure._tag, "NotHealthy", JSON.stringify(failure))
+          if (failure._tag !== "NotHealthy") return
+          assert.strictEqual(failure.endpoint, "POST /v1/completions (stream)")
+          assert.include(failure.reason, "no streamed token within 3s")
+          assert.isNotNull(failure.timeToReady?.portOpenMs ?? null)
+          assert.isNotNull(failure.timeToReady?.httpReadyMs ?? null)
+          assert.isNull(failure.timeToReady?.firstTokenMs)
+          assert.include(failure.message, "TTFT -")
+          assert.deepStrictEqual(groupProcesses(standin, name), [])
+        })
     )
 
     it.scoped("a rank's CUDA OOM is classified with its fix and the process group is stopped", () =>

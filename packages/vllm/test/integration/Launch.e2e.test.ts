@@ -120,7 +120,14 @@ describe("vLLM end to end (real sshd, stand-in vLLM)", () => {
         const checked = events.flatMap((e) =>
           e._tag === "HealthChecked" ? [`${e.endpoint} ${e.status}`] : []
         )
-        assert.deepStrictEqual(checked, ["GET /health 200", "GET /v1/models 200", "POST /v1/completions 200"])
+        // the engine's checks, then one streamed token of the model /v1/models lists
+        assert.deepStrictEqual(checked, [
+          "GET /health 200",
+          "GET /v1/models 200",
+          "POST /v1/completions 200",
+          "GET /v1/models 200",
+          "POST /v1/completions (stream) 200"
+        ])
         // the API server and its engine core run on the host
         assert.isAtLeast(groupProcesses(standin, name).filter((l) => l.includes("vllm")).length, 2)
         console.log(`vLLM e2e: ready in ${Date.now() - started} ms`)

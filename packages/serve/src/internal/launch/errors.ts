@@ -11,6 +11,7 @@ import { ModelNotFound } from "../../Failures.js"
 import { InvalidModelConfig } from "../../ModelTraits.js"
 import type { PlacementError } from "../../Placements.js"
 import type { RuntimeError } from "../../Runtimes.js"
+import { describeTimeToReady, TimeToReady } from "../deploymentFiles.js"
 
 /** Fewer GPUs than `tp × pp` needs. */
 export class NotEnoughGpus extends Schema.TaggedError<NotEnoughGpus>()("NotEnoughGpus", {
@@ -145,10 +146,13 @@ export class NotHealthy extends Schema.TaggedError<NotHealthy>()("NotHealthy", {
   name: Schema.String,
   endpoint: Schema.String,
   status: Schema.optional(Schema.Number),
-  reason: Schema.String
+  reason: Schema.String,
+  /** How far it got, from its start: the port, `/health`, a streamed token. */
+  timeToReady: Schema.optional(TimeToReady)
 }) {
   override get message() {
-    return `${this.name} on ${this.host}: ${this.endpoint} ${this.status === undefined ? "failed" : `answered ${this.status}`}: ${this.reason}`
+    const reached = this.timeToReady === undefined ? "" : ` (${describeTimeToReady(this.timeToReady)})`
+    return `${this.name} on ${this.host}: ${this.endpoint} ${this.status === undefined ? "failed" : `answered ${this.status}`}: ${this.reason}${reached}`
   }
 }
 

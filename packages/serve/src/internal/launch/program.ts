@@ -11,8 +11,9 @@
  * @internal
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as Probes from "@mlops/core/Probes"
 import * as Tunnel from "@mlops/core/Tunnel"
-import { Clock, Duration, Effect, Either, Mailbox, Stream } from "effect"
+import { Clock, Duration, Effect, Either, Fiber, Mailbox, Stream } from "effect"
 import { applyFix, fixViolations } from "../../AutoFix.js"
 import * as Deployment from "../../Deployment.js"
 import type { Engine, Flags } from "../../Engine.js"
@@ -27,12 +28,19 @@ import * as ServerCommand from "../../ServerCommand.js"
 import { LaunchRulesViolated } from "../../Violations.js"
 import * as Workload from "../../Workload.js"
 import { boundedCleanup } from "../cleanup.js"
+import type { TimeToReady } from "../deploymentFiles.js"
 import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
 import * as RemoteCheck from "./remoteCheck.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
-import { InvalidDeploymentName, type LaunchError, type LaunchProgress, type LaunchRequest } from "./types.js"
+import {
+  InvalidDeploymentName,
+  type LaunchError,
+  type LaunchProgress,
+  type LaunchRequest,
+  NotHealthy
+} from "./types.js"
 
 /** A model given as a path on the host (not a Hugging Face repo id). */
 const localModel = (model: string | undefined) =>
@@ -271,9 +279,40 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       const stopServer = (grace?: Duration.DurationInput) =>
         Effect.ignore(session.run((conn) => proc.stop(conn, grace), { retry: "write" }))
       const readinessBudget = Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget)
+      // time to ready from the spawn, as sparkrun reports it: the port open, /health 200, a token
+      const spawnedAt = yield* Clock.currentTimeMillis
+      const reached = {
+        portOpenMs: null as number | null,
+        httpReadyMs: null as number | null,
+        firstTokenMs: null as number | null
+      }
+      const sinceSpawn = Effect.map(Clock.currentTimeMillis, (now) => now - spawnedAt)
+      const timeToReady = (): TimeToReady => ({ ...reached })
       // the server answers where its placement says, reached through the host (kept: the result's URL
       // and the tunnel use it)
       let answersAt: string | undefined
+      let readinessFailed = false
+      // from the spawn on: when the port is first seen listening on the host (a server placed
+      // elsewhere, a scheduler's node, has none to look at); /health 200 and the token come from
+      // readiness. A plain probe on the pool's connection: a failed one is not an outage here.
+      const pool = yield* ConnectionPool
+      const portWatch = yield* Effect.fork(
+        Effect.gen(function* () {
+          if (!placement.onHost) return
+          for (;;) {
+            const holder = yield* Effect.either(
+              Effect.flatMap(pool.get(host), (conn) => Probes.portHolder(conn, port)).pipe(
+                Effect.timeout("10 seconds")
+              )
+            )
+            if (holder._tag === "Right" && holder.right !== undefined) {
+              reached.portOpenMs ??= yield* sinceSpawn
+              return
+            }
+            yield* Effect.sleep("500 millis")
+          }
+        })
+      )
       const readiness = Effect.flatMap(
         session.run((conn) => proc.address(conn)),
         (address) => {
@@ -288,10 +327,30 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
             apiKey,
             requests: engine.readiness(argv),
             report: (endpoint, status, elapsedMs) =>
-              emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
-          })
+              Effect.gen(function* () {
+                if (status === 200 && endpoint === "GET /health") {
+                  // answering means listening (the watch's poll may not have seen it yet)
+                  if (placement.onHost) reached.portOpenMs ??= yield* sinceSpawn
+                  reached.httpReadyMs ??= yield* sinceSpawn
+                }
+                if (status === 200 && endpoint === Readiness.FIRST_TOKEN_ENDPOINT)
+                  reached.firstTokenMs ??= yield* sinceSpawn
+                yield* emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+              })
+          }).pipe(
+            Effect.mapError((error) =>
+              error._tag === "NotHealthy" ? new NotHealthy({ ...error, timeToReady: timeToReady() }) : error
+            )
+          )
         }
-      ).pipe(Effect.tapError(() => stopServer()))
+      ).pipe(
+        // the server is stopped once this failure has won (stopped here, its exit could win the race)
+        Effect.tapError(() =>
+          Effect.sync(() => {
+            readinessFailed = true
+          })
+        )
+      )
       const outcome = yield* Monitor.follow(session, proc, {
         workload: Workload.server(engine.logs, readiness),
         name,
@@ -305,15 +364,23 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       }).pipe(
         // the overall cap: the server is still starting, stop it like a stall
         Effect.tapErrorTag("LaunchTimedOut", () => stopServer("5 seconds")),
+        Effect.tapError(() => (readinessFailed ? stopServer() : Effect.void)),
         Effect.onInterrupt(() =>
           request.stopOnInterrupt === true ? boundedCleanup(stopServer()) : Effect.void
-        )
+        ),
+        Effect.ensuring(Fiber.interrupt(portWatch))
       )
       if (outcome._tag === "Done") {
         const readyAt = yield* Clock.currentTimeMillis
-        yield* session.run((conn) => Deployment.writeReady(conn, name, { readyAt, phases: outcome.phases }), {
-          retry: "write"
-        })
+        yield* session.run(
+          (conn) =>
+            Deployment.writeReady(conn, name, {
+              readyAt,
+              phases: outcome.phases,
+              timeToReady: timeToReady()
+            }),
+          { retry: "write" }
+        )
         const address = answersAt ?? (yield* session.run((conn) => proc.address(conn)))
         const deployment: Deployment.Deployment = {
           host,
@@ -329,6 +396,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           phases: outcome.phases,
           startedAt: createdAt,
           readyAt,
+          timeToReady: timeToReady(),
           runDir: proc.runDir,
           logPath: proc.logPath
         }

@@ -13,7 +13,7 @@ import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import { CommandTimeout, ConnectionLost, ForwardFailed, RemoteFileError } from "@mlops/core/Errors"
 import * as HttpClient from "@mlops/core/HttpClient"
 import { Clock, Effect, Option, Schedule } from "effect"
-import type { Requester } from "../../Readiness.js"
+import { firstEventOf, type Requester } from "../../Readiness.js"
 
 export { isTransient } from "@mlops/core/ConnectionPool"
 
@@ -145,6 +145,15 @@ export const make = Effect.fn("Launch.session")(function* (o: {
           Effect.flatMap(
             HttpClient.make(conn, { port, ...(target === undefined ? {} : { target }) }),
             (client) => client.request(request)
+          )
+        )
+      ),
+    firstEvent: (request, until) =>
+      run((conn) =>
+        Effect.scoped(
+          Effect.flatMap(
+            HttpClient.make(conn, { port, ...(target === undefined ? {} : { target }) }),
+            (client) => firstEventOf(client)(request, until)
           )
         )
       )

@@ -44,7 +44,10 @@ export const handler =
           ]
         })
       if (path === "/v1/completions" && request.method === "POST") {
-        const body = JSON.parse(request.body || "{}") as { readonly model?: string }
+        const body = JSON.parse(request.body || "{}") as {
+          readonly model?: string
+          readonly stream?: boolean
+        }
         if (body.model !== undefined && body.model !== s.served)
           return json(404, {
             object: "error",
@@ -52,6 +55,22 @@ export const handler =
             type: "NotFoundError",
             code: 404
           })
+        // streamed (OpenAI's server-sent events): one chunk per token, the last with its finish reason
+        if (body.stream === true) {
+          const chunk = (text: string, finish: string | null) => ({
+            id: "cmpl-sim",
+            object: "text_completion",
+            model: s.served,
+            choices: [{ index: 0, text, logprobs: null, finish_reason: finish }]
+          })
+          return {
+            status: 200,
+            body: [JSON.stringify(chunk(" world", null)), JSON.stringify(chunk("", "length")), "[DONE]"]
+              .map((data) => `data: ${data}\n\n`)
+              .join(""),
+            headers: { "content-type": "text/event-stream", "cache-control": "no-cache" }
+          }
+        }
         return json(200, {
           id: "cmpl-sim",
           object: "text_completion",

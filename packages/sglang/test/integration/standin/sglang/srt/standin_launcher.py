@@ -125,6 +125,41 @@ def make_handler(server_args: ServerArgs):
             self.end_headers()
             self.wfile.write(data)
 
+        def completions(self, request) -> None:
+            """OpenAI's /v1/completions (SGLang's openai_api): the fixed words, one per token,
+            as server-sent events when `stream` is true. STANDIN_NO_STREAM=1: the stream's headers
+            go out and no token ever follows (a server whose generation hangs while /health is 200)."""
+            if not State.ready:
+                self.reply(503, {"error": {"message": "The server is not ready yet"}})
+                return
+            words = [" Paris.", " It", " is", " the", " capital"][: max(1, int(request.get("max_tokens") or 16))]
+            base = {"id": uuid.uuid4().hex, "object": "text_completion", "created": int(time.time()), "model": model_name}
+            if not request.get("stream"):
+                choice = {"index": 0, "text": "".join(words), "logprobs": None, "finish_reason": "length"}
+                self.reply(200, {**base, "choices": [choice]})
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            if os.environ.get("STANDIN_NO_STREAM") == "1":
+                while True:
+                    time.sleep(3600)
+
+            def chunk(data: str) -> None:
+                payload = f"data: {data}\n\n".encode()
+                self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+                self.wfile.flush()
+
+            for i, word in enumerate(words):
+                chunk(json.dumps({**base, "choices": [{"index": 0, "text": word, "logprobs": None, "finish_reason": None}]}))
+            chunk(json.dumps({**base, "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "length"}]}))
+            chunk("[DONE]")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
         def authorized(self) -> bool:
             # utils/auth.py: with --api-key every path but /health* and /metrics needs the key
             if server_args.api_key is None or self.path.startswith("/health") or self.path.startswith("/metrics"):
@@ -171,6 +206,9 @@ def make_handler(server_args: ServerArgs):
             length = int(self.headers.get("Content-Length") or 0)
             request = json.loads(self.rfile.read(length) or b"{}")
             if not self.authorized():
+                return
+            if self.path == "/v1/completions":
+                self.completions(request)
                 return
             if self.path != "/generate":
                 self.reply(404, {"detail": "Not Found"})

@@ -318,6 +318,24 @@ class Api(BaseHTTPRequestHandler):
             if body.get("model") not in (None, self.served):
                 message = f"The model `{body.get('model')}` does not exist."
                 return self.reply(404, {"object": "error", "message": message, "type": "NotFoundError", "code": 404})
+            if body.get("stream"):
+                # server-sent events, one chunk per token, the body ending with the connection (HTTP/1.0)
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.end_headers()
+                self.wfile.flush()
+                if os.environ.get("STANDIN_NO_STREAM") == "1":
+                    while True:
+                        time.sleep(3600)
+                for text, finish in ((" world", None), ("", "length")):
+                    chunk = {"id": "cmpl-standin", "object": "text_completion", "model": self.served,
+                             "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                return
             choice = {"index": 0, "text": " world", "finish_reason": "length"}
             return self.reply(200, {"id": "cmpl-standin", "object": "text_completion", "model": self.served, "choices": [choice]})
         return self.reply(404, {"detail": "Not Found"})
