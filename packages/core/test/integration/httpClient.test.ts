@@ -4,7 +4,7 @@
  * sshd opens to it (one per forwarded channel).
  */
 import * as http from "node:http"
-import type * as net from "node:net"
+import * as net from "node:net"
 import type { Duplex } from "node:stream"
 import { assert, layer } from "@effect/vitest"
 import { Chunk, Effect, Exit, Fiber, Scope, Stream } from "effect"
@@ -324,3 +324,45 @@ layer(Sshd.layer(), { excludeTestServices: true, timeout: "30 seconds" })("live 
     })
   )
 })
+
+/** Accepts and closes every connection at once, before any answer (another program holding the port). */
+const hangsUp = Effect.acquireRelease(
+  Effect.async<{ readonly port: number; readonly close: () => void }>((resume) => {
+    const server = net.createServer((socket) => socket.end())
+    server.listen(0, "127.0.0.1", () =>
+      resume(
+        Effect.succeed({
+          port: (server.address() as net.AddressInfo).port,
+          close: () => server.close()
+        })
+      )
+    )
+  }),
+  (server) => Effect.sync(() => server.close())
+)
+
+layer(Sshd.layer(), { excludeTestServices: true, timeout: "60 seconds" })(
+  "live HTTP client, a port whose holder hangs up",
+  (it) => {
+    it.scoped(
+      "requests one after another each fail with ForwardFailed within their timeout, none hangs",
+      () =>
+        Effect.gen(function* () {
+          const sshd = yield* Sshd.TestSshd
+          const conn = yield* makeConnection(sshd.hostConfig)
+          const holder = yield* hangsUp
+          for (let i = 0; i < 4; i++) {
+            const started = Date.now()
+            const result = yield* Effect.scoped(
+              Effect.flatMap(HttpClient.make(conn, { port: holder.port }), (client) =>
+                client.request({ method: "GET", path: "/health", timeout: "2 seconds" })
+              )
+            ).pipe(Effect.either, Effect.timeout("8 seconds"), Effect.option)
+            assert.isTrue(result._tag === "Some", `request ${i + 1} still waits after 8 s`)
+            if (result._tag === "Some") assert.strictEqual(result.value._tag, "Left", `request ${i + 1}`)
+            assert.isBelow(Date.now() - started, 8000)
+          }
+        })
+    )
+  }
+)
