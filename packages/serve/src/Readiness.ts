@@ -106,6 +106,52 @@ export const isHealthyAt = (
     )
   )
 
+/**
+ * A canary on a running server: one streamed token of the model `/v1/models` lists, within
+ * `timeout` (its `/health` can answer 200 while generation hangs). `undefined` when it cannot be
+ * told: a server behind an API key status does not hold, or no model listed.
+ *
+ * @category checks
+ */
+export const generatesAt = (
+  conn: Connection,
+  port: number,
+  address: string,
+  timeout: Duration.DurationInput
+): Effect.Effect<boolean | undefined> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* HttpClient.make(conn, { port, target: address })
+      const models = yield* client.request({ method: "GET", path: "/v1/models", timeout })
+      const model = models.status === 200 ? modelIdOf(models.body) : undefined
+      if (model === undefined) return undefined
+      const answer = yield* firstEventOf(client)(
+        {
+          method: "POST",
+          path: "/v1/completions",
+          timeout,
+          headers: { "content-type": "application/json", accept: "text/event-stream" },
+          body: JSON.stringify({
+            model,
+            prompt: "The capital city of France is",
+            max_tokens: 2,
+            temperature: 0,
+            stream: true
+          })
+        },
+        (data) => tokenText(data) !== ""
+      )
+      return answer.status === 200 && answer.event !== undefined
+    }).pipe(
+      Effect.timeoutTo({
+        duration: timeout,
+        onSuccess: (r) => r,
+        onTimeout: () => false as boolean | undefined
+      }),
+      Effect.catchAll(() => Effect.succeed(false as boolean | undefined))
+    )
+  )
+
 /** Default budget from the ready line to all three checks passing. */
 export const defaultBudget = Duration.minutes(2)
 

@@ -20,7 +20,7 @@ import type { LaunchFailure } from "./Failures.js"
 import type { Phase } from "./LaunchEvent.js"
 import type * as Placement from "./Placement.js"
 import * as Placements from "./Placements.js"
-import { isHealthyAt } from "./Readiness.js"
+import { generatesAt, isHealthyAt } from "./Readiness.js"
 import * as Runtimes from "./Runtimes.js"
 
 /** @category models */
@@ -42,6 +42,11 @@ export interface DeploymentStatus {
   readonly phase: Phase
   /** `/health` answered 200 (undefined when not alive or not asked). */
   readonly healthy: boolean | undefined
+  /**
+   * A ready, healthy server streamed a canary token within 10 s (false: `/health` answers but it
+   * does not generate); undefined when not asked (not ready or healthy, or behind an API key).
+   */
+  readonly generating: boolean | undefined
   readonly uptimeMs: number | undefined
   /** From its start to the port open, `/health` 200 and its first streamed token, as its launch saw them. */
   readonly timeToReady: Deployment.TimeToReady | undefined
@@ -95,6 +100,7 @@ const unknown = (
   starting: false,
   phase: "starting",
   healthy: undefined,
+  generating: undefined,
   uptimeMs: undefined,
   timeToReady: state.ready?.timeToReady,
   gpuMemoryMiB: undefined,
@@ -137,6 +143,17 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       alive && port !== undefined && seen?.address !== undefined
         ? yield* isHealthyAt(conn, port, seen.address, "5 seconds")
         : undefined
+    // healthy is not generating: a canary token from a ready server (not one behind an API key
+    // status does not hold: its argv shows the key as ***)
+    const keyed = (state.argv?.argv ?? []).some((word) => word === "***")
+    const generating =
+      healthy === true &&
+      state.ready !== undefined &&
+      !keyed &&
+      port !== undefined &&
+      seen?.address !== undefined
+        ? yield* generatesAt(conn, port, seen.address, "10 seconds")
+        : undefined
     const now = yield* Clock.currentTimeMillis
     return {
       host,
@@ -150,6 +167,7 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       starting,
       phase,
       healthy,
+      generating,
       uptimeMs: !alive
         ? undefined
         : (seen?.runningMs ?? (state.meta === undefined ? undefined : now - state.meta.createdAt)),

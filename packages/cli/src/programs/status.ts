@@ -18,7 +18,13 @@ const messageOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
 
 const health = (s: Status.DeploymentStatus) =>
-  s.healthy === undefined ? "-" : s.healthy ? "healthy" : "unhealthy"
+  s.healthy === undefined
+    ? "-"
+    : !s.healthy
+      ? "unhealthy"
+      : s.generating === false
+        ? "not generating"
+        : "healthy"
 
 /** Running, stopped, how it ended, or that nothing runs it (yet); with its placement's word on it. */
 const stateOf = (d: Status.DeploymentStatus): string => {

@@ -182,6 +182,30 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
         })
     )
 
+    it.scoped(
+      "status: a ready server that stops generating is healthy but not generating (a canary token)",
+      () =>
+        Effect.gen(function* () {
+          const { standin } = yield* E2E
+          const port = yield* freePort
+          const name = yield* deploymentName("canary")
+          const hang = path.join(standin.dir, `hang-${name}`)
+          yield* Serving.launchDeployment({
+            host: alias,
+            name,
+            argv: fixedStory(standin.modelPath, port),
+            env: { ...env(standin), STANDIN_HANG_FILE: hang }
+          })
+          const [before] = yield* Serving.statusOfHost(alias, { name })
+          assert.strictEqual(before?.healthy, true)
+          assert.strictEqual(before?.generating, true)
+          fs.writeFileSync(hang, "")
+          const [after] = yield* Serving.statusOfHost(alias, { name })
+          assert.strictEqual(after?.healthy, true)
+          assert.strictEqual(after?.generating, false)
+        })
+    )
+
     it.scoped("a rank's CUDA OOM is classified with its fix and the process group is stopped", () =>
       Effect.gen(function* () {
         const { standin } = yield* E2E

@@ -127,8 +127,9 @@ def make_handler(server_args: ServerArgs):
 
         def completions(self, request) -> None:
             """OpenAI's /v1/completions (SGLang's openai_api): the fixed words, one per token,
-            as server-sent events when `stream` is true. STANDIN_NO_STREAM=1: the stream's headers
-            go out and no token ever follows (a server whose generation hangs while /health is 200)."""
+            as server-sent events when `stream` is true. STANDIN_NO_STREAM=1, or once the file
+            STANDIN_HANG_FILE names exists: the stream's headers go out and no token ever follows (a
+            server whose generation hangs while /health is 200)."""
             if not State.ready:
                 self.reply(503, {"error": {"message": "The server is not ready yet"}})
                 return
@@ -144,7 +145,8 @@ def make_handler(server_args: ServerArgs):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             self.wfile.flush()
-            if os.environ.get("STANDIN_NO_STREAM") == "1":
+            hang_file = os.environ.get("STANDIN_HANG_FILE")
+            if os.environ.get("STANDIN_NO_STREAM") == "1" or (hang_file is not None and os.path.exists(hang_file)):
                 while True:
                     time.sleep(3600)
 
