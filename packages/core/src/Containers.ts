@@ -30,7 +30,7 @@ import * as Watch from "./internal/processWatch.js"
 import * as RemoteCommand from "./RemoteCommand.js"
 
 export type { ContainerInfo, ImageInfo, Mount, RunOptions } from "./internal/containerCommands.js"
-export { gpuArgs, normalizeId, runRefusal } from "./internal/containerCommands.js"
+export { gpuArgs, normalizeId, runRefusal, shortId } from "./internal/containerCommands.js"
 
 /**
  * `run` and its options as the client gives them to `tool` (every run `--pull never`: an image

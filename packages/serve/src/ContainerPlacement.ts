@@ -31,7 +31,7 @@
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import type { Connection, ExitStatus } from "@mlops/core/Connection"
+import type { Connection } from "@mlops/core/Connection"
 import { ConnectionPool, defaultReconnect, type GetError, isTransient } from "@mlops/core/ConnectionPool"
 import type { ContainerError } from "@mlops/core/ContainerErrors"
 import * as ContainerSettings from "@mlops/core/ContainerSettings"
@@ -127,8 +127,6 @@ const LOOPBACK = "127.0.0.1"
 export const containerName = (deployment: string, runDir: string): string =>
   `mlops-${deployment}-${createHash("sha256").update(runDir).digest("hex").slice(0, 8)}`
 
-const short = (id: string) => id.replace(/^sha256:/, "").slice(0, 12)
-
 /** `exited 1`, `exited 137 (OOMKilled)`, `running since 2026-12-02T10:00:00Z`, `could not start: …`. */
 const describe = (info: Containers.ContainerInfo): string => {
   if (info.running) return `running since ${info.startedAt ?? "?"}`
@@ -178,8 +176,8 @@ const placedOf = (
     server: {
       placement: name,
       label: `container ${record.name}`,
-      started: `started container ${record.name} (${short(record.id)}) of ${record.image}`,
-      ids: { container: record.name, id: short(record.id) }
+      started: `started container ${record.name} (${Containers.shortId(record.id)}) of ${record.image}`,
+      ids: { container: record.name, id: Containers.shortId(record.id) }
     },
     isAlive,
     watch: (alias, options) =>
@@ -534,7 +532,7 @@ const placement = (alias: string, shm: string): Placement<Error> => ({
           name: c.labels[deploymentLabel],
           user: c.labels["mlops.user"],
           container: c.name,
-          id: short(c.id),
+          id: Containers.shortId(c.id),
           status: c.status,
           exitCode: c.running ? null : c.exitCode,
           oomKilled: c.oomKilled,
@@ -578,7 +576,7 @@ export const kind: Kind<Error> = {
               fix: "name one (--image lmsysorg/sglang:v0.5.11)"
             })
           )
-    const given = asked === undefined ? Either.right(undefined) : Either.map(decode(asked), (s) => s)
+    const given = asked === undefined ? Either.right(undefined) : decode(asked)
     return Either.map(given, (s) =>
       spec({ shm: s?.shm ?? host.container?.shm ?? ContainerSettings.defaultShm })
     )
@@ -586,7 +584,3 @@ export const kind: Kind<Error> = {
   make: (given, host) =>
     Either.map(decode(given), (s) => placement(host.alias, s.shm ?? ContainerSettings.defaultShm))
 }
-
-/** The exit status a record of the tool gives (for tests and the SDK). @category inspecting */
-export const exitStatusOf = (info: Containers.ContainerInfo): ExitStatus | undefined =>
-  Containers.exitStatusOf(info)

@@ -209,8 +209,6 @@ export const tagVersion = (image: string): string | undefined => {
   return /^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?:$|[-+_])/.exec(ref.slice(colon + 1))?.[1]
 }
 
-const short = (id: string) => id.replace(/^sha256:/, "").slice(0, 12)
-
 // ---- the runtime -----------------------------------------------------------------------------
 
 const PROBE_TIMEOUT = "2 minutes"
@@ -296,7 +294,7 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
       })
       const result = yield* conn.exec(command, { timeout: PROBE_TIMEOUT })
       if (!result.stdout.includes("home\t")) {
-        const refused = result.exitCode === 0 ? undefined : yield* refusal(conn, result.stderr)
+        const refused = result.exitCode === 0 ? undefined : refusal(conn, result.stderr)
         return yield* refused ??
           new EngineNotInImage({
             host: conn.host.alias,
@@ -332,7 +330,7 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
 
   /** The tool's refusal to run the image, when it is one mlops knows. */
   const refusal = (conn: Connection, stderr: string) =>
-    Effect.succeed(Containers.runRefusal(conn.host.alias, tool, image, stderr))
+    Containers.runRefusal(conn.host.alias, tool, image, stderr)
 
   const located = (
     conn: Connection,
@@ -347,7 +345,7 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
           setting: image,
           source: conn.host.container?.image === image ? "hosts.json" : "--image",
           how: `image (${found.how})`,
-          where: `in image ${image} (${short(info.id)}) at ${found.interpreter}`,
+          where: `in image ${image} (${Containers.shortId(info.id)}) at ${found.interpreter}`,
           pythonVersion: found.probe.version,
           engine: engine.name,
           package: engine.python.package,
@@ -397,7 +395,8 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
       }),
     locate: (conn, o) =>
       Effect.gen(function* () {
-        const info = yield* present(conn)
+        // the image prepare found (or pulled): asked again only when it did not look
+        const info = seen ?? (yield* present(conn))
         // where `~/` model paths point, for the short programs' mounts
         home ??= yield* conn.files.resolvePath("~").pipe(Effect.orElseSucceed(() => undefined))
         let refused: EngineNotInImage | undefined
@@ -432,7 +431,8 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
           )
         // a host without nvidia-smi is the GPU probe's problem, reported beside this
         const driver = yield* Effect.option(Probes.driver(conn))
-        if (Option.isNone(driver)) return { summary: `image ${short(info.id)} (${tool})`, warnings }
+        if (Option.isNone(driver))
+          return { summary: `image ${Containers.shortId(info.id)} (${tool})`, warnings }
         const requires = requiredCuda(info.env)
         const runs = driver.value.cuda
         // what nvidia-container-cli would refuse at the start, said before anything starts
@@ -467,7 +467,7 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
           // named as diagnose names it (no GPU toolkit, a CUDA requirement), else the tool's words
           const failure = Classifier.classifyText(result.stderr, result).failure
           if (failure !== undefined && startRefusals.has(failure._tag)) return yield* failure
-          return yield* (yield* refusal(conn, result.stderr)) ??
+          return yield* refusal(conn, result.stderr) ??
             new ContainerRunRefused({
               host: conn.host.alias,
               tool,
@@ -477,11 +477,15 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
             })
         }
         return {
-          summary: `image ${short(info.id)} (${tool})${requires === undefined ? "" : `: CUDA ${requires}, the driver ${driver.value.version} runs ${runs ?? "?"}`}`,
+          summary: `image ${Containers.shortId(info.id)} (${tool})${requires === undefined ? "" : `: CUDA ${requires}, the driver ${driver.value.version} runs ${runs ?? "?"}`}`,
           warnings
         }
       }),
-    current: (conn) => Effect.map(Containers.clientOf(conn, tool).image(image), (info) => info?.id),
+    // what prepare found is what the name gives now; asked only of a runtime that did not prepare
+    current: (conn) =>
+      seen !== undefined
+        ? Effect.succeed(seen.id)
+        : Effect.map(Containers.clientOf(conn, tool).image(image), (info) => info?.id),
     command: (at, program) => {
       const { plain, made } = parts(program)
       const secretsMount =

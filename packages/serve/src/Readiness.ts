@@ -80,6 +80,25 @@ export const tokenText = (data: string): string => {
   }
 }
 
+/** A short streamed completion of `model`: the request that ends readiness, and status's canary. */
+const streamedCompletion = (
+  model: string,
+  timeout: Duration.DurationInput,
+  headers: Readonly<Record<string, string>>
+): HttpClient.HttpRequest => ({
+  method: "POST",
+  path: "/v1/completions",
+  timeout,
+  headers: { ...headers, "content-type": "application/json", accept: "text/event-stream" },
+  body: JSON.stringify({
+    model,
+    prompt: "The capital city of France is",
+    max_tokens: 8,
+    temperature: 0,
+    stream: true
+  })
+})
+
 /** The streamed request that ends readiness: a short completion of the model `/v1/models` lists. @category checks */
 export const FIRST_TOKEN_ENDPOINT = "POST /v1/completions (stream)"
 
@@ -126,19 +145,7 @@ export const generatesAt = (
       const model = models.status === 200 ? modelIdOf(models.body) : undefined
       if (model === undefined) return undefined
       const answer = yield* firstEventOf(client)(
-        {
-          method: "POST",
-          path: "/v1/completions",
-          timeout,
-          headers: { "content-type": "application/json", accept: "text/event-stream" },
-          body: JSON.stringify({
-            model,
-            prompt: "The capital city of France is",
-            max_tokens: 2,
-            temperature: 0,
-            stream: true
-          })
-        },
+        streamedCompletion(model, timeout, {}),
         (data) => tokenText(data) !== ""
       )
       return answer.status === 200 && answer.event !== undefined
@@ -189,6 +196,7 @@ export const check = <E, R>(
         })
         const now = yield* Clock.currentTimeMillis
         yield* o.report(`${method} ${path}`, response.status, now - o.startedAt)
+        if (method === "GET" && path === "/v1/models" && response.status === 200) listed = response.body
         return response
       })
     const unhealthy = (endpoint: string, status: number | undefined, reason: string) =>
@@ -196,6 +204,8 @@ export const check = <E, R>(
 
     // the step being waited on, for the error when the budget runs out
     let waitingOn = "GET /health"
+    // the model list the engine's own checks read (asked again only when they did not)
+    let listed: string | undefined
     const checks = Effect.forEach(
       o.requests,
       (request) => {
@@ -221,7 +231,8 @@ export const check = <E, R>(
     // readiness; /health can answer 200 while generation hangs)
     const firstToken = Effect.gen(function* () {
       waitingOn = "GET /v1/models"
-      const models = yield* call("GET", "/v1/models", true)
+      const models =
+        listed === undefined ? yield* call("GET", "/v1/models", true) : { status: 200, body: listed }
       const model = modelIdOf(models.body)
       if (models.status !== 200 || model === undefined)
         return yield* unhealthy(
@@ -230,21 +241,9 @@ export const check = <E, R>(
           `no model listed: ${models.body.slice(0, 200)}`
         )
       waitingOn = FIRST_TOKEN_ENDPOINT
+      // the token may take as long as the budget allows (the budget's timeout names the step)
       const answer = yield* client.firstEvent(
-        {
-          method: "POST",
-          path: "/v1/completions",
-          // the token may take as long as the budget allows (the budget's timeout names the step)
-          timeout: o.budget,
-          headers: { ...auth, "content-type": "application/json", accept: "text/event-stream" },
-          body: JSON.stringify({
-            model,
-            prompt: "The capital city of France is",
-            max_tokens: 8,
-            temperature: 0,
-            stream: true
-          })
-        },
+        streamedCompletion(model, o.budget, auth),
         (data) => tokenText(data) !== ""
       )
       const now = yield* Clock.currentTimeMillis

@@ -143,9 +143,12 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       alive && port !== undefined && seen?.address !== undefined
         ? yield* isHealthyAt(conn, port, seen.address, "5 seconds")
         : undefined
-    // healthy is not generating: a canary token from a ready server (not one behind an API key
-    // status does not hold: its argv shows the key as ***)
-    const keyed = (state.argv?.argv ?? []).some((word) => word === "***")
+    // healthy is not generating: a canary token from a ready server (not one behind an API key:
+    // status holds no secret)
+    const keyFlag = engine?.apiKeyFlag
+    const keyed =
+      keyFlag !== undefined &&
+      (state.argv?.argv ?? []).some((word) => word === keyFlag || word.startsWith(`${keyFlag}=`))
     const generating =
       healthy === true &&
       state.ready !== undefined &&

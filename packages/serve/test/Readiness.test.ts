@@ -23,5 +23,9 @@ describe("Readiness: the streamed token", () => {
       Deployment.describeTimeToReady({ portOpenMs: 12_140, httpReadyMs: 30_400, firstTokenMs: null }),
       "TTR port 12.1 s · TTR HTTP 30.4 s · TTFT -"
     )
+    assert.strictEqual(
+      Deployment.describeTimeToReady({ portOpenMs: null, httpReadyMs: null, firstTokenMs: null }),
+      "TTR port - · TTR HTTP - · TTFT -"
+    )
   })
 })

@@ -83,6 +83,9 @@ export const runArgs = (tool: ContainerTool, o: RunOptions): Array<string> => [
   ...o.argv
 ]
 
+/** An id as a person reads it: its first 12 hex digits (docker's and podman's short form). */
+export const shortId = (id: string): string => id.replace(/^sha256:/, "").slice(0, 12)
+
 /** docker's ids are `sha256:<hex>`, podman's the bare hex: one form. */
 export const normalizeId = (id: string): string => (id.startsWith("sha256:") ? id : `sha256:${id}`)
 

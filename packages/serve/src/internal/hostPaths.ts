@@ -4,13 +4,11 @@
  *
  * @internal
  */
+import * as RemotePath from "@mlops/core/RemotePath"
 
 /** `~/` is the home, a relative path the home's (where a plain server starts), an absolute one itself. */
 export const absolute = (home: string, path: string): string =>
-  path === "~"
-    ? home
-    : path.startsWith("~/")
-      ? `${home}/${path.slice(2)}`
-      : path.startsWith("/")
-        ? path
-        : `${home}/${path.replace(/^\.\//, "")}`
+  RemotePath.resolve(
+    path === "~" || path.startsWith("~/") || path.startsWith("/") ? path : `~/${path.replace(/^\.\//, "")}`,
+    home
+  )

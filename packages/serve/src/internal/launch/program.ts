@@ -295,10 +295,12 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       // from the spawn on: when the port is first seen listening on the host (a server placed
       // elsewhere, a scheduler's node, has none to look at); /health 200 and the token come from
       // readiness. A plain probe on the pool's connection: a failed one is not an outage here.
+      // Spaced 250 ms doubling to 2 s: a model that loads for minutes costs one `ss` per 2 s.
       const pool = yield* ConnectionPool
       const portWatch = yield* Effect.fork(
         Effect.gen(function* () {
           if (!placement.onHost) return
+          let pause = 250
           for (;;) {
             const holder = yield* Effect.either(
               Effect.flatMap(pool.get(host), (conn) => Probes.portHolder(conn, port)).pipe(
@@ -309,7 +311,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
               reached.portOpenMs ??= yield* sinceSpawn
               return
             }
-            yield* Effect.sleep("500 millis")
+            yield* Effect.sleep(Duration.millis(pause))
+            pause = Math.min(2000, pause * 2)
           }
         })
       )
