@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Data, type Effect } from "effect"
+import { Data, type Effect, type Stream } from "effect"
 import type { ExitStatus, FileStat } from "./Connection.js"
 import type { RemoteCommand } from "./RemoteCommand.js"
 
@@ -28,7 +28,11 @@ export interface HttpRequest {
 /** @category models */
 export interface HttpResponse {
   readonly status: number
-  readonly body: string
+  /**
+   * The whole body, or its chunks as the program produces them (a streamed completion pacing
+   * its tokens): each chunk is written to the client as it comes; the response ends with the stream.
+   */
+  readonly body: string | Stream.Stream<string>
   readonly headers?: Readonly<Record<string, string>>
 }
 

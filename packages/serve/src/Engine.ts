@@ -17,6 +17,7 @@ import type { Program } from "@mlops/core/FakeProgram"
 import { type Duration, type Effect, Schema } from "effect"
 import type { ArgvError, UnencodableValue } from "./ArgvErrors.js"
 import type { EngineLogs } from "./Classifier.js"
+import type { EngineMetrics } from "./Metrics.js"
 import type { ModelTraits } from "./ModelTraits.js"
 import type { Located } from "./Runtime.js"
 import type { LaunchRulesViolated } from "./Violations.js"
@@ -272,6 +273,8 @@ export interface Engine {
   readonly readiness: (argv: ReadonlyArray<string>) => ReadonlyArray<ReadinessRequest>
   /** The flag whose value readiness sends as `Authorization: Bearer` (`--api-key`). */
   readonly apiKeyFlag: string | undefined
+  /** How its Prometheus `/metrics` page is read (a benchmark's acceptance length and counters). */
+  readonly metrics: EngineMetrics
   /** Environment names that hold secrets beyond what their name says (`HF_TOKEN` is caught by name). */
   readonly secretEnv: ReadonlyArray<string>
   /** Python code run with the argv to let the host's own parser check it, when the engine has one. */

@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+
 import { ranksOf } from "@mlops/serve/AutoFix"
 import type {
   Decoded,
@@ -25,6 +26,7 @@ import type {
   Rendezvous
 } from "@mlops/serve/Engine"
 import { commonCaches, UnsupportedEngineVersion } from "@mlops/serve/Engine"
+import * as Metrics from "@mlops/serve/Metrics"
 import * as Secrets from "@mlops/serve/Secrets"
 import { Effect } from "effect"
 import * as Argv from "./Argv.js"
@@ -232,6 +234,19 @@ export const engine: Engine = {
     "page_size"
   ],
   apiKeyFlag: "--api-key",
+  metrics: {
+    enable: "--enable-metrics",
+    // both separators: the prefix went sglang: → sglang_ → sglang: between releases
+    figures: (before, after) => ({
+      // a gauge: SGLang's mean over its last logging interval, the end of the run
+      acceptLength: Metrics.total(after, ["sglang:spec_accept_length", "sglang_spec_accept_length"]),
+      generationTokens: Metrics.increase(before, after, [
+        "sglang:generation_tokens_total",
+        "sglang_generation_tokens_total"
+      ]),
+      requests: Metrics.increase(before, after, ["sglang:num_requests_total", "sglang_num_requests_total"])
+    })
+  },
   secretEnv: [],
   caches: commonCaches,
   remoteCheck: REMOTE_CHECK,

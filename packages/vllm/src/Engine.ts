@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+
 import { ranksOf } from "@mlops/serve/AutoFix"
 import {
   commonCaches,
@@ -15,6 +16,7 @@ import {
   type Rendezvous,
   UnsupportedEngineVersion
 } from "@mlops/serve/Engine"
+import * as Metrics from "@mlops/serve/Metrics"
 import { Effect } from "effect"
 import * as Catalogue from "./Catalogue.js"
 import { modelOf, portOf } from "./internal/engine/argvFacts.js"
@@ -128,6 +130,20 @@ export const VllmEngine: Engine = {
     "kv_cache_dtype"
   ],
   apiKeyFlag: "--api-key",
+  metrics: {
+    enable: undefined,
+    // acceptance length = 1 + accepted / drafts over the run (vLLM PR#17010)
+    figures: (before, after) => {
+      const drafts = Metrics.increase(before, after, ["vllm:spec_decode_num_drafts_total"])
+      const accepted = Metrics.increase(before, after, ["vllm:spec_decode_num_accepted_tokens_total"])
+      return {
+        acceptLength:
+          drafts === undefined || accepted === undefined || drafts === 0 ? undefined : 1 + accepted / drafts,
+        generationTokens: Metrics.increase(before, after, ["vllm:generation_tokens_total"]),
+        requests: Metrics.increase(before, after, ["vllm:request_success_total"])
+      }
+    }
+  },
   secretEnv: ["VLLM_API_KEY"],
   // torch.compile, Inductor and Triton artifacts reused across containers (vLLM's docker docs)
   caches: [...commonCaches, { env: "VLLM_CACHE_ROOT", path: "~/.cache/vllm" }],

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Metrics from "@mlops/serve/Metrics"
 import { LaunchRulesViolated } from "@mlops/serve/Violations"
 import { Effect, Either } from "effect"
 import { VllmEngine } from "../src/Engine.js"
@@ -183,5 +184,23 @@ describe("VllmEngine", () => {
       assert.isFalse(steps[1]!.passes(200, JSON.stringify({ data: [{ id: M, root: "other" }] })))
       assert.strictEqual(JSON.parse(steps[2]!.body!).model, "qwen", argv.join(" "))
     }
+  })
+
+  it("its /metrics: acceptance length 1 + accepted / drafts over the run (PR#17010), tokens and requests as increases", () => {
+    const page = (drafts: number, accepted: number, tokens: number) =>
+      Metrics.parse(
+        [
+          `vllm:spec_decode_num_drafts_total{engine="0",model_name="qwen"} ${drafts}`,
+          `vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="qwen"} ${accepted}`,
+          `vllm:generation_tokens_total{engine="0",model_name="qwen"} ${tokens}`,
+          `vllm:request_success_total{engine="0",finished_reason="length",model_name="qwen"} 3`,
+          `vllm:request_success_total{engine="0",finished_reason="stop",model_name="qwen"} ${tokens / 100}`
+        ].join("\n")
+      )
+    const figures = VllmEngine.metrics.figures(page(10, 5, 100), page(110, 125, 500))
+    assert.deepStrictEqual(figures, { acceptLength: 2.2, generationTokens: 400, requests: 4 })
+    // no drafts during the run: no acceptance length (not speculative)
+    assert.isUndefined(VllmEngine.metrics.figures(page(10, 5, 100), page(10, 5, 300)).acceptLength)
+    assert.isUndefined(VllmEngine.metrics.enable)
   })
 })

@@ -8,6 +8,7 @@ import { ConnectionPool, RemoteCommand, RemoteProcess } from "@mlops/core"
 import { FakeHost } from "@mlops/core/testing"
 import { classifyText } from "@mlops/serve/Classifier"
 import * as PythonEnvRuntime from "@mlops/serve/PythonEnvRuntime"
+import * as SimDecoding from "@mlops/serve/SimDecoding"
 import { Effect, Ref, TestClock } from "effect"
 import { VllmEngine } from "../src/Engine.js"
 import { handler } from "../src/internal/sim/http.js"
@@ -108,7 +109,8 @@ describe("simulated vLLM", () => {
         version: "0.13.0",
         ready,
         apiKey: "k",
-        maxModelLen: 32768
+        maxModelLen: 32768,
+        decoder: yield* SimDecoding.make(SimDecoding.defaults, undefined)
       })
       const get = (path: string, headers: Record<string, string> = {}) =>
         h({ method: "GET", path, headers, body: "" })
@@ -117,7 +119,7 @@ describe("simulated vLLM", () => {
       assert.strictEqual((yield* get("/health")).status, 200)
       assert.strictEqual((yield* get("/v1/models")).status, 401)
       const models = yield* get("/v1/models", { authorization: "Bearer k" })
-      assert.deepInclude(JSON.parse(models.body).data[0], { id: "qwen", root: modelDir })
+      assert.deepInclude(JSON.parse(models.body as string).data[0], { id: "qwen", root: modelDir })
       const done = yield* h({
         method: "POST",
         path: "/v1/completions",

@@ -7,7 +7,7 @@
 
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, Exit, Runtime, type Scope } from "effect"
+import { Effect, Exit, Fiber, Runtime, type Scope, Stream } from "effect"
 import type { HttpHandler, HttpRequest } from "../FakeProgram.js"
 
 /** Start the server in `scope`'s lifetime; returns the loopback port. Handlers run on the caller's runtime. */
@@ -31,8 +31,21 @@ export const serve = (handler: HttpHandler): Effect.Effect<number, never, Scope.
         }
         void run(handler(request)).then((exit) => {
           if (Exit.isSuccess(exit)) {
-            res.writeHead(exit.value.status, { "content-type": "application/json", ...exit.value.headers })
-            res.end(exit.value.body)
+            const { status, headers, body } = exit.value
+            res.writeHead(status, { "content-type": "application/json", ...headers })
+            if (typeof body === "string") {
+              res.end(body)
+              return
+            }
+            // paced chunks: each written as it comes; a client that goes away stops the stream
+            const writing = Runtime.runFork(runtime)(
+              Stream.runForEach(body, (chunk) => Effect.sync(() => res.write(chunk))).pipe(
+                Effect.ensuring(Effect.sync(() => res.end()))
+              )
+            )
+            res.on("close", () => {
+              if (!res.writableFinished) Runtime.runFork(runtime)(Fiber.interrupt(writing))
+            })
           } else {
             res.writeHead(500, { "content-type": "text/plain" })
             res.end("fake handler failed")

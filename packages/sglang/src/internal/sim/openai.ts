@@ -2,11 +2,15 @@
  * The OpenAI-compatible routes of a simulated SGLang server (lifecycle.md §4: `/v1/completions`
  * and `/v1/chat/completions`, SSE when `stream: true`), so an OpenAI client pointed at a
  * `--tunnel` URL works. No model runs: the reply is a fixed sentence, cut at `max_tokens`
- * (one word per token), with the usage a client reads.
+ * (one word per token; `ignore_eos` gives all `max_tokens`, the sentence repeated), with the
+ * usage a client reads. Streams are paced by the server's decoder (`SimDecoding`): a chunk per
+ * step, as fast as the running requests and the speculative settings allow.
  *
  * @internal
  */
 import type { FakeHost } from "@mlops/core/testing"
+import * as SimDecoding from "@mlops/serve/SimDecoding"
+import type { Stream } from "effect"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
@@ -22,13 +26,6 @@ const json = (status: number, body: unknown): FakeHost.HttpResponse => ({
 const badRequest = (message: string): FakeHost.HttpResponse =>
   json(400, { object: "error", message, type: "BadRequestError", param: null, code: 400 })
 
-/** Server-sent events: one `data:` line per chunk, then `data: [DONE]`. */
-const sse = (chunks: ReadonlyArray<unknown>): FakeHost.HttpResponse => ({
-  status: 200,
-  body: `${[...chunks.map((c) => JSON.stringify(c)), "[DONE]"].map((data) => `data: ${data}\n\n`).join("")}`,
-  headers: { "content-type": "text/event-stream", "cache-control": "no-cache" }
-})
-
 const wordsOf = (text: string) => text.split(/\s+/).filter((w) => w !== "").length
 
 interface Served {
@@ -37,7 +34,19 @@ interface Served {
   readonly nowSeconds: number
   /** Makes the response id unique. */
   readonly requestId: number
+  /** Paces streamed answers and counts tokens for `/metrics`. */
+  readonly decoder: SimDecoding.Decoder
 }
+
+/** A paced stream of server-sent events. */
+const streamed = (events: Stream.Stream<string>): FakeHost.HttpResponse => ({
+  status: 200,
+  body: events,
+  headers: { "content-type": "text/event-stream", "cache-control": "no-cache" }
+})
+
+const includeUsage = (request: Record<string, unknown>) =>
+  isRecord(request.stream_options) && request.stream_options.include_usage === true
 
 /** The body as an object with the fields every route reads, or a 400. */
 type Parsed =
@@ -62,8 +71,12 @@ const parse = (body: string): Parsed => {
 
 const answer = (request: Record<string, unknown>) => {
   const limit = typeof request.max_tokens === "number" ? Math.floor(request.max_tokens) : reply.length
-  const words = reply.slice(0, limit)
-  return { words, finish: words.length < reply.length ? "length" : "stop" }
+  // ignore_eos (SGLang's sampling parameter, taken in the OpenAI body too): every token asked for
+  const words =
+    request.ignore_eos === true
+      ? Array.from({ length: limit }, (_, i) => reply[i % reply.length]!)
+      : reply.slice(0, limit)
+  return { words, finish: words.length < reply.length || request.ignore_eos === true ? "length" : "stop" }
 }
 
 const usage = (promptTokens: number, completionTokens: number) => ({
@@ -87,13 +100,19 @@ export const completions = (body: string, served: Served): FakeHost.HttpResponse
     model
   }
   if (request.stream === true) {
-    return sse([
-      ...words.map((w, i) => ({
-        ...base,
-        choices: [{ index: 0, text: i === 0 ? w : ` ${w}`, logprobs: null, finish_reason: null }]
-      })),
-      { ...base, choices: [{ index: 0, text: "", logprobs: null, finish_reason: finish }] }
-    ])
+    return streamed(
+      SimDecoding.serverSentEvents(served.decoder, {
+        kind: "completion",
+        id: base.id,
+        model,
+        createdSeconds: served.nowSeconds,
+        promptTokens: wordsOf(prompt),
+        outputTokens: words.length,
+        includeUsage: includeUsage(request),
+        words,
+        finish
+      })
+    )
   }
   return json(200, {
     ...base,
@@ -118,16 +137,19 @@ export const chatCompletions = (body: string, served: Served): FakeHost.HttpResp
   const model = typeof request.model === "string" ? request.model : served.model
   const base = { id: `chatcmpl-sim-${served.requestId}`, created: served.nowSeconds, model }
   if (request.stream === true) {
-    const chunk = (delta: Record<string, unknown>, finishReason: string | null) => ({
-      ...base,
-      object: "chat.completion.chunk",
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }]
-    })
-    return sse([
-      chunk({ role: "assistant", content: "" }, null),
-      ...words.map((w, i) => chunk({ content: i === 0 ? w : ` ${w}` }, null)),
-      chunk({}, finish)
-    ])
+    return streamed(
+      SimDecoding.serverSentEvents(served.decoder, {
+        kind: "chat",
+        id: base.id,
+        model,
+        createdSeconds: served.nowSeconds,
+        promptTokens,
+        outputTokens: words.length,
+        includeUsage: includeUsage(request),
+        words,
+        finish
+      })
+    )
   }
   return json(200, {
     ...base,

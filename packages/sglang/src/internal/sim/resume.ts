@@ -8,6 +8,7 @@
  */
 import type { FakeHost } from "@mlops/core/testing"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
+import * as SimDecoding from "@mlops/serve/SimDecoding"
 import * as Gpus from "@mlops/serve/SimGpus"
 import { Effect, Either, Ref } from "effect"
 import * as Argv from "../../Argv.js"
@@ -15,7 +16,7 @@ import * as Catalogue from "../../Catalogue.js"
 import * as Resolve from "../../Resolve.js"
 import * as Rule from "../../Rule.js"
 import * as Rules from "../../Rules.js"
-import { handler } from "./http.js"
+import { handler, speculationOf } from "./http.js"
 
 export { resumeEnv } from "@mlops/serve/SimHost"
 
@@ -54,7 +55,8 @@ export const run = (
           contextLength: effective.context_length ?? traits.contextLength,
           version: o.version,
           ready: yield* Ref.make(true),
-          startedAtMs: self?.startedAtMs ?? 0
+          startedAtMs: self?.startedAtMs ?? 0,
+          decoder: yield* SimDecoding.make(SimDecoding.settingsFromEnv(ctx.env), speculationOf(effective))
         })
       )
     )

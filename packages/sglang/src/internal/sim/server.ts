@@ -15,6 +15,7 @@
 import type { FakeHost } from "@mlops/core/testing"
 import type { Phase } from "@mlops/serve/LaunchEvent"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
+import * as SimDecoding from "@mlops/serve/SimDecoding"
 import * as Gpus from "@mlops/serve/SimGpus"
 import { Clock, Duration, Effect, Either, Ref } from "effect"
 import * as Argv from "../../Argv.js"
@@ -23,7 +24,7 @@ import * as Rule from "../../Rule.js"
 import * as Rules from "../../Rules.js"
 import type { ServerArgs } from "../../ServerArgs.js"
 import * as L from "../lifecycleLines.js"
-import { handler } from "./http.js"
+import { handler, speculationOf } from "./http.js"
 import * as Installed from "./installed.js"
 import * as Memory from "./memory.js"
 import { sglangDir } from "./paths.js"
@@ -272,7 +273,8 @@ export const run = (ctx: FakeHost.ProgramContext, argv: ReadonlyArray<string>): 
           version,
           ready,
           startedAtMs,
-          unhealthy: ctx.env.MLOPS_SIM_UNHEALTHY === "1"
+          unhealthy: ctx.env.MLOPS_SIM_UNHEALTHY === "1",
+          decoder: yield* SimDecoding.make(SimDecoding.settingsFromEnv(ctx.env), speculationOf(effective))
         })
       )
     )

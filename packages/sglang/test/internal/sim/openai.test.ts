@@ -1,20 +1,32 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Ref } from "effect"
+import type { FakeHost } from "@mlops/core/testing"
+import * as SimDecoding from "@mlops/serve/SimDecoding"
+import { Chunk, Effect, Ref, Stream } from "effect"
 import { handler } from "../../../src/internal/sim/http.js"
 import type { ServerArgs } from "../../../src/ServerArgs.js"
 
 // the routes an OpenAI client uses, as the reference describes them (lifecycle.md §4)
 const serve = (ready: boolean) =>
-  Effect.map(Ref.make(ready), (readyRef) =>
-    handler({
+  Effect.gen(function* () {
+    const readyRef = yield* Ref.make(ready)
+    // 1 ms steps: the pacing is SimDecoding's own test; here only what the routes say
+    const decoder = yield* SimDecoding.make({ ...SimDecoding.defaults, stepMs: 1 }, undefined)
+    return handler({
       args: { model_path: "/root/models/Qwen3.6-27B", served_model_name: null } as unknown as ServerArgs,
       architecture: "Qwen3_5ForConditionalGeneration",
       contextLength: 262144,
       version: "0.5.11",
       ready: readyRef,
-      startedAtMs: 0
+      startedAtMs: 0,
+      decoder
     })
-  )
+  })
+
+/** The whole body, a streamed one read to its end. */
+const text = (res: FakeHost.HttpResponse): Effect.Effect<string> =>
+  typeof res.body === "string"
+    ? Effect.succeed(res.body)
+    : Effect.map(Stream.runCollect(res.body), (chunks) => Chunk.join(chunks, ""))
 
 const post = (path: string, body: unknown, ready = true) =>
   Effect.flatMap(serve(ready), (h) =>
@@ -28,7 +40,7 @@ describe("sim OpenAI-compatible routes", () => {
     Effect.gen(function* () {
       const res = yield* post("/v1/chat/completions", chat)
       assert.strictEqual(res.status, 200)
-      const body = JSON.parse(res.body)
+      const body = JSON.parse(yield* text(res))
       assert.strictEqual(body.object, "chat.completion")
       assert.strictEqual(body.model, chat.model)
       assert.strictEqual(body.choices[0].message.role, "assistant")
@@ -38,13 +50,15 @@ describe("sim OpenAI-compatible routes", () => {
     })
   )
 
-  it.effect("stream: true is SSE: chunks with deltas whose text is the whole reply, then data: [DONE]", () =>
+  it.live("stream: true is SSE: chunks with deltas whose text is the whole reply, then data: [DONE]", () =>
     Effect.gen(function* () {
-      const whole = JSON.parse((yield* post("/v1/chat/completions", chat)).body).choices[0].message.content
+      const whole = JSON.parse(yield* text(yield* post("/v1/chat/completions", chat))).choices[0].message
+        .content
       const res = yield* post("/v1/chat/completions", { ...chat, stream: true })
       assert.strictEqual(res.headers?.["content-type"], "text/event-stream")
-      assert.isTrue(res.body.endsWith("data: [DONE]\n\n"))
-      const events = res.body
+      const body = yield* text(res)
+      assert.isTrue(body.endsWith("data: [DONE]\n\n"))
+      const events = body
         .split("\n\n")
         .filter((e) => e !== "")
         .map((e) => e.replace(/^data: /, ""))
@@ -56,16 +70,16 @@ describe("sim OpenAI-compatible routes", () => {
     })
   )
 
-  it.effect("completions: text, max_tokens cuts it (finish_reason length), streaming too", () =>
+  it.live("completions: text, max_tokens cuts it (finish_reason length), streaming too", () =>
     Effect.gen(function* () {
       const res = yield* post("/v1/completions", { prompt: "The capital of France is", max_tokens: 2 })
-      const body = JSON.parse(res.body)
+      const body = JSON.parse(yield* text(res))
       assert.strictEqual(body.object, "text_completion")
       assert.strictEqual(body.choices[0].text.split(" ").length, 2)
       assert.strictEqual(body.choices[0].finish_reason, "length")
       assert.strictEqual(body.usage.completion_tokens, 2)
       const streamed = yield* post("/v1/completions", { prompt: "Hi", max_tokens: 2, stream: true })
-      const texts = streamed.body
+      const texts = (yield* text(streamed))
         .split("\n\n")
         .filter((e) => e.startsWith("data: {"))
         .map((e) => JSON.parse(e.slice(6)).choices[0].text)
@@ -83,7 +97,7 @@ describe("sim OpenAI-compatible routes", () => {
       ] as const) {
         const res = yield* post(path, body)
         assert.strictEqual(res.status, 400, `${path} ${JSON.stringify(body)}`)
-        assert.strictEqual(JSON.parse(res.body).object, "error")
+        assert.strictEqual(JSON.parse(yield* text(res)).object, "error")
       }
       assert.strictEqual((yield* post("/v1/chat/completions", chat, false)).status, 503)
     })

@@ -11,6 +11,7 @@
  */
 import type { FakeHost } from "@mlops/core/testing"
 import * as ModelTraits from "@mlops/serve/ModelTraits"
+import * as SimDecoding from "@mlops/serve/SimDecoding"
 import * as SimGpus from "@mlops/serve/SimGpus"
 import { resumeEnv } from "@mlops/serve/SimHost"
 import { Clock, Duration, Effect, Either, Ref } from "effect"
@@ -20,7 +21,7 @@ import { verdict } from "../../Check.js"
 import type { GpuFacts } from "../../Rule.js"
 import { availableBytes, bytesPerToken } from "../../rules/Memory.js"
 import { decode } from "../argv/decode.js"
-import { handler } from "./http.js"
+import { handler, speculationOf } from "./http.js"
 import * as L from "./lines.js"
 
 /** The sim's two GPUs as the checks see them (RTX A6000, 48 GB, compute capability 8.6). */
@@ -106,7 +107,15 @@ export const run = (
     const bound = yield* Effect.either(
       ctx.listen(
         port,
-        handler({ served, root: model, version, ready, apiKey, maxModelLen: traits.contextLength })
+        handler({
+          served,
+          root: model,
+          version,
+          ready,
+          apiKey,
+          maxModelLen: traits.contextLength,
+          decoder: yield* SimDecoding.make(SimDecoding.settingsFromEnv(ctx.env), speculationOf(values))
+        })
       )
     )
     if (Either.isLeft(bound)) {
