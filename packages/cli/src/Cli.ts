@@ -13,6 +13,7 @@
  */
 import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Cause, Console, Effect, Layer } from "effect"
+import { bench } from "./commands/bench.js"
 import { check } from "./commands/check.js"
 import * as Completion from "./commands/completion.js"
 import { diagnose } from "./commands/diagnose.js"
@@ -65,6 +66,7 @@ export const command = Command.make("mlops").pipe(
     diagnose,
     status,
     logs,
+    bench,
     stop,
     rm,
     hosts

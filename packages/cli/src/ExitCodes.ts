@@ -51,6 +51,8 @@ const byTag: Record<string, ExitCode> = {
   InvalidPlacement: ExitCode.Usage,
   InvalidRuntime: ExitCode.Usage,
   DeploymentNotFound: ExitCode.Usage,
+  // a benchmark of a deployment that is not running, not ready, or behind a key not given
+  BenchRefused: ExitCode.Usage,
   LogUnreadable: ExitCode.Usage,
   LocalFileError: ExitCode.Usage,
   // an engine's rules (refused before anything runs)
@@ -98,6 +100,8 @@ const byTag: Record<string, ExitCode> = {
   ProcessExited: ExitCode.LaunchFailed,
   Unclassified: ExitCode.LaunchFailed,
   NotHealthy: ExitCode.LaunchFailed,
+  // the server died while a benchmark ran (its log's failure inside)
+  ServerDiedDuringBench: ExitCode.LaunchFailed,
   // the job ended (its log's failure and Slurm's state), or the scheduler lost it
   SlurmJobEnded: ExitCode.LaunchFailed,
   SlurmJobNotFound: ExitCode.LaunchFailed,
