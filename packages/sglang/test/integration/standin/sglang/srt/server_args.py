@@ -46,6 +46,7 @@ class ServerArgs:
     speculative_num_draft_tokens: Optional[int] = None
     api_key: Optional[str] = None
     admin_api_key: Optional[str] = None
+    enable_metrics: bool = False
 
     def __post_init__(self):
         self._handle_missing_default_values()
@@ -164,6 +165,7 @@ class ServerArgs:
         parser.add_argument("--speculative-num-draft-tokens", type=int)
         parser.add_argument("--api-key", type=str)
         parser.add_argument("--admin-api-key", type=str)
+        parser.add_argument("--enable-metrics", action="store_true")
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):

@@ -1,12 +1,22 @@
 """The stand-in launcher: spawns one scheduler process per TP rank, waits for them, binds the
 HTTP port (after the ranks are ready, like uvicorn in SGLang), warms up with one request to
-itself, prints the ready line and serves /health, /model_info, /v1/models, /generate and
-/server_info until killed.
+itself, prints the ready line and serves /health, /model_info, /v1/models, /generate,
+/server_info, /v1/completions and (with --enable-metrics) /metrics until killed.
+
+Streamed completions are paced like a batched decoder (written for the tests from the issue's
+description, not from mlops' sim): the prefill step gives the first token, then each decoding
+step gives L tokens on average, where L = 1 without speculative decoding and
+min(draft tokens, 1 + a + a^2 + ... + a^steps) with it (a = STANDIN_ACCEPT_RATE, default 0.7);
+after j decoding steps a request has 1 + floor(j * L) tokens. A step lasts STANDIN_STEP_MS
+(default 20) x (1 + STANDIN_BATCH_SLOWDOWN x (running requests - 1)) (default 0), x (1 +
+STANDIN_DRAFT_COST x steps) (default 0.15) with speculative decoding. /metrics counts what
+was generated in SGLang's names (sglang:generation_tokens_total, sglang:spec_accept_length ...).
 """
 
 import dataclasses
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -29,6 +39,71 @@ UVICORN_ERROR = "ERROR:    "
 class State:
     ready = False
     children: list = []
+
+
+class Decoding:
+    """The pace and the totals of every streamed request (one lock: the HTTP server is threaded)."""
+
+    lock = threading.Lock()
+    running = 0
+    prompt_tokens = 0
+    generation_tokens = 0
+    requests = 0
+    verify_steps = 0
+    accepted_tokens = 0
+
+
+def env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def speculation(server_args: ServerArgs):
+    """(steps, draft tokens) when speculative decoding is on, else None."""
+    if server_args.speculative_algorithm is None:
+        return None
+    steps = server_args.speculative_num_steps or 1
+    return steps, server_args.speculative_num_draft_tokens or steps + 1
+
+
+def accept_length(server_args: ServerArgs) -> float:
+    spec = speculation(server_args)
+    if spec is None:
+        return 1.0
+    steps, draft_tokens = spec
+    a = env_float("STANDIN_ACCEPT_RATE", 0.7)
+    return min(float(draft_tokens), 1.0 + sum(a**i for i in range(1, steps + 1)))
+
+
+def step_seconds(server_args: ServerArgs) -> float:
+    with Decoding.lock:
+        running = Decoding.running
+    t = env_float("STANDIN_STEP_MS", 20.0) / 1000.0
+    t *= 1.0 + env_float("STANDIN_BATCH_SLOWDOWN", 0.0) * max(0, running - 1)
+    spec = speculation(server_args)
+    if spec is not None:
+        t *= 1.0 + env_float("STANDIN_DRAFT_COST", 0.15) * spec[0]
+    return t
+
+
+def metrics_page(model_name: str, speculative: bool) -> str:
+    label = '{model_name="%s"}' % model_name
+    with Decoding.lock:
+        rows = [
+            ("prompt_tokens_total", "counter", "Number of prefill tokens processed.", Decoding.prompt_tokens),
+            ("generation_tokens_total", "counter", "Number of generation tokens processed.", Decoding.generation_tokens),
+            ("num_requests_total", "counter", "Number of requests processed.", Decoding.requests),
+            ("num_running_reqs", "gauge", "The number of running requests.", Decoding.running),
+        ]
+        if speculative:
+            accept = 1.0 + Decoding.accepted_tokens / Decoding.verify_steps if Decoding.verify_steps else 0.0
+            rows.append(("spec_accept_length", "gauge", "The average acceptance length of speculative decoding.", accept))
+    return "".join(
+        f"# HELP sglang:{name} {help}\n# TYPE sglang:{name} {kind}\nsglang:{name}{label} {float(value)!r}\n"
+        for name, kind, help, value in rows
+    )
 
 
 def kill_children() -> None:
@@ -133,11 +208,18 @@ def make_handler(server_args: ServerArgs):
             if not State.ready:
                 self.reply(503, {"error": {"message": "The server is not ready yet"}})
                 return
-            words = [" Paris.", " It", " is", " the", " capital"][: max(1, int(request.get("max_tokens") or 16))]
+            sentence = [" Paris.", " It", " is", " the", " capital"]
+            asked = max(1, int(request.get("max_tokens") or 16))
+            # ignore_eos: every token asked for (the sentence repeated)
+            count = asked if request.get("ignore_eos") else min(asked, len(sentence))
+            words = [sentence[i % len(sentence)] for i in range(count)]
             base = {"id": uuid.uuid4().hex, "object": "text_completion", "created": int(time.time()), "model": model_name}
+            prompt = request.get("prompt") or ""
+            prompt_tokens = len(prompt.split()) if isinstance(prompt, str) else 0
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": count, "total_tokens": prompt_tokens + count}
             if not request.get("stream"):
                 choice = {"index": 0, "text": "".join(words), "logprobs": None, "finish_reason": "length"}
-                self.reply(200, {**base, "choices": [choice]})
+                self.reply(200, {**base, "choices": [choice], "usage": usage})
                 return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -155,9 +237,35 @@ def make_handler(server_args: ServerArgs):
                 self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
                 self.wfile.flush()
 
-            for i, word in enumerate(words):
-                chunk(json.dumps({**base, "choices": [{"index": 0, "text": word, "logprobs": None, "finish_reason": None}]}))
+            length = accept_length(server_args)
+            speculative = speculation(server_args) is not None
+            with Decoding.lock:
+                Decoding.running += 1
+            try:
+                given, steps = 0, -1
+                while given < count:
+                    time.sleep(step_seconds(server_args))
+                    steps += 1
+                    total = min(count, 1 if steps == 0 else 1 + math.floor(steps * length + 1e-9))
+                    made = total - given
+                    with Decoding.lock:
+                        Decoding.generation_tokens += made
+                        if steps == 0:
+                            Decoding.prompt_tokens += prompt_tokens
+                        elif speculative:
+                            Decoding.verify_steps += 1
+                            Decoding.accepted_tokens += max(0, made - 1)
+                        if total >= count:
+                            Decoding.requests += 1
+                    text = "".join(words[given:total])
+                    given = total
+                    chunk(json.dumps({**base, "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": None}]}))
+            finally:
+                with Decoding.lock:
+                    Decoding.running -= 1
             chunk(json.dumps({**base, "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "length"}]}))
+            if (request.get("stream_options") or {}).get("include_usage"):
+                chunk(json.dumps({**base, "choices": [], "usage": usage}))
             chunk("[DONE]")
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -197,6 +305,16 @@ def make_handler(server_args: ServerArgs):
                     "max_model_len": 262144,
                 }
                 self.reply(200, {"object": "list", "data": [card]})
+            elif self.path == "/metrics":
+                if not server_args.enable_metrics:
+                    self.reply(404, {"detail": "Not Found"})
+                    return
+                data = metrics_page(model_name, speculation(server_args) is not None).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
             elif self.path == "/server_info":
                 info = dataclasses.asdict(server_args)
                 info.update(status="ready", max_total_num_tokens=212480, version=sglang.__version__)
