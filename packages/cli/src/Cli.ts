@@ -25,6 +25,7 @@ import { rm } from "./commands/rm.js"
 import { CommandExit, MlopsWords, SglangFlags } from "./commands/shared.js"
 import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
+import { sweep } from "./commands/sweep.js"
 import { ExitCode } from "./ExitCodes.js"
 import type * as Layers from "./Layers.js"
 import * as Help from "./render/help.js"
@@ -67,6 +68,7 @@ export const command = Command.make("mlops").pipe(
     status,
     logs,
     bench,
+    readingHostFlags(sweep),
     stop,
     rm,
     hosts
