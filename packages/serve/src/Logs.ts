@@ -3,14 +3,20 @@
  * across dropped connections at the last complete line (core's `LogTail`) and ends when the
  * deployment does: the rest of the log, then one `Ended` item with how it ended.
  *
+ * While it follows a ready server whose log has stopped growing, it asks the server for one
+ * streamed token (status's canary): an idle server answers and nothing is said; one whose
+ * requests hang (its `/health` may still say 200) is reported once per quiet spell as a
+ * `Stalled` item between the lines.
+ *
  * @since 0.1.0
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as LogTail from "@mlops/core/LogTail"
-import { Effect, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Schedule, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
 import type * as Engine from "./Engine.js"
 import * as Placements from "./Placements.js"
+import { generatesAt } from "./Readiness.js"
 import * as Status from "./Status.js"
 
 const stateOf = (host: string, name: string) =>
@@ -45,6 +51,33 @@ export interface Ended {
   /** For a crash: its classified failure (`_tag` and message). */
   readonly failure: { readonly _tag: string; readonly message: string } | undefined
 }
+
+/**
+ * A ready server's log has not grown for `quietMs` and a streamed request got no token within
+ * the canary's 10 s: it no longer generates. Said once per quiet spell.
+ *
+ * @category models
+ */
+export interface Stalled {
+  readonly _tag: "Stalled"
+  readonly host: string
+  readonly name: string
+  /** Since the last line (or the start of following). */
+  readonly quietMs: number
+  /** The last line it wrote, if any was seen. */
+  readonly lastLine: string | undefined
+}
+
+/** @category models */
+export interface FollowOptions {
+  /** Lines of the tail to start with (default 10). */
+  readonly lines?: number
+  /** After this long without a new line, ask a ready server for a token (default 60 s). */
+  readonly quietAfter?: Duration.DurationInput
+}
+
+/** The canary's budget: a streamed token within this, or the server does not generate. */
+const CANARY = Duration.seconds(10)
 
 /** How long following waits out a dropped connection before giving up. */
 const RECONNECT = Schedule.spaced("500 millis").pipe(Schedule.jittered, Schedule.upTo("2 minutes"))
@@ -82,17 +115,32 @@ const readFrom = (host: string, path: string, offset: number) =>
   })
 
 /**
+ * Whether the ready deployment still generates (undefined: not ready yet, not running, or
+ * behind an API key), asked with one streamed token.
+ */
+const canary = (host: string, name: string, engines: Engine.Registry) =>
+  Effect.gen(function* () {
+    const conn = yield* (yield* ConnectionPool).get(host)
+    const state = yield* Deployment.read(conn, name)
+    if (state?.ready === undefined || state.meta === undefined) return undefined
+    const keyFlag = engines.find((e) => e.name === state.meta?.engine)?.apiKeyFlag
+    const argv = state.argv?.argv ?? []
+    if (keyFlag !== undefined && argv.some((w) => w === keyFlag || w.startsWith(`${keyFlag}=`)))
+      return undefined
+    const { placed } = yield* Placements.ofDeployment(conn, state)
+    const seen = placed === undefined ? undefined : yield* placed.inspect(conn)
+    if (seen?.alive !== true || seen.address === undefined) return undefined
+    return yield* generatesAt(conn, state.meta.port, seen.address, CANARY)
+  }).pipe(Effect.orElseSucceed(() => undefined))
+
+/**
  * The last `lines` lines (default 10), then every new line as it is written, until the
- * deployment exits: then the lines it wrote last and one `Ended` item.
+ * deployment exits: then the lines it wrote last and one `Ended` item; a `Stalled` item when
+ * a ready server's log stopped growing and it no longer streams a token.
  *
  * @category programs
  */
-export const follow = (
-  host: string,
-  name: string,
-  engines: Engine.Registry,
-  options: { readonly lines?: number } = {}
-) =>
+export const follow = (host: string, name: string, engines: Engine.Registry, options: FollowOptions = {}) =>
   Stream.unwrap(
     Effect.gen(function* () {
       const state = yield* stateOf(host, name)
@@ -100,12 +148,43 @@ export const follow = (
       const last = yield* LogTail.tail(host, path, { lines: options.lines ?? 10 })
       // an empty tail (an empty log, or lines: 0 asked) follows from the start of the log
       let offset = last.at(-1)?.nextOffset ?? 0
-      const live = LogTail.follow(host, path, { fromOffset: offset }).pipe(
+      let lastLine = last.at(-1)?.text
+      let lastLineAt = yield* Clock.currentTimeMillis
+      let saidStalled = false
+      const quietMs = Duration.toMillis(options.quietAfter ?? Duration.seconds(60))
+      const lines = LogTail.follow(host, path, { fromOffset: offset }).pipe(
         Stream.tap((line) =>
-          Effect.sync(() => {
+          Effect.map(Clock.currentTimeMillis, (now) => {
             offset = line.nextOffset
+            lastLine = line.text
+            lastLineAt = now
+            saidStalled = false
+          })
+        )
+      )
+      // a quiet log is an idle server or a hung one: the canary tells them apart
+      const stalls = Stream.fromSchedule(Schedule.spaced(Duration.millis(Math.max(250, quietMs / 4)))).pipe(
+        Stream.mapEffect(() =>
+          Effect.gen(function* () {
+            const quiet = (yield* Clock.currentTimeMillis) - lastLineAt
+            if (saidStalled || quiet < quietMs) return undefined
+            // as it was before the canary (whose own access line the server may log)
+            const before = { since: lastLineAt, line: lastLine }
+            if ((yield* canary(host, name, engines)) !== false) return undefined
+            saidStalled = true
+            const now = yield* Clock.currentTimeMillis
+            return {
+              _tag: "Stalled",
+              host,
+              name,
+              quietMs: now - before.since,
+              lastLine: before.line
+            } satisfies Stalled
           })
         ),
+        Stream.filter((item): item is Stalled => item !== undefined)
+      )
+      const live = Stream.merge(lines, stalls, { haltStrategy: "left" }).pipe(
         // the placement's watch (a group's `exit` file and liveness, a job's state), across dropped connections
         Stream.interruptWhen(exitOf(host, state))
       )
@@ -130,7 +209,7 @@ export const follow = (
         })
       )
       return Stream.concat(
-        Stream.fromIterable<LogTail.LogLine | Ended>(last),
+        Stream.fromIterable<LogTail.LogLine | Stalled | Ended>(last),
         Stream.concat(live, rest)
       ).pipe(Stream.concat(ended))
     })

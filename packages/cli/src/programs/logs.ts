@@ -18,6 +18,10 @@ const endedLine = (ended: Logs.Ended): string => {
   return `${ended.name} on ${ended.host} ${how}${why}`
 }
 
+/** A hung server, said between its lines. */
+const stalledLine = (stalled: Logs.Stalled): string =>
+  `⚠ ${stalled.name} on ${stalled.host}: no new log line for ${Math.round(stalled.quietMs / 1000)} s and a streamed request got no token within 10 s: it no longer generates (its /health may still answer 200). mlops stop --host ${stalled.host} --name ${stalled.name}, then launch it again`
+
 export const logs = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
   handle(
     parsed.json,
@@ -30,6 +34,8 @@ export const logs = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEn
         ).pipe(
           Stream.runForEach((item) => {
             if (item._tag === "Ended") return parsed.json ? printJson(item) : Console.error(endedLine(item))
+            if (item._tag === "Stalled")
+              return parsed.json ? printJson(item) : Console.error(stalledLine(item))
             return parsed.json
               ? printJson({ _tag: "LogLine", text: item.text, offset: item.offset })
               : Console.log(item.text)

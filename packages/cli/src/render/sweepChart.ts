@@ -29,7 +29,7 @@ export const panels: ReadonlyArray<{
   { title: "ITL p50 (ms)", of: (l) => l.itlMs.p50 }
 ]
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
 /** A colour halfway to white (the lines' and legend's tint). */
@@ -73,7 +73,7 @@ const panel = (
     (concurrency.length === 1 ? plotW / 2 : pad + (i * (plotW - 2 * pad)) / (concurrency.length - 1))
   const yAt = (v: number) => M.top + plotH - (v / max) * plotH
   const parts: Array<string> = [
-    `<text x="${x0 + W / 2}" y="18" text-anchor="middle" font-size="14" fill="#222">${escape(title)}</text>`,
+    `<text x="${x0 + W / 2}" y="18" text-anchor="middle" font-size="14" fill="#222">${escapeHtml(title)}</text>`,
     `<rect x="${x0 + M.left}" y="${M.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#bbb"/>`
   ]
   for (const f of [0, 0.5, 1])
@@ -132,21 +132,21 @@ export const html = (sweep: Sweep.SweepResult): string => {
   const legend = series
     .map(
       (s, i) =>
-        `<g transform="translate(${16 + i * 200},${H + 20})"><line x1="0" y1="0" x2="24" y2="0" stroke="${tint(s.color)}" stroke-width="4"/><text x="32" y="4" font-size="13" fill="#222">${escape(s.label)}</text></g>`
+        `<g transform="translate(${16 + i * 200},${H + 20})"><line x1="0" y1="0" x2="24" y2="0" stroke="${tint(s.color)}" stroke-width="4"/><text x="32" y="4" font-size="13" fill="#222">${escapeHtml(s.label)}</text></g>`
     )
     .join("\n")
   const others = sweep.outcomes
     .filter((o) => o._tag !== "Measured")
     .map(
       (o) =>
-        `<li><b>${escape(o.variant.label)}</b>: ${o._tag === "Refused" ? "refused before launch" : `failed during its ${o.stage}`}: ${escape(o.reason.split("\n")[0] ?? "")}</li>`
+        `<li><b>${escapeHtml(o.variant.label)}</b>: ${o._tag === "Refused" ? "refused before launch" : `failed during its ${o.stage}`}: ${escapeHtml(o.reason.split("\n")[0] ?? "")}</li>`
     )
     .join("\n")
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>mlops sweep ${escape(sweep.name)} on ${escape(sweep.host)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>mlops sweep ${escapeHtml(sweep.name)} on ${escapeHtml(sweep.host)}</title>
 <style>body{font-family:sans-serif;margin:16px;color:#222;background:#fff}</style></head>
 <body>
-<h1 style="font-size:18px">sweep ${escape(sweep.name)} on ${escape(sweep.host)} <span style="color:#666;font-weight:normal">${escape(sweep.startedAt)}</span></h1>
+<h1 style="font-size:18px">sweep ${escapeHtml(sweep.name)} on ${escapeHtml(sweep.host)} <span style="color:#666;font-weight:normal">${escapeHtml(sweep.startedAt)}</span></h1>
 <svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H + 40}" viewBox="0 0 ${width} ${H + 40}">
 ${svgPanels.join("\n")}
 ${legend}

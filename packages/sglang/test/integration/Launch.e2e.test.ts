@@ -11,8 +11,9 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
+import * as Logs from "@mlops/serve/Logs"
 import * as Stop from "@mlops/serve/Stop"
-import { Context, Effect, Exit, Layer, Stream } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import type * as Sshd from "../../../core/test/support/Sshd.js"
 import * as Serving from "../support/serving.js"
 import type * as Standin from "./standin/install.js"
@@ -203,6 +204,48 @@ describe("Launch end to end (real sshd, stand-in SGLang)", () => {
           const [after] = yield* Serving.statusOfHost(alias, { name })
           assert.strictEqual(after?.healthy, true)
           assert.strictEqual(after?.generating, false)
+        })
+    )
+
+    it.scoped(
+      "logs -f: an idle server's quiet log is not a stall; once its requests hang, one Stalled item",
+      () =>
+        Effect.gen(function* () {
+          const { standin } = yield* E2E
+          const port = yield* freePort
+          const name = yield* deploymentName("stall")
+          const hang = path.join(standin.dir, `hang-${name}`)
+          yield* Serving.launchDeployment({
+            host: alias,
+            name,
+            argv: fixedStory(standin.modelPath, port),
+            env: { ...env(standin), STANDIN_HANG_FILE: hang }
+          })
+          const seen: Array<Stream.Stream.Success<ReturnType<typeof Logs.follow>>> = []
+          const following = yield* Logs.follow(alias, name, Serving.engines, {
+            lines: 0,
+            quietAfter: "1 second"
+          }).pipe(
+            Stream.tap((item) => Effect.sync(() => seen.push(item))),
+            Stream.takeUntil((item) => item._tag === "Stalled"),
+            Stream.runDrain,
+            Effect.fork
+          )
+          // quiet but generating (the canary answers): nothing to say
+          yield* Effect.sleep("3 seconds")
+          assert.deepStrictEqual(
+            seen.filter((item) => item._tag !== "LogLine"),
+            []
+          )
+          fs.writeFileSync(hang, "")
+          const hungAt = Date.now()
+          yield* Fiber.join(following).pipe(Effect.timeout("30 seconds"))
+          const stalled = seen.at(-1)
+          assert.strictEqual(stalled?._tag, "Stalled")
+          if (stalled?._tag !== "Stalled") return
+          assert.isAtLeast(stalled.quietMs, 1000)
+          // at most a quiet spell, the canary's 10 s and its checks' spacing after the hang
+          assert.isAtMost(Date.now() - hungAt, 15_000)
         })
     )
 
