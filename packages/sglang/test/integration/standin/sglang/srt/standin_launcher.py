@@ -179,6 +179,12 @@ def watch_children() -> None:
         time.sleep(0.2)
 
 
+class Server(ThreadingHTTPServer):
+    # uvicorn listens with a backlog of 2048: many clients connecting at once are queued, not reset
+    request_queue_size = 2048
+    daemon_threads = True
+
+
 def make_handler(server_args: ServerArgs):
     model_name = server_args.served_model_name
 
@@ -389,7 +395,7 @@ def launch_server(server_args: ServerArgs) -> None:
         threading.Thread(target=watch_children, daemon=True).start()
         pause()
         try:
-            httpd = ThreadingHTTPServer((server_args.host, server_args.port), make_handler(server_args))
+            httpd = Server((server_args.host, server_args.port), make_handler(server_args))
         except OSError as e:
             logger.error(
                 f"{UVICORN_ERROR}[Errno {e.errno}] error while attempting to bind on address "
