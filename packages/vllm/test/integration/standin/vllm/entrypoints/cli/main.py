@@ -21,6 +21,7 @@
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -196,7 +197,61 @@ def parser():
     p.add_argument("--dtype", default="auto", choices=["auto", "half", "float16", "bfloat16", "float", "float32"])
     p.add_argument("--enforce-eager", action=argparse.BooleanOptionalAction, default=False)
     p.add_argument("--trust-remote-code", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument("--speculative-config", type=json.loads, default=None)
     return p
+
+
+class Decoding:
+    """Streams paced like a batched decoder (written for the tests from the issue, not from mlops'
+    sim): the prefill step gives the first token, each decoding step L tokens on average, L = 1
+    without --speculative-config, else min(k + 1, 1 + a + ... + a^k) with k its
+    num_speculative_tokens and a = STANDIN_ACCEPT_RATE (0.7); after j steps a request has
+    1 + floor(j * L) tokens. A step lasts STANDIN_STEP_MS (20) x (1 + STANDIN_BATCH_SLOWDOWN (0)
+    x (running - 1)) x (1 + STANDIN_DRAFT_COST (0.15) x k). /metrics counts them in vLLM's names."""
+
+    lock = threading.Lock()
+    k = 0
+    running = prompt_tokens = generation_tokens = requests = drafts = draft_tokens = accepted = 0
+
+    @staticmethod
+    def env(name, default):
+        try:
+            return float(os.environ.get(name, default))
+        except ValueError:
+            return default
+
+    @classmethod
+    def length(cls):
+        if cls.k == 0:
+            return 1.0
+        a = cls.env("STANDIN_ACCEPT_RATE", 0.7)
+        return min(float(cls.k + 1), 1.0 + sum(a**i for i in range(1, cls.k + 1)))
+
+    @classmethod
+    def step(cls):
+        with cls.lock:
+            running = cls.running
+        t = cls.env("STANDIN_STEP_MS", 20.0) / 1000.0
+        t *= 1.0 + cls.env("STANDIN_BATCH_SLOWDOWN", 0.0) * max(0, running - 1)
+        return t * (1.0 + cls.env("STANDIN_DRAFT_COST", 0.15) * cls.k)
+
+
+def metrics_page(model):
+    label = f'{{engine="0",model_name="{model}"}}'
+    with Decoding.lock:
+        rows = [
+            ("num_requests_running", "gauge", Decoding.running),
+            ("prompt_tokens_total", "counter", Decoding.prompt_tokens),
+            ("generation_tokens_total", "counter", Decoding.generation_tokens),
+            ("request_success_total", "counter", Decoding.requests),
+        ]
+        if Decoding.k > 0:
+            rows += [
+                ("spec_decode_num_drafts_total", "counter", Decoding.drafts),
+                ("spec_decode_num_draft_tokens_total", "counter", Decoding.draft_tokens),
+                ("spec_decode_num_accepted_tokens_total", "counter", Decoding.accepted),
+            ]
+    return "".join(f"# TYPE vllm:{n} {t}\nvllm:{n}{label} {float(v)!r}\n" for n, t, v in rows)
 
 
 def dashes(words):
@@ -273,6 +328,12 @@ def engine_core(args, config, ready_w):
         time.sleep(3600)
 
 
+class Server(ThreadingHTTPServer):
+    # uvicorn's backlog: many clients connecting at once are queued, not reset
+    request_queue_size = 2048
+    daemon_threads = True
+
+
 class Api(BaseHTTPRequestHandler):
     served = ""
     root = ""
@@ -300,6 +361,14 @@ class Api(BaseHTTPRequestHandler):
             return self.reply(200)
         if self.path == "/version":
             return self.reply(200, {"version": VERSION})
+        if self.path == "/metrics":
+            data = metrics_page(self.served).encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if not self.authorized():
             return self.reply(401, {"error": "Unauthorized"})
         if self.path == "/v1/models":
@@ -328,11 +397,42 @@ class Api(BaseHTTPRequestHandler):
                 if os.environ.get("STANDIN_NO_STREAM") == "1":
                     while True:
                         time.sleep(3600)
-                for text, finish in ((" world", None), ("", "length")):
-                    chunk = {"id": "cmpl-standin", "object": "text_completion", "model": self.served,
-                             "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}]}
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                count = max(1, int(body.get("max_tokens") or 16)) if body.get("ignore_eos") else 1
+                prompt = body.get("prompt") if isinstance(body.get("prompt"), str) else ""
+                base = {"id": "cmpl-standin", "object": "text_completion", "model": self.served}
+
+                def send(data):
+                    self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                     self.wfile.flush()
+
+                length = Decoding.length()
+                with Decoding.lock:
+                    Decoding.running += 1
+                try:
+                    given, steps = 0, -1
+                    while given < count:
+                        time.sleep(Decoding.step())
+                        steps += 1
+                        total = min(count, 1 if steps == 0 else 1 + math.floor(steps * length + 1e-9))
+                        made = total - given
+                        with Decoding.lock:
+                            Decoding.generation_tokens += made
+                            if steps == 0:
+                                Decoding.prompt_tokens += len(prompt.split())
+                            elif Decoding.k > 0:
+                                Decoding.drafts += 1
+                                Decoding.draft_tokens += Decoding.k
+                                Decoding.accepted += max(0, made - 1)
+                            if total >= count:
+                                Decoding.requests += 1
+                        given = total
+                        send({**base, "choices": [{"index": 0, "text": " world" * made, "logprobs": None, "finish_reason": None}]})
+                finally:
+                    with Decoding.lock:
+                        Decoding.running -= 1
+                send({**base, "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "length"}]})
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    send({**base, "choices": [], "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": count, "total_tokens": len(prompt.split()) + count}})
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 return
@@ -371,9 +471,10 @@ def serve(argv):
     Api.root = args.model
     Api.api_key = (args.api_key or [os.environ.get("VLLM_API_KEY")])[0]
     Api.max_len = max_len
+    Decoding.k = int((args.speculative_config or {}).get("num_speculative_tokens") or 0)
     # the socket is bound (and listening) before the engine starts; nothing answers until ready
     try:
-        server = ThreadingHTTPServer((host, args.port), Api)
+        server = Server((host, args.port), Api)
     except OSError as error:
         print("Traceback (most recent call last):", file=sys.stderr)
         print(f'  File "/usr/lib/python3/site-packages/vllm/entrypoints/openai/api_server.py", line 1912, in run_server', file=sys.stderr)
