@@ -15,6 +15,7 @@ import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
+import * as Bench from "@mlops/serve/Bench"
 import * as ContainerPlacement from "@mlops/serve/ContainerPlacement"
 import * as ImageRuntime from "@mlops/serve/ImageRuntime"
 import * as Remove from "@mlops/serve/Remove"
@@ -257,6 +258,21 @@ describe("Launch in a container (real Docker Engine, stand-in SGLang image)", ()
           const apps = gpuApps(standin)
           assert.strictEqual(apps.length, 2, apps.join("\n"))
           for (const app of apps) assert.include(pids, app.split(",")[0]?.trim())
+
+          // a benchmark reaches the container's server with its key, and is refused without it
+          const bench = yield* Bench.run(alias, name, Serving.engines, {
+            requests: 2,
+            outputTokens: 4,
+            apiKey: API_KEY
+          })
+          assert.deepStrictEqual(
+            bench.levels.map((l) => [l.completed, l.errors, l.outputTokens]),
+            [[2, 0, 8]]
+          )
+          const keyless = yield* Effect.flip(Bench.run(alias, name, Serving.engines, { requests: 1 }))
+          assert.strictEqual(keyless._tag, "BenchRefused")
+          assert.include(keyless.message, "it was launched with --api-key")
+          assert.notInclude(JSON.stringify(bench), API_KEY)
 
           const [status] = yield* Serving.statusOfHost(alias, { name })
           assert.strictEqual(status?.placement, "container")
