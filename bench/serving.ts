@@ -44,6 +44,8 @@ const curlFirstToken = (port: number, model: string) =>
     const started = performance.now()
     const curl = spawn("curl", [
       "-sN",
+      "--max-time",
+      "30",
       "-H",
       "content-type: application/json",
       "-d",
@@ -97,45 +99,48 @@ const program = Effect.gen(function* () {
   const standin = yield* Standin.install
   standin.writeHostsFile(alias)
   const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
-  return yield* Effect.gen(function* () {
-    const port = yield* freePort
-    const name = `bench-serving-${process.pid}`
-    yield* Serving.launchDeployment({
-      host: alias,
-      name,
-      argv: ["--model-path", standin.modelPath, "--tp", "2", "--port", String(port), "--enable-metrics"],
-      env: { ...standinEnv(standin), STANDIN_STEP_MS: String(STEP_MS), STANDIN_BATCH_SLOWDOWN: "0" }
-    })
-    yield* Effect.addFinalizer(() => Stop.stop(alias, name).pipe(Effect.ignore))
-    const result = yield* Bench.run(alias, name, Serving.engines, {
-      concurrency: [1, 64],
-      requests: 64,
-      outputTokens: OUTPUT,
-      inputTokens: 32
-    })
-    console.log(`stand-in pace: ${STEP_MS} ms a token per request, ${OUTPUT} tokens a request`)
-    for (const level of result.levels) {
-      // each request takes OUTPUT steps; `requests` of them, `concurrency` at a time, in waves
-      const waves = Math.ceil(level.requests / level.concurrency)
-      const configured = (level.requests * OUTPUT) / ((waves * OUTPUT * STEP_MS) / 1000)
-      const reference = yield* referenceClient(port, standin.modelPath, level.concurrency, level.requests)
+  // the deployment's stop runs in this scope, while the connection layer is still up
+  return yield* Effect.scoped(
+    Effect.gen(function* () {
+      const port = yield* freePort
+      const name = `bench-serving-${process.pid}`
+      yield* Serving.launchDeployment({
+        host: alias,
+        name,
+        argv: ["--model-path", standin.modelPath, "--tp", "2", "--port", String(port), "--enable-metrics"],
+        env: { ...standinEnv(standin), STANDIN_STEP_MS: String(STEP_MS), STANDIN_BATCH_SLOWDOWN: "0" }
+      })
+      yield* Effect.addFinalizer(() => Stop.stop(alias, name).pipe(Effect.ignore))
+      const result = yield* Bench.run(alias, name, Serving.engines, {
+        concurrency: [1, 64],
+        requests: 64,
+        outputTokens: OUTPUT,
+        inputTokens: 32
+      })
+      console.log(`stand-in pace: ${STEP_MS} ms a token per request, ${OUTPUT} tokens a request`)
+      for (const level of result.levels) {
+        // each request takes OUTPUT steps; `requests` of them, `concurrency` at a time, in waves
+        const waves = Math.ceil(level.requests / level.concurrency)
+        const configured = (level.requests * OUTPUT) / ((waves * OUTPUT * STEP_MS) / 1000)
+        const reference = yield* referenceClient(port, standin.modelPath, level.concurrency, level.requests)
+        console.log(
+          `(a) concurrency ${String(level.concurrency).padStart(2)}: mlops ${level.outputTokensPerS.toFixed(0)} tokens/s vs configured ${configured.toFixed(0)}: ratio ${(level.outputTokensPerS / configured).toFixed(3)} (errors ${level.errors}); reference client on the host ${reference.toFixed(0)} tokens/s: ratio ${(reference / configured).toFixed(3)}`
+        )
+      }
+      const mlopsTtft = yield* Bench.run(alias, name, Serving.engines, {
+        concurrency: [1],
+        requests: REQUESTS,
+        outputTokens: 8,
+        inputTokens: 6
+      })
+      const curl: Array<number> = []
+      for (let i = 0; i < REQUESTS; i++) curl.push(yield* curlFirstToken(port, standin.modelPath))
+      const ours = mlopsTtft.levels[0]!.ttftMs.p50!
       console.log(
-        `(a) concurrency ${String(level.concurrency).padStart(2)}: mlops ${level.outputTokensPerS.toFixed(0)} tokens/s vs configured ${configured.toFixed(0)}: ratio ${(level.outputTokensPerS / configured).toFixed(3)} (errors ${level.errors}); reference client on the host ${reference.toFixed(0)} tokens/s: ratio ${(reference / configured).toFixed(3)}`
+        `(b) TTFT p50: mlops ${ours.toFixed(1)} ms (through ssh) vs curl ${median(curl).toFixed(1)} ms (on the host): +${(ours - median(curl)).toFixed(1)} ms, ratio ${(ours / median(curl)).toFixed(2)}; one step is ${STEP_MS} ms`
       )
-    }
-    const mlopsTtft = yield* Bench.run(alias, name, Serving.engines, {
-      concurrency: [1],
-      requests: REQUESTS,
-      outputTokens: 8,
-      inputTokens: 6
     })
-    const curl: Array<number> = []
-    for (let i = 0; i < REQUESTS; i++) curl.push(yield* curlFirstToken(port, standin.modelPath))
-    const ours = mlopsTtft.levels[0]!.ttftMs.p50!
-    console.log(
-      `(b) TTFT p50: mlops ${ours.toFixed(1)} ms (through ssh) vs curl ${median(curl).toFixed(1)} ms (on the host): +${(ours - median(curl)).toFixed(1)} ms, ratio ${(ours / median(curl)).toFixed(2)}; one step is ${STEP_MS} ms`
-    )
-  }).pipe(Effect.provide(liveLayer({ standin, sshd })))
+  ).pipe(Effect.provide(liveLayer({ standin, sshd })))
 })
 
 Effect.runPromise(Effect.scoped(program)).catch((error) => {

@@ -164,6 +164,49 @@ describe("mlops sweep", () => {
     })
   )
 
+  it.live("a server launched with an API key is benchmarked with it; the key is in no output", () =>
+    Effect.gen(function* () {
+      const user = session()
+      const key = "sk-sweep-secret-0123456789"
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-sweep-"))
+      const ran = yield* user.mlops(
+        "sweep",
+        "--host",
+        "sim",
+        "--name",
+        "keyed",
+        "--requests",
+        "2",
+        "--output-len",
+        "4",
+        "--env",
+        "MLOPS_SIM_TIME_SCALE=0.01",
+        "--variant",
+        `--served-model-name qwen`,
+        "--chart",
+        path.join(dir, "c.html"),
+        "--json",
+        "--",
+        ...base,
+        "--api-key",
+        key
+      )
+      assert.strictEqual(ran.code, 0, ran.text)
+      assert.notInclude(ran.text, key)
+      assert.notInclude(fs.readFileSync(path.join(dir, "c.html"), "utf8"), key)
+      const result = JSON.parse(ran.stdout.join("\n")) as {
+        argv: ReadonlyArray<string>
+        outcomes: ReadonlyArray<Outcome>
+      }
+      assert.deepStrictEqual(result.argv.slice(-2), ["--api-key", "***"])
+      // a variant without a label is named by its flags
+      assert.deepStrictEqual(
+        result.outcomes.map((o) => [o.variant.label, o._tag, o.result?.levels[0]?.completed]),
+        [["--served-model-name qwen", "Measured", 2]]
+      )
+    })
+  )
+
   it.live("refuses a sweep with no variants or two of one label, naming the option", () =>
     Effect.gen(function* () {
       const user = session()
@@ -183,6 +226,33 @@ describe("mlops sweep", () => {
       )
       assert.strictEqual(twice.code, ExitCode.Usage)
       assert.match(twice.text, /two variants are labelled a/)
+      const quoted = yield* user.mlops(
+        "sweep",
+        "--host",
+        "sim",
+        "--variant",
+        "q=--served-model-name 'my model'",
+        "--",
+        ...base
+      )
+      assert.strictEqual(quoted.code, ExitCode.Usage)
+      assert.match(
+        quoted.text,
+        /--variant q: 'my is quoted, but a variant's flags are split on spaces with no shell quoting/
+      )
+      const levels = yield* user.mlops(
+        "sweep",
+        "--host",
+        "sim",
+        "--variant",
+        "a=",
+        "--concurrency",
+        "1,4,1",
+        "--",
+        ...base
+      )
+      assert.strictEqual(levels.code, ExitCode.Usage)
+      assert.match(levels.text, /--concurrency 1,4,1 gives 1 twice/)
     })
   )
 })

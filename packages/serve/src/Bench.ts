@@ -1,13 +1,15 @@
 /**
  * `bench`: a short load against a running deployment, through the connection's forward (no
  * port opened anywhere): streamed completions of the model it serves, at one or more
- * concurrencies, each level reported as output tokens/s, requests/s, TTFT, inter-token and
- * end-to-end latency (mean, p50, p90, p99) and errors, with the engine's own `/metrics` read
- * before and after it (the speculative acceptance length over the run, the tokens it counted).
+ * concurrencies, each level reported as output tokens/s, requests/s, TTFT, inter-token latency
+ * (between chunks), time per output token and end-to-end latency (mean, p50, p90, p99) and
+ * errors, with the engine's own `/metrics` read before and after it (the speculative
+ * acceptance length as the engine reports it: vLLM's over the level from its counters,
+ * SGLang's gauge of its last logging interval; the tokens it counted).
  *
- * The server is watched while the load runs: if it dies, the run stops at once with
- * `ServerDiedDuringBench` carrying the classifier's failure from its log (not a pile of
- * connection errors).
+ * The server is watched while the load runs (is it alive, every 250 ms): if it dies, the run
+ * stops at once with `ServerDiedDuringBench` carrying the classifier's failure from its log
+ * (not a pile of connection errors).
  *
  * ```ts
  * const result = yield* Bench.run("ct129", "qwen3.6-27b", engines, { concurrency: [1, 8, 32] })
@@ -28,6 +30,7 @@ import * as load from "./internal/bench/load.js"
 import { spread } from "./internal/bench/stats.js"
 import * as Metrics from "./Metrics.js"
 import * as Placements from "./Placements.js"
+import { modelIdOf } from "./Readiness.js"
 
 /** @category models */
 export interface BenchOptions {
@@ -45,6 +48,8 @@ export interface BenchOptions {
   readonly apiKey?: string
   /** One request's budget (head and whole stream). Default 5 minutes. */
   readonly requestTimeout?: Duration.DurationInput
+  /** The longest wait for a request's next event before it counts as failed. Default 60 s. */
+  readonly idleTimeout?: Duration.DurationInput
   /** How often the server is checked while the load runs. Default 250 ms. */
   readonly watchEvery?: Duration.DurationInput
 }
@@ -70,8 +75,10 @@ export const LevelResult = Schema.Struct({
   requestsPerS: Schema.Number,
   ttftMs: Spread,
   itlMs: Spread,
+  /** Per output token after the first: (end-to-end − TTFT) / (tokens − 1), per request. */
+  tpotMs: Spread,
   e2eMs: Spread,
-  /** Mean tokens per speculative decoding step over the level, from the engine's `/metrics`. */
+  /** Mean tokens per speculative decoding step, from the engine's `/metrics` (vLLM: over the level; SGLang: its last logging interval). */
   acceptLength: Schema.optional(Schema.Number),
   /** Tokens the engine counted during the level, and per second of it. */
   engineGenerationTokens: Schema.optional(Schema.Number),
@@ -168,19 +175,11 @@ const summarize = (
     requestsPerS: done.length / seconds,
     ttftMs: spread(done.map((o) => o.ttftMs)),
     itlMs: spread(done.flatMap((o) => o.itlMs)),
+    tpotMs: spread(done.flatMap((o) => (o.tpotMs === undefined ? [] : [o.tpotMs]))),
     e2eMs: spread(done.map((o) => o.e2eMs)),
     acceptLength: engine?.acceptLength,
     engineGenerationTokens: engine?.generationTokens,
     engineTokensPerS: engine?.generationTokens === undefined ? undefined : engine.generationTokens / seconds
-  }
-}
-
-const modelIdOf = (body: string): string | undefined => {
-  try {
-    const id = (JSON.parse(body) as { data?: ReadonlyArray<{ id?: unknown }> }).data?.[0]?.id
-    return typeof id === "string" && id !== "" ? id : undefined
-  } catch {
-    return undefined
   }
 }
 
@@ -233,6 +232,11 @@ export const run = Effect.fn("Bench.run")(function* (
     maxChannels: widest + 2
   })
   const models = yield* client.request({ method: "GET", path: "/v1/models", timeout: "30 seconds", headers })
+  if (models.status === 401 || models.status === 403)
+    return yield* refuse(
+      `GET /v1/models answered ${models.status}: the server wants an API key${options.apiKey === undefined ? "" : " other than the one given"}`,
+      "give its key (the CLI: --api-key-env with the name of a variable that holds it)"
+    )
   const model = models.status === 200 ? modelIdOf(models.body) : undefined
   if (model === undefined)
     return yield* refuse(
@@ -241,10 +245,19 @@ export const run = Effect.fn("Bench.run")(function* (
     )
 
   const notes: Array<string> = []
+  // a page that cannot be read costs the engine's figures, not the run
   const page = Effect.gen(function* () {
     const answer = yield* client.request({ method: "GET", path: "/metrics", timeout: "30 seconds", headers })
     return answer.status === 200 ? Metrics.parse(answer.body) : undefined
-  })
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.sync(() => {
+        const note = `reading /metrics failed (${error._tag}): no engine figures for some levels`
+        if (!notes.includes(note)) notes.push(note)
+        return undefined
+      })
+    )
+  )
   const inputTokens = options.inputTokens ?? 128
   const outputTokens = options.outputTokens ?? 128
   const startedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
@@ -263,24 +276,31 @@ export const run = Effect.fn("Bench.run")(function* (
           prompts: options.prompts ?? load.syntheticPrompts(count, inputTokens),
           outputTokens,
           headers,
-          timeout: options.requestTimeout ?? "5 minutes"
+          timeout: options.requestTimeout ?? "5 minutes",
+          idleTimeout: options.idleTimeout ?? "60 seconds"
         },
         count,
         concurrency
       )
       const after = yield* page
-      if ((before === undefined || after === undefined) && notes.length === 0)
-        notes.push(
-          `no /metrics page${engine.metrics.enable === undefined ? "" : ` (launch with ${engine.metrics.enable} for it)`}: no acceptance length or engine counters`
-        )
+      const missing = `no /metrics page${engine.metrics.enable === undefined ? "" : ` (launch with ${engine.metrics.enable} for it)`}: no acceptance length or engine counters`
+      if (
+        (before === undefined || after === undefined) &&
+        !notes.some((n) => n.startsWith("reading /metrics")) &&
+        !notes.includes(missing)
+      )
+        notes.push(missing)
       const figures =
         before === undefined || after === undefined ? undefined : engine.metrics.figures(before, after)
       return summarize(concurrency, outcomes, wallMs, figures)
     })
   )
 
-  // the server, watched while the load runs: its death ends the run with its own failure
+  // the server, watched while the load runs: its death ends the run with its own failure. The
+  // poll is the placement's cheapest question (a signal 0, a queue query); a poll that fails
+  // (a dropped connection) says nothing; only a dead server is inspected and its log read
   const check = Effect.gen(function* () {
+    if (yield* placed.isAlive(conn).pipe(Effect.orElseSucceed(() => true))) return
     const now = yield* placed.inspect(conn)
     if (now.alive) return
     const lines = yield* LogTail.tail(host, state.logPath, { lines: 300 }).pipe(
@@ -315,8 +335,8 @@ export const run = Effect.fn("Bench.run")(function* (
   )
 
   const results = yield* Effect.raceFirst(levels, watch).pipe(
-    // requests or a /metrics read that failed because the server died: its death, not theirs
-    Effect.tapError(() => check),
+    // requests or a read that failed because the server died: its death, not theirs
+    Effect.tapError((error) => (error._tag === "ServerDiedDuringBench" ? Effect.void : check)),
     Effect.tap((done) => (done.some((level) => level.errors > 0) ? check : Effect.void))
   )
   return {
@@ -334,6 +354,9 @@ export const run = Effect.fn("Bench.run")(function* (
   } satisfies BenchResult
 }, Effect.scoped)
 
+/** What `run` fails with. @category errors */
+export type BenchError = Effect.Effect.Error<ReturnType<typeof run>>
+
 /** The figures `compare` looks at, and whether more is better. */
 const compared: ReadonlyArray<readonly [string, (l: LevelResult) => number | undefined, boolean]> = [
   ["outputTokensPerS", (l) => l.outputTokensPerS, true],
@@ -342,6 +365,7 @@ const compared: ReadonlyArray<readonly [string, (l: LevelResult) => number | und
   ["ttftMs.p99", (l) => l.ttftMs.p99, false],
   ["itlMs.p50", (l) => l.itlMs.p50, false],
   ["itlMs.p99", (l) => l.itlMs.p99, false],
+  ["tpotMs.p50", (l) => l.tpotMs.p50, false],
   ["e2eMs.p50", (l) => l.e2eMs.p50, false],
   ["acceptLength", (l) => l.acceptLength, true],
   ["errors", (l) => l.errors, false]

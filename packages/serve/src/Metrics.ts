@@ -68,6 +68,15 @@ export const total = (samples: Samples, names: ReadonlyArray<string>): number | 
   return undefined
 }
 
+/** The mean over the series of the first of `names` the page has: a gauge reported per scheduler (data-parallel ranks) is one figure, not their sum. @category figures */
+export const mean = (samples: Samples, names: ReadonlyArray<string>): number | undefined => {
+  for (const name of names) {
+    const found = samples.filter((s) => s.name === name)
+    if (found.length > 0) return found.reduce((sum, s) => sum + s.value, 0) / found.length
+  }
+  return undefined
+}
+
 /** How much a counter grew between two pages (undefined when either lacks it; a restart's reset counts from 0). @category figures */
 export const increase = (
   before: Samples,

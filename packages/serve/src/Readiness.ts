@@ -152,10 +152,12 @@ export const generatesAt = (
     }).pipe(
       Effect.timeoutTo({
         duration: timeout,
-        onSuccess: (r) => r,
-        onTimeout: () => false as boolean | undefined
+        onSuccess: (r): boolean | undefined => r,
+        onTimeout: (): boolean | undefined => false
       }),
-      Effect.catchAll(() => Effect.succeed(false as boolean | undefined))
+      // a request that could not be made (a forward refused, the connection gone) tells nothing
+      // about generation: only no token in time, or a refusal, is "not generating"
+      Effect.catchAll((error) => Effect.succeed(error._tag === "TunnelTimeout" ? false : undefined))
     )
   )
 
@@ -278,9 +280,13 @@ export const check = <E, R>(
     )
   }).pipe(Effect.withSpan("Launch.readiness"))
 
-const modelIdOf = (body: string): string | undefined => {
+/** The first model id of a `/v1/models` answer. @category checks */
+export const modelIdOf = (body: string): string | undefined => {
   try {
-    const id = (JSON.parse(body) as { data?: ReadonlyArray<{ id?: unknown }> }).data?.[0]?.id
+    const parsed: unknown = JSON.parse(body)
+    const data = typeof parsed === "object" && parsed !== null && "data" in parsed ? parsed.data : undefined
+    const first: unknown = Array.isArray(data) ? data[0] : undefined
+    const id = typeof first === "object" && first !== null && "id" in first ? first.id : undefined
     return typeof id === "string" && id !== "" ? id : undefined
   } catch {
     return undefined

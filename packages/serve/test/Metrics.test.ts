@@ -38,6 +38,8 @@ describe("Metrics", () => {
       60
     )
     assert.isUndefined(Metrics.total(page(1, 1, 1), ["vllm:generation_tokens_total"]))
+    // a gauge per scheduler is one figure: their mean
+    assert.strictEqual(Metrics.mean(page(2, 3, 4), ["vllm:spec_decode_num_drafts_total"]), 3)
     // a server restarted between the pages counts from zero
     assert.strictEqual(
       Metrics.increase(page(100, 0, 0), page(5, 0, 0), ["vllm:spec_decode_num_drafts_total"]),

@@ -238,8 +238,8 @@ export const engine: Engine = {
     enable: "--enable-metrics",
     // both separators: the prefix went sglang: → sglang_ → sglang: between releases
     figures: (before, after) => ({
-      // a gauge: SGLang's mean over its last logging interval, the end of the run
-      acceptLength: Metrics.total(after, ["sglang:spec_accept_length", "sglang_spec_accept_length"]),
+      // a gauge of its last logging interval (per scheduler under data parallelism: their mean)
+      acceptLength: Metrics.mean(after, ["sglang:spec_accept_length", "sglang_spec_accept_length"]),
       generationTokens: Metrics.increase(before, after, [
         "sglang:generation_tokens_total",
         "sglang_generation_tokens_total"

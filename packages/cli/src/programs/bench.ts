@@ -14,6 +14,11 @@ export const concurrencies = (text: string): Effect.Effect<ReadonlyArray<number>
   const values = text.split(",").map((part) => part.trim())
   const numbers = values.map(Number)
   const bad = values.find((v, i) => !/^\d+$/.test(v) || numbers[i]! < 1)
+  const twice = numbers.find((n, i) => numbers.indexOf(n) !== i)
+  if (bad === undefined && twice !== undefined)
+    return Effect.fail(
+      new UsageError({ message: `--concurrency ${text} gives ${twice} twice: each level once` })
+    )
   return bad === undefined
     ? Effect.succeed(numbers)
     : Effect.fail(
@@ -23,7 +28,7 @@ export const concurrencies = (text: string): Effect.Effect<ReadonlyArray<number>
       )
 }
 
-const positive = (flag: string, value: number) =>
+export const positive = (flag: string, value: number) =>
   value >= 1
     ? Effect.void
     : Effect.fail(new UsageError({ message: `--${flag} must be at least 1, not ${value}` }))

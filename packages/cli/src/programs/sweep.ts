@@ -1,6 +1,7 @@
 /** `mlops sweep`: variants checked, then launched, benchmarked and stopped in turn; a table, JSON and an HTML chart. */
 import { FileSystem, Path } from "@effect/platform"
 import * as Launch from "@mlops/serve/Launch"
+import * as Secrets from "@mlops/serve/Secrets"
 import * as Sweep from "@mlops/serve/Sweep"
 import { Console, Effect, Option } from "effect"
 import { CommandExit, SglangFlags, UsageError } from "../commands/shared.js"
@@ -9,22 +10,32 @@ import * as Engines from "../Engines.js"
 import { ExitCode } from "../ExitCodes.js"
 import { bold, dim, green, red, type Style, TerminalStyle } from "../render/style.js"
 import * as SweepChart from "../render/sweepChart.js"
-import { concurrencies } from "./bench.js"
+import { concurrencies, positive } from "./bench.js"
 import { parseEnv } from "./launch.js"
 import * as RuntimeSpec from "./runtimeSpec.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
 
-/** `LABEL=FLAGS` (or just FLAGS, labelled by themselves): the flags split on spaces. */
+/**
+ * `LABEL=FLAGS` (or just FLAGS, labelled by themselves, secrets as ***): the flags split on
+ * spaces, quotes kept as written (`--speculative-config {"num_speculative_tokens":3}` is one
+ * value, as JSON without spaces).
+ */
 export const parseVariant = (text: string): Effect.Effect<Sweep.Variant, UsageError> => {
   const at = text.indexOf("=")
   // a label is a plain word; `--flag=value` alone is flags, not a label
   const labelled = at > 0 && /^[A-Za-z0-9._-]+$/.test(text.slice(0, at)) && !text.startsWith("-")
-  const label = labelled ? text.slice(0, at) : text.trim() === "" ? "base" : text.trim()
   const flags = (labelled ? text.slice(at + 1) : text).split(/\s+/).filter((w) => w !== "")
-  if (flags.some((w) => w.includes("'") || w.includes('"')))
+  const label = labelled
+    ? text.slice(0, at)
+    : flags.length === 0
+      ? "base"
+      : Secrets.redactArgv(flags).join(" ")
+  // no shell quoting happens here: a quoted word would reach the engine with its quotes
+  const quoted = flags.find((w) => /^['"]|['"]$/.test(w) && !/^[[{]/.test(w))
+  if (quoted !== undefined)
     return Effect.fail(
       new UsageError({
-        message: `--variant ${JSON.stringify(text)}: flags are split on spaces, without quotes; a value with spaces cannot be given here`
+        message: `--variant ${label}: ${quoted} is quoted, but a variant's flags are split on spaces with no shell quoting; write the value without quotes (JSON without spaces is one word)`
       })
     )
   return Effect.succeed({ label, flags })
@@ -121,6 +132,9 @@ export const sweep = (options: Parsed): Effect.Effect<void, CommandExit, Program
             message: `two variants are labelled ${twice}: give each its own LABEL=`
           })
         const levels = yield* concurrencies(options.concurrency)
+        yield* positive("input-len", options.inputLen)
+        yield* positive("output-len", options.outputLen)
+        if (Option.isSome(options.requests)) yield* positive("requests", options.requests.value)
         const env = yield* parseEnv(options.env)
         const chosen = yield* Engines.engineOf(options.engine)
         const engines = Array.isArray(chosen) ? chosen : [chosen]
@@ -163,10 +177,19 @@ export const sweep = (options: Parsed): Effect.Effect<void, CommandExit, Program
                 return event.outcome._tag === "Refused"
                   ? Effect.void
                   : Console.error(outcomeLine(style, event.outcome).replace("<host>", options.host))
+              case "Aborted":
+                return Console.error(
+                  `${red(style, "✗")} ${event.name} could not be stopped [${event.error}]: ${event.reason.split("\n")[0]}; the sweep ends here (the next variant would meet its GPUs). Stop it: mlops stop --host ${options.host} --name ${event.name}`
+                )
             }
           }
         )
-        refusedAny = result.outcomes.some((o) => o._tag !== "Measured")
+        // a point not measured: refused, failed, every request of a level failed, or the sweep cut short
+        refusedAny =
+          result.aborted !== undefined ||
+          result.outcomes.some(
+            (o) => o._tag !== "Measured" || o.result.levels.some((level) => level.completed === 0)
+          )
         yield* fs.writeFileString(chartPath, SweepChart.html(result), { mode: 0o600 })
         if (options.json) return yield* printJson({ ...result, chart: chartPath })
         yield* Console.log(table(style, result))

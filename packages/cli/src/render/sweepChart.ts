@@ -57,8 +57,16 @@ const panel = (
   concurrency: ReadonlyArray<number>,
   series: ReadonlyArray<{ readonly color: string; readonly values: ReadonlyArray<number | undefined> }>
 ): string => {
-  // a disc is 12 px wide: 14 px apart, side by side around the concurrency's tick
-  const dodge = (k: number) => (k - (series.length - 1) / 2) * 14
+  const pad = 28
+  // side by side around the concurrency's tick, 14 px apart (discs 12 px wide), closer and
+  // smaller when many variants share the space between two ticks
+  const gap =
+    concurrency.length === 1
+      ? W - M.left - M.right - 2 * pad
+      : (W - M.left - M.right - 2 * pad) / (concurrency.length - 1)
+  const spacing = Math.min(14, gap / (series.length + 1))
+  const radius = Math.max(2, Math.min(6, spacing / 2 - 1))
+  const dodge = (k: number) => (k - (series.length - 1) / 2) * spacing
   const x0 = index * (W + 20)
   const plotW = W - M.left - M.right
   const plotH = H - M.top - M.bottom
@@ -66,7 +74,6 @@ const panel = (
     Math.max(0, ...series.flatMap((s) => s.values.filter((v): v is number => v !== undefined)))
   )
   // concurrencies evenly spaced (they usually double)
-  const pad = 28
   const xAt = (i: number) =>
     x0 +
     M.left +
@@ -100,7 +107,9 @@ const panel = (
       )
   for (const { color, points } of placed)
     for (const [x, y] of points)
-      parts.push(`<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="6" fill="${color}"/>`)
+      parts.push(
+        `<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="${radius.toFixed(1)}" fill="${color}"/>`
+      )
   return parts.join("\n")
 }
 
@@ -129,25 +138,39 @@ export const html = (sweep: Sweep.SweepResult): string => {
     )
   )
   const width = panels.length * (W + 20)
+  // the legend wraps: as many 200 px entries a row as the width holds
+  const perRow = Math.max(1, Math.floor(width / 200))
+  const rows = Math.max(1, Math.ceil(series.length / perRow))
   const legend = series
     .map(
       (s, i) =>
-        `<g transform="translate(${16 + i * 200},${H + 20})"><line x1="0" y1="0" x2="24" y2="0" stroke="${tint(s.color)}" stroke-width="4"/><text x="32" y="4" font-size="13" fill="#222">${escapeHtml(s.label)}</text></g>`
+        `<g transform="translate(${16 + (i % perRow) * 200},${H + 20 + Math.floor(i / perRow) * 22})"><line x1="0" y1="0" x2="24" y2="0" stroke="${tint(s.color)}" stroke-width="4"/><text x="32" y="4" font-size="13" fill="#222">${escapeHtml(s.label)}</text></g>`
     )
     .join("\n")
-  const others = sweep.outcomes
-    .filter((o) => o._tag !== "Measured")
-    .map(
-      (o) =>
-        `<li><b>${escapeHtml(o.variant.label)}</b>: ${o._tag === "Refused" ? "refused before launch" : `failed during its ${o.stage}`}: ${escapeHtml(o.reason.split("\n")[0] ?? "")}</li>`
-    )
-    .join("\n")
+  const unmeasured = sweep.outcomes.flatMap((o) =>
+    o._tag === "Measured"
+      ? o.result.levels
+          .filter((l) => l.completed === 0)
+          .map(
+            (l) =>
+              `<li><b>${escapeHtml(o.variant.label)}</b> at concurrency ${l.concurrency}: every request failed (no point): ${escapeHtml(l.firstError ?? "")}</li>`
+          )
+      : [
+          `<li><b>${escapeHtml(o.variant.label)}</b>: ${o._tag === "Refused" ? "refused before launch" : `failed during its ${o.stage}`}: ${escapeHtml(o.reason.split("\n")[0] ?? "")}</li>`
+        ]
+  )
+  const others = [
+    ...unmeasured,
+    ...(sweep.aborted === undefined
+      ? []
+      : [`<li><b>${escapeHtml(sweep.aborted.name)}</b> could not be stopped: the sweep ended there</li>`])
+  ].join("\n")
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>mlops sweep ${escapeHtml(sweep.name)} on ${escapeHtml(sweep.host)}</title>
 <style>body{font-family:sans-serif;margin:16px;color:#222;background:#fff}</style></head>
 <body>
 <h1 style="font-size:18px">sweep ${escapeHtml(sweep.name)} on ${escapeHtml(sweep.host)} <span style="color:#666;font-weight:normal">${escapeHtml(sweep.startedAt)}</span></h1>
-<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H + 40}" viewBox="0 0 ${width} ${H + 40}">
+<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H + 18 + rows * 22}" viewBox="0 0 ${width} ${H + 18 + rows * 22}">
 ${svgPanels.join("\n")}
 ${legend}
 </svg>

@@ -37,11 +37,12 @@ export const serve = (handler: HttpHandler): Effect.Effect<number, never, Scope.
               res.end(body)
               return
             }
-            // paced chunks: each written as it comes; a client that goes away stops the stream
+            // paced chunks: each written as it comes; a client that goes away (before or while it
+            // streams) stops the stream
             const writing = Runtime.runFork(runtime)(
-              Stream.runForEach(body, (chunk) => Effect.sync(() => res.write(chunk))).pipe(
-                Effect.ensuring(Effect.sync(() => res.end()))
-              )
+              Stream.runForEach(body, (chunk) =>
+                res.destroyed ? Effect.interrupt : Effect.sync(() => res.write(chunk))
+              ).pipe(Effect.ensuring(Effect.sync(() => res.end())))
             )
             res.on("close", () => {
               if (!res.writableFinished) Runtime.runFork(runtime)(Fiber.interrupt(writing))

@@ -1,12 +1,15 @@
 /**
  * The load of one benchmark level: `requests` streamed completions, `concurrency` at a time,
- * each timed from its send to its first token (TTFT), between its token chunks (ITL) and to
- * its end (end-to-end), its output tokens from the usage the server reports (else its chunks).
+ * each timed from its send to its first token (TTFT), between its token chunks (ITL), to its
+ * end (end-to-end) and per output token after the first (TPOT: (end-to-end − TTFT) / (tokens −
+ * 1), which a chunk of several speculative tokens does not distort as ITL does), its output
+ * tokens from the usage the server reports (else its chunks). A request has `timeout` in all
+ * and `idleTimeout` between two events; past either it is an error of the level.
  *
  * @internal
  */
 import * as HttpClient from "@mlops/core/HttpClient"
-import { Clock, Duration, Effect, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Stream } from "effect"
 import { tokenText } from "../../Readiness.js"
 
 /** One request's figures (times in ms), or why it failed. */
@@ -15,6 +18,7 @@ export type RequestOutcome =
       readonly ok: true
       readonly ttftMs: number
       readonly itlMs: ReadonlyArray<number>
+      readonly tpotMs: number | undefined
       readonly e2eMs: number
       readonly outputTokens: number
     }
@@ -25,8 +29,14 @@ export interface LoadRequest {
   readonly prompts: ReadonlyArray<string>
   readonly outputTokens: number
   readonly headers: Readonly<Record<string, string>>
+  /** The whole request, head and stream. */
   readonly timeout: Duration.DurationInput
+  /** Between two events of its stream. */
+  readonly idleTimeout: Duration.DurationInput
 }
+
+/** Why one request failed, for the level's `firstError`. */
+class RequestFailed extends Data.TaggedError("RequestFailed")<{ readonly message: string }> {}
 
 const nowMs = Effect.map(Clock.currentTimeNanos, (ns) => Number(ns) / 1e6)
 
@@ -77,6 +87,13 @@ export const one = (
       let usage: number | undefined
       const itl: Array<number> = []
       yield* HttpClient.serverSentEvents(answer.body).pipe(
+        Stream.timeoutFail(
+          () =>
+            new RequestFailed({
+              message: `no event for ${Duration.format(request.idleTimeout)} (the server stopped streaming)`
+            }),
+          request.idleTimeout
+        ),
         Stream.runForEach((data) =>
           Effect.map(nowMs, (t) => {
             usage = usageTokens(data) ?? usage
@@ -86,23 +103,29 @@ export const one = (
             else itl.push(t - last)
             last = t
           })
-        ),
-        Effect.timeoutFail({
-          duration: request.timeout,
-          onTimeout: () => new Error(`no end of the stream within ${Duration.format(request.timeout)}`)
-        })
+        )
       )
       const end = yield* nowMs
       if (first === undefined) return { ok: false, error: "the stream ended without a token" } as const
+      const tokens = usage ?? chunks
       return {
         ok: true,
         ttftMs: first - start,
         itlMs: itl,
+        tpotMs: tokens > 1 ? (end - first) / (tokens - 1) : undefined,
         e2eMs: end - start,
-        outputTokens: usage ?? chunks
+        outputTokens: tokens
       } as const
     })
-  ).pipe(Effect.catchAll((e) => Effect.succeed({ ok: false, error: e.message } as const)))
+  ).pipe(
+    // head and stream together within the request's budget
+    Effect.timeoutFail({
+      duration: request.timeout,
+      onTimeout: () =>
+        new RequestFailed({ message: `no end of the request within ${Duration.format(request.timeout)}` })
+    }),
+    Effect.catchAll((e) => Effect.succeed({ ok: false, error: e.message } as const))
+  )
 
 /** `count` requests, `concurrency` at a time; the outcomes and the level's wall time. */
 export const level = (

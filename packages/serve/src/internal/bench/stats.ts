@@ -1,6 +1,6 @@
 /**
- * Percentiles of a run's latencies (nearest rank on the sorted values, as the engines' own
- * benchmark scripts report them).
+ * Percentiles of a run's latencies: linear between the ranks of the sorted values (numpy's
+ * default, which the engines' own benchmark scripts use).
  *
  * @internal
  */
