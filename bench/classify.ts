@@ -335,6 +335,9 @@ const runUnderPlainNode = async (argv: ReadonlyArray<string>): Promise<number> =
       target: "node20",
       outfile: bundle,
       external: ["esbuild"],
+      // the engines' sims reach core's SSH client, whose native addons are optional (ssh2 falls
+      // back to JavaScript without them); the classifier never connects
+      loader: { ".node": "empty" },
       logLevel: "warning"
     })
     const child = spawnSync(process.execPath, ["--expose-gc", bundle, ...argv, "--in-child"], {
