@@ -9,22 +9,34 @@
  *     what the stand-in loses on its own is told from what mlops' client and ssh cost;
  * (b) time to first token as `Bench` reports it (p50, through the connection's forward) vs as
  *     `curl -N` sees it on the host itself (the first `data:` chunk with text, median of the same
- *     number of requests, one at a time).
+ *     number of requests, one at a time);
+ * (c) a launcher killed (SIGKILL, as the OOM killer would) while a benchmark runs at
+ *     concurrency 8 → the run's `ServerDiedDuringBench` in the caller, over BENCH_RUNS (5) kills
+ *     (goal: within 1 s).
  *
  *   npx tsx bench/serving.ts      (or `npm run bench`, which runs every bench)
  */
 import { execFile, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as Bench from "@mlops/serve/Bench"
 import * as Stop from "@mlops/serve/Stop"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import * as Sshd from "../packages/core/test/support/Sshd.js"
 import * as Standin from "../packages/sglang/test/integration/standin/install.js"
-import { alias, freePort, liveLayer, standinEnv } from "../packages/sglang/test/integration/support.js"
+import {
+  alias,
+  deploymentDir,
+  freePort,
+  liveLayer,
+  standinEnv
+} from "../packages/sglang/test/integration/support.js"
 import * as Serving from "../packages/sglang/test/support/serving.js"
 
 const STEP_MS = 20
 const OUTPUT = 64
 const REQUESTS = 20
+const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 
 const median = (xs: ReadonlyArray<number>): number => {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -138,6 +150,37 @@ const program = Effect.gen(function* () {
       const ours = mlopsTtft.levels[0]!.ttftMs.p50!
       console.log(
         `(b) TTFT p50: mlops ${ours.toFixed(1)} ms (through ssh) vs curl ${median(curl).toFixed(1)} ms (on the host): +${(ours - median(curl)).toFixed(1)} ms, ratio ${(ours / median(curl)).toFixed(2)}; one step is ${STEP_MS} ms`
+      )
+      const deaths: Array<number> = []
+      for (let run = 0; run < RUNS; run++) {
+        const doomed = `bench-serving-kill-${process.pid}-${run}`
+        yield* Serving.launchDeployment({
+          host: alias,
+          name: doomed,
+          argv: ["--model-path", standin.modelPath, "--tp", "2", "--port", String(yield* freePort)],
+          env: { ...standinEnv(standin), STANDIN_STEP_MS: String(STEP_MS) }
+        })
+        const running = yield* Effect.fork(
+          Effect.flip(
+            Bench.run(alias, doomed, Serving.engines, {
+              concurrency: [8],
+              requests: 10_000,
+              outputTokens: 256
+            })
+          )
+        )
+        yield* Effect.sleep("1 second")
+        const pid = Number(fs.readFileSync(path.join(deploymentDir(standin, doomed), "pid"), "utf8").trim())
+        const killedAt = performance.now()
+        process.kill(pid, "SIGKILL")
+        const error = yield* Fiber.join(running)
+        deaths.push(performance.now() - killedAt)
+        if (error._tag !== "ServerDiedDuringBench")
+          console.log(`    run ${run}: ${error._tag}, not ServerDiedDuringBench`)
+        yield* Stop.stop(alias, doomed).pipe(Effect.ignore)
+      }
+      console.log(
+        `(c) launcher killed mid-bench → ServerDiedDuringBench: median ${median(deaths).toFixed(0)} ms, max ${Math.max(...deaths).toFixed(0)} ms over ${RUNS} (goal < 1000 ms)`
       )
     })
   ).pipe(Effect.provide(liveLayer({ standin, sshd })))
