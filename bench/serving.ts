@@ -151,6 +151,8 @@ const program = Effect.gen(function* () {
       console.log(
         `(b) TTFT p50: mlops ${ours.toFixed(1)} ms (through ssh) vs curl ${median(curl).toFixed(1)} ms (on the host): +${(ours - median(curl)).toFixed(1)} ms, ratio ${(ours / median(curl)).toFixed(2)}; one step is ${STEP_MS} ms`
       )
+      // its GPUs for the next ones
+      yield* Stop.stop(alias, name)
       const deaths: Array<number> = []
       for (let run = 0; run < RUNS; run++) {
         const doomed = `bench-serving-kill-${process.pid}-${run}`
