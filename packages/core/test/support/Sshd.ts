@@ -30,6 +30,13 @@ export interface SshdOptions {
   readonly sftpSubsystem?: string
   /** Extra sshd_config lines. */
   readonly extraConfig?: ReadonlyArray<string>
+  /** The ssh_config alias it answers to; default `testhost`. */
+  readonly alias?: string
+  /**
+   * Run it inside a network namespace the test made (`NetHosts`), listening on that
+   * namespace's address instead of 127.0.0.1: a host with a network stack of its own.
+   */
+  readonly namespace?: { readonly name: string; readonly address: string }
 }
 
 export interface Sshd {
@@ -88,9 +95,9 @@ export const freePort = Effect.async<number, SshdError>((resume) => {
 })
 
 /** Resolves once something on the port answers with an SSH banner. */
-const banner = (port: number) =>
+const banner = (port: number, address = "127.0.0.1") =>
   Effect.async<void, SshdError>((resume) => {
-    const socket = net.connect(port, "127.0.0.1")
+    const socket = net.connect(port, address)
     let data = ""
     const done = (result: Effect.Effect<void, SshdError>) => {
       socket.destroy()
@@ -185,6 +192,8 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
     // sshd's privilege-separation directory, normally created by the service unit
     yield* Effect.sync(() => fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 }))
     const user = os.userInfo().username
+    const address = options.namespace?.address ?? "127.0.0.1"
+    const alias = options.alias ?? "testhost"
     const hostKeyPath = path.join(dir, "host_ed25519")
     const clientKeyPath = path.join(dir, "client_ed25519")
     yield* keygen(hostKeyPath)
@@ -197,7 +206,7 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
     const writeConfig = (port: number) => {
       const lines = [
         `Port ${port}`,
-        "ListenAddress 127.0.0.1",
+        `ListenAddress ${address}`,
         `HostKey ${hostKeyPath}`,
         `PidFile ${path.join(dir, "sshd.pid")}`,
         `AuthorizedKeysFile ${path.join(dir, "authorized_keys")}`,
@@ -220,12 +229,18 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
     const launch = (port: number) =>
       Effect.gen(function* () {
         const config = writeConfig(port)
-        const proc = spawn(SSHD, ["-D", "-e", "-f", config], { stdio: ["ignore", "ignore", "pipe"] })
+        // `ip netns exec` enters the namespace and execs sshd (the same pid)
+        const proc =
+          options.namespace === undefined
+            ? spawn(SSHD, ["-D", "-e", "-f", config], { stdio: ["ignore", "ignore", "pipe"] })
+            : spawn("ip", ["netns", "exec", options.namespace.name, SSHD, "-D", "-e", "-f", config], {
+                stdio: ["ignore", "ignore", "pipe"]
+              })
         proc.stderr?.on("data", (chunk: Buffer) => {
           stderr += chunk.toString("utf8")
         })
         child = proc
-        yield* banner(port).pipe(
+        yield* banner(port, address).pipe(
           Effect.retry(
             Schedule.spaced("20 millis").pipe(
               Schedule.whileInput(() => proc.exitCode === null && proc.signalCode === null),
@@ -263,13 +278,13 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
     )
 
     const knownHostsPath = path.join(dir, "known_hosts")
-    fs.writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${pubKey(hostKeyPath)}\n`)
+    fs.writeFileSync(knownHostsPath, `[${address}]:${port} ${pubKey(hostKeyPath)}\n`)
     const sshConfigPath = path.join(dir, "ssh_config")
     fs.writeFileSync(
       sshConfigPath,
       [
-        "Host testhost",
-        "  HostName 127.0.0.1",
+        `Host ${alias}`,
+        `  HostName ${address}`,
         `  Port ${port}`,
         `  User ${user}`,
         `  IdentityFile ${clientKeyPath}`,
@@ -285,8 +300,8 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
     )
 
     const hostConfig = new HostConfig({
-      alias: "testhost",
-      hostname: "127.0.0.1",
+      alias,
+      hostname: address,
       port,
       user,
       identityFiles: [clientKeyPath],
