@@ -11,6 +11,7 @@ import { Effect, Layer } from "effect"
 import * as ConnectionPool from "../../src/ConnectionPool.js"
 import * as Hosts from "../../src/Hosts.js"
 import * as RemoteCommand from "../../src/RemoteCommand.js"
+import * as RendezvousProbe from "../../src/RendezvousProbe.js"
 import * as NetHosts from "../support/NetHosts.js"
 import * as Sshd from "../support/Sshd.js"
 
@@ -73,5 +74,56 @@ describe("test hosts in network namespaces", () => {
         assert.strictEqual(loopback.stdout.trim(), "refused")
       }).pipe(Effect.provide(live))
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "the rendezvous probe, from the hosts themselves: reached from both others; a taken port and an address nobody has, each named",
+    () =>
+      Effect.gen(function* () {
+        const [a, b, c] = yield* NetHosts.make(3)
+        const sshds = [
+          yield* Sshd.start({ alias: "node-a", namespace: a! }),
+          yield* Sshd.start({ alias: "node-b", namespace: b! }),
+          yield* Sshd.start({ alias: "node-c", namespace: c! })
+        ]
+        const config = path.join(sshds[0]!.dir, "ssh_config.all")
+        fs.writeFileSync(config, sshds.map((s) => fs.readFileSync(s.sshConfigPath, "utf8")).join("\n"))
+        const live = ConnectionPool.layer().pipe(
+          Layer.provideMerge(Hosts.layer({ sshConfig: config, mlopsHome: path.join(sshds[0]!.dir, "mlops") }))
+        )
+        yield* Effect.gen(function* () {
+          const pool = yield* ConnectionPool.ConnectionPool
+          const [head, ...others] = yield* Effect.forEach(["node-a", "node-b", "node-c"], (h) => pool.get(h))
+          const check = { head: head!, others, timeout: "2 seconds" } as const
+          assert.deepStrictEqual(
+            yield* RendezvousProbe.probe({ ...check, address: a!.address, port: 29500 }),
+            []
+          )
+          // the head's sshd holds its own port on its address: taken, said once, by the head
+          const taken = yield* RendezvousProbe.probe({ ...check, address: a!.address, port: sshds[0]!.port })
+          assert.deepStrictEqual(
+            taken.map((p) => [p._tag, p._tag === "PortTaken" ? p.host : p.from]),
+            [["PortTaken", "node-a"]]
+          )
+          assert.match(taken[0]!.detail, /in use/)
+          // an address on the subnet that no host has: the head cannot even bind it
+          const nobody = a!.address.replace(/\.\d+$/, ".99")
+          const wrong = yield* RendezvousProbe.probe({ ...check, address: nobody, port: 29500 })
+          assert.deepStrictEqual(
+            wrong.map((p) => p._tag),
+            ["PortTaken"]
+          )
+          assert.match(wrong[0]!.detail, /[Cc]annot assign requested address/)
+          // the head listens on its loopback only: the others are refused, each named
+          const loopback = yield* RendezvousProbe.probe({ ...check, address: "127.0.0.1", port: 29501 })
+          assert.deepStrictEqual(
+            loopback.map((p) => (p._tag === "Unreachable" ? [p.from, p.how] : [p._tag])),
+            [
+              ["node-b", "refused"],
+              ["node-c", "refused"]
+            ]
+          )
+        }).pipe(Effect.provide(live))
+      }).pipe(Effect.scoped)
   )
 })
