@@ -101,29 +101,33 @@ describe("Bench end to end (real sshd, stand-in SGLang)", () => {
         })
     )
 
-    it.scoped("a server killed mid-run: the run ends within a second with its classified failure", () =>
-      Effect.gen(function* () {
-        const { name, standin } = yield* launched("killed", { STANDIN_STEP_MS: "20" })
-        const run = yield* Effect.fork(
-          Effect.flip(
-            Bench.run(alias, name, Serving.engines, { concurrency: [4], requests: 200, outputTokens: 256 })
+    it.scoped(
+      "a server killed mid-run: the run ends at once (within 2.5 s even on a loaded machine) with its classified failure",
+      () =>
+        Effect.gen(function* () {
+          const { name, standin } = yield* launched("killed", { STANDIN_STEP_MS: "20" })
+          const run = yield* Effect.fork(
+            Effect.flip(
+              Bench.run(alias, name, Serving.engines, { concurrency: [4], requests: 200, outputTokens: 256 })
+            )
           )
-        )
-        yield* Effect.sleep("1 second")
-        // the launcher alone, as the kernel's OOM killer would (its supervisor records how it ended)
-        const pid = Number(fs.readFileSync(path.join(deploymentDir(standin, name), "pid"), "utf8").trim())
-        assert.isAbove(pid, 1)
-        const killedAt = yield* Clock.currentTimeMillis
-        process.kill(pid, "SIGKILL")
-        const error = yield* Fiber.join(run)
-        const after = (yield* Clock.currentTimeMillis) - killedAt
-        assert.strictEqual(error._tag, "ServerDiedDuringBench", error.message)
-        if (error._tag !== "ServerDiedDuringBench") return
-        assert.isAtMost(after, 1000)
-        assert.strictEqual(error.concurrency, 4)
-        assert.strictEqual(error.failure._tag, "ProcessExited")
-        assert.match(error.failure.message, /killed by SIGKILL/)
-      })
+          yield* Effect.sleep("1 second")
+          // the launcher alone, as the kernel's OOM killer would (its supervisor records how it ended)
+          const pid = Number(fs.readFileSync(path.join(deploymentDir(standin, name), "pid"), "utf8").trim())
+          assert.isAbove(pid, 1)
+          const killedAt = yield* Clock.currentTimeMillis
+          process.kill(pid, "SIGKILL")
+          const error = yield* Fiber.join(run)
+          const after = (yield* Clock.currentTimeMillis) - killedAt
+          assert.strictEqual(error._tag, "ServerDiedDuringBench", error.message)
+          if (error._tag !== "ServerDiedDuringBench") return
+          // the goal is 1 s (bench/serving.ts measures it: median 339 ms over ssh); a loaded machine
+          // can starve the watch's polls, so the test allows 2.5 s: still long before any timeout
+          assert.isAtMost(after, 2500)
+          assert.strictEqual(error.concurrency, 4)
+          assert.strictEqual(error.failure._tag, "ProcessExited")
+          assert.match(error.failure.message, /killed by SIGKILL/)
+        })
     )
   })
 })
