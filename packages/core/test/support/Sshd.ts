@@ -37,6 +37,12 @@ export interface SshdOptions {
    * namespace's address instead of 127.0.0.1: a host with a network stack of its own.
    */
   readonly namespace?: { readonly name: string; readonly address: string }
+  /**
+   * Directories bind-mounted for this sshd and what it starts only (a mount namespace of its
+   * own): a host whose files at a path differ from another's (`{ from: "/tmp/x", to: "/srv/m" }`;
+   * `to` must exist).
+   */
+  readonly binds?: ReadonlyArray<{ readonly from: string; readonly to: string }>
 }
 
 export interface Sshd {
@@ -229,13 +235,24 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
     const launch = (port: number) =>
       Effect.gen(function* () {
         const config = writeConfig(port)
-        // `ip netns exec` enters the namespace and execs sshd (the same pid)
-        const proc =
-          options.namespace === undefined
-            ? spawn(SSHD, ["-D", "-e", "-f", config], { stdio: ["ignore", "ignore", "pipe"] })
-            : spawn("ip", ["netns", "exec", options.namespace.name, SSHD, "-D", "-e", "-f", config], {
-                stdio: ["ignore", "ignore", "pipe"]
-              })
+        // `ip netns exec`, `unshare -m` (private propagation) and `sh -c '... exec'` each exec
+        // the next: the pid is sshd's
+        const binds = options.binds ?? []
+        const sshd =
+          binds.length === 0
+            ? [SSHD, "-D", "-e", "-f", config]
+            : [
+                "unshare",
+                "-m",
+                "sh",
+                "-c",
+                `${binds.map((_, i) => `mount --bind "\${${2 * i + 1}}" "\${${2 * i + 2}}" && `).join("")}exec ${SSHD} -D -e -f ${config}`,
+                "sh",
+                ...binds.flatMap((b) => [b.from, b.to])
+              ]
+        const argv =
+          options.namespace === undefined ? sshd : ["ip", "netns", "exec", options.namespace.name, ...sshd]
+        const proc = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe"] })
         proc.stderr?.on("data", (chunk: Buffer) => {
           stderr += chunk.toString("utf8")
         })

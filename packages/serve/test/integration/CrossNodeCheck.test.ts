@@ -96,4 +96,61 @@ describe("CrossNodeCheck on network-namespace hosts", () => {
         }).pipe(Effect.provide(live))
       }).pipe(Effect.scoped)
   )
+
+  it.live("a model that differs on one node and is missing on another, at the same path: each named", () =>
+    Effect.gen(function* () {
+      const hosts = yield* NetHosts.make(3)
+      // each host's own files at /tmp/<shared>/model (a mount namespace per host)
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-models-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
+      const modelPath = path.join(root, "model")
+      fs.mkdirSync(modelPath)
+      const own = (label: string, config: string | undefined) => {
+        const dir = path.join(root, label)
+        fs.mkdirSync(dir)
+        if (config !== undefined) fs.writeFileSync(path.join(dir, "config.json"), config)
+        return dir
+      }
+      const same = '{"architectures": ["DeepseekV3ForCausalLM"], "num_hidden_layers": 61}\n'
+      const dirs = [own("a", same), own("b", same.replace("61", "60")), own("c", undefined)]
+      const sshds = yield* Effect.forEach(["a", "b", "c"], (label, i) =>
+        Sshd.start({
+          alias: `node-${label}`,
+          namespace: hosts[i]!,
+          binds: [{ from: dirs[i]!, to: modelPath }]
+        })
+      )
+      const config = path.join(sshds[0]!.dir, "ssh_config.all")
+      fs.writeFileSync(config, sshds.map((s) => fs.readFileSync(s.sshConfigPath, "utf8")).join("\n"))
+      const live = ConnectionPool.layer().pipe(
+        Layer.provideMerge(Hosts.layer({ sshConfig: config, mlopsHome: path.join(sshds[0]!.dir, "mlops") }))
+      )
+      const facts = yield* Effect.forEach(["node-a", "node-b", "node-c"], (host) =>
+        Effect.flatMap(
+          Effect.flatMap(ConnectionPool.ConnectionPool, (pool) => pool.get(host)),
+          (conn) => CrossNodeCheck.gather(conn, { modelPath, install: "sglang 0.5.11", gpus: 8 })
+        )
+      ).pipe(Effect.provide(live))
+      const problems = CrossNodeCheck.compare(facts, {
+        modelPath,
+        gpusPerNode: 8,
+        headAddress: hosts[0]!.address
+      })
+      assert.deepStrictEqual(
+        problems.map((p) =>
+          p._tag === "ModelMissing"
+            ? [p._tag, p.host]
+            : p._tag === "ModelsDiffer"
+              ? [p._tag, Object.keys(p.byHost)]
+              : [p._tag]
+        ),
+        [
+          ["ModelMissing", "node-c"],
+          ["ModelsDiffer", ["node-a", "node-b"]]
+        ]
+      )
+      // this machine's own view of the path is untouched (the binds are the hosts' own)
+      assert.deepStrictEqual(fs.readdirSync(modelPath), [])
+    }).pipe(Effect.scoped)
+  )
 })
