@@ -10,7 +10,7 @@
  * Needs `python3` on each host (every engine host has it).
  *
  * ```ts
- * const problems = yield* RendezvousProbe.probe({ head: connA, address: "10.0.0.1", port: 29500, others: [connB] })
+ * const problems = yield* RendezvousProbe.probe({ head: connA, address: "192.0.2.1", port: 29500, others: [connB] })
  * ```
  *
  * @since 0.1.0

@@ -70,8 +70,8 @@ export type CrossNodeProblem =
 const toNumber = (address: string): number =>
   address.split(".").reduce((n, part) => n * 256 + Number(part), 0)
 
-/** Whether `address` is on `iface`'s subnet. */
-const onSubnet = (iface: Interface, address: string): boolean => {
+/** Whether `address` is on `iface`'s subnet. @category checks */
+export const onSubnet = (iface: Interface, address: string): boolean => {
   const block = 2 ** (32 - Math.min(32, Math.max(0, iface.prefix)))
   return Math.floor(toNumber(iface.address) / block) === Math.floor(toNumber(address) / block)
 }

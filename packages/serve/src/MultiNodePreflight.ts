@@ -166,13 +166,7 @@ export const run = Effect.fn("MultiNodePreflight.run")(function* (request: Reque
   const others = nodes.slice(1).flatMap((n) => n.interfaces)
   const headAddress =
     request.headAddress ??
-    nodes[0]?.interfaces.find((i) =>
-      others.some(
-        (o) =>
-          Math.floor(ipNumber(o.address) / 2 ** (32 - i.prefix)) ===
-          Math.floor(ipNumber(i.address) / 2 ** (32 - i.prefix))
-      )
-    )?.address ??
+    nodes[0]?.interfaces.find((i) => others.some((o) => CrossNodeCheck.onSubnet(i, o.address)))?.address ??
     conns[0]!.host.hostname
   const compared = CrossNodeCheck.compare(nodes, { modelPath, gpusPerNode, headAddress })
   problems.push(...compared.filter((p) => p._tag !== "ChooseInterface").map(describe))
@@ -190,6 +184,3 @@ export const run = Effect.fn("MultiNodePreflight.run")(function* (request: Reque
     suggestions: compared.flatMap((p) => (p._tag === "ChooseInterface" ? [p.fix] : []))
   } satisfies Passed
 })
-
-const ipNumber = (address: string): number =>
-  address.split(".").reduce((n, part) => n * 256 + Number(part), 0)

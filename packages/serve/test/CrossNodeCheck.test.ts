@@ -1,16 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as CrossNodeCheck from "../src/CrossNodeCheck.js"
 
+// documentation addresses (RFC 5737): data only, nothing is reached
+
 const node = (host: string, over: Partial<CrossNodeCheck.NodeFacts> = {}): CrossNodeCheck.NodeFacts => ({
   host,
   install: "sglang 0.5.11",
   modelConfig: "a".repeat(64),
   gpus: 8,
   clockOffsetMs: 12,
-  interfaces: [{ name: "eth0", address: `10.0.0.${host === "a" ? 1 : 2}`, prefix: 24 }],
+  interfaces: [{ name: "eth0", address: `192.0.2.${host === "a" ? 1 : 2}`, prefix: 24 }],
   ...over
 })
-const o = { modelPath: "/models/DeepSeek-V3", gpusPerNode: 8, headAddress: "10.0.0.1" }
+const o = { modelPath: "/models/DeepSeek-V3", gpusPerNode: 8, headAddress: "192.0.2.1" }
 
 describe("CrossNodeCheck.compare", () => {
   it("nodes that agree: nothing to say", () => {
@@ -50,8 +52,8 @@ describe("CrossNodeCheck.compare", () => {
         node("a"),
         node("b", {
           interfaces: [
-            { name: "docker0", address: "172.17.0.1", prefix: 16 },
-            { name: "ib0", address: "10.0.0.2", prefix: 24 }
+            { name: "docker0", address: "198.51.100.1", prefix: 24 },
+            { name: "ib0", address: "192.0.2.2", prefix: 24 }
           ]
         })
       ],
@@ -66,8 +68,8 @@ describe("CrossNodeCheck.compare", () => {
       [
         node("a"),
         node("b", {
-          interfaces: [node("x").interfaces[0]!, { name: "e1", address: "192.168.1.2", prefix: 24 }].map(
-            (i) => ({ ...i, address: i.address.replace("10.0.0", "10.9.9") })
+          interfaces: [node("x").interfaces[0]!, { name: "e1", address: "203.0.113.2", prefix: 24 }].map(
+            (i) => ({ ...i, address: i.address.replace("192.0.2", "198.51.100") })
           )
         })
       ],

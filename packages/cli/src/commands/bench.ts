@@ -5,27 +5,13 @@
  * from a saved run.
  */
 import { Command, Options } from "@effect/cli"
+import { loadOptions } from "./loadOptions.js"
 import { host, json, lazily } from "./shared.js"
 
 const options = {
   host,
   name: Options.text("name").pipe(Options.withDescription("Deployment name")),
-  concurrency: Options.text("concurrency").pipe(
-    Options.withDefault("1"),
-    Options.withDescription("Requests in flight at once, one level per value: 1,8,32 (default 1)")
-  ),
-  requests: Options.integer("requests").pipe(
-    Options.optional,
-    Options.withDescription("Requests per level (default 4 × its concurrency, at least 8)")
-  ),
-  inputLen: Options.integer("input-len").pipe(
-    Options.withDefault(128),
-    Options.withDescription("Words per synthetic prompt, about one token each (default 128)")
-  ),
-  outputLen: Options.integer("output-len").pipe(
-    Options.withDefault(128),
-    Options.withDescription("Tokens asked of each request, end-of-sequence ignored (default 128)")
-  ),
+  ...loadOptions,
   prompts: Options.file("prompts").pipe(
     Options.optional,
     Options.withDescription('A JSONL file of prompts to send instead (each line a string or {"prompt": ...})')

@@ -6,6 +6,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { imageOptions } from "./imageOptions.js"
+import { loadOptions } from "./loadOptions.js"
 import { engine, host, json, lazily, python } from "./shared.js"
 
 const options = {
@@ -23,22 +24,7 @@ const options = {
       "A variant: LABEL=FLAGS added to the shared flags (repeatable), e.g. 'mtp-2=--speculative-num-steps 2 --speculative-eagle-topk 1 --speculative-num-draft-tokens 3' or 'off='"
     )
   ),
-  concurrency: Options.text("concurrency").pipe(
-    Options.withDefault("1"),
-    Options.withDescription("Requests in flight at once, one level per value: 1,8,32 (default 1)")
-  ),
-  requests: Options.integer("requests").pipe(
-    Options.optional,
-    Options.withDescription("Requests per level (default 4 × its concurrency, at least 8)")
-  ),
-  inputLen: Options.integer("input-len").pipe(
-    Options.withDefault(128),
-    Options.withDescription("Words per synthetic prompt (default 128)")
-  ),
-  outputLen: Options.integer("output-len").pipe(
-    Options.withDefault(128),
-    Options.withDescription("Tokens asked of each request (default 128)")
-  ),
+  ...loadOptions,
   env: Options.text("env").pipe(
     Options.repeated,
     Options.withDescription(

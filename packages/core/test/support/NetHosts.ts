@@ -48,6 +48,7 @@ export const make = (count: number): Effect.Effect<ReadonlyArray<NetHost>, NetHo
   Effect.gen(function* () {
     // interface names are at most 15 characters
     const id = randomBytes(3).toString("hex")
+    // a private /24 that exists only on this bridge and the namespaces made here: nothing beyond them is reached
     const subnet = `10.201.${randomBytes(1)[0]! % 250}`
     const bridge = `mlb${id}`
     yield* Effect.acquireRelease(

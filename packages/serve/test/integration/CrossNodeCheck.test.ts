@@ -22,7 +22,7 @@ describe("CrossNodeCheck on network-namespace hosts", () => {
     () =>
       Effect.gen(function* () {
         const [a, b] = yield* NetHosts.make(2)
-        // a second interface on b, on another subnet (as docker0 or a second NIC would be; a veth
+        // a second interface on b (a documentation address, inside b only), on another subnet (as docker0 or a second NIC would be; a veth
         // pair inside b, as this kernel may have no dummy devices)
         execFileSync("ip", [
           "netns",
@@ -38,7 +38,17 @@ describe("CrossNodeCheck on network-namespace hosts", () => {
           "name",
           "extra1"
         ])
-        execFileSync("ip", ["netns", "exec", b!.name, "ip", "addr", "add", "10.203.7.5/24", "dev", "extra0"])
+        execFileSync("ip", [
+          "netns",
+          "exec",
+          b!.name,
+          "ip",
+          "addr",
+          "add",
+          "198.51.100.5/24",
+          "dev",
+          "extra0"
+        ])
         execFileSync("ip", ["netns", "exec", b!.name, "ip", "link", "set", "extra0", "up"])
         const sshdA = yield* Sshd.start({ alias: "node-a", namespace: a! })
         const sshdB = yield* Sshd.start({ alias: "node-b", namespace: b! })
@@ -73,7 +83,7 @@ describe("CrossNodeCheck on network-namespace hosts", () => {
           )
           assert.deepStrictEqual(
             fb!.interfaces.map((i) => i.address).sort(),
-            ["10.203.7.5", b!.address].sort()
+            ["198.51.100.5", b!.address].sort()
           )
           const problems = CrossNodeCheck.compare(facts, {
             modelPath: model,

@@ -4,42 +4,15 @@
  * from vLLM's spec_decode counters over the run (1 + accepted / drafts), worked out here by hand.
  */
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
 import * as Bench from "@mlops/serve/Bench"
 import * as Launch from "@mlops/serve/Launch"
 import * as Stop from "@mlops/serve/Stop"
-import { Context, Effect, Layer } from "effect"
-import * as Sshd from "../../../core/test/support/Sshd.js"
+import { Effect } from "effect"
 import { VllmEngine } from "../../src/Engine.js"
-import * as Standin from "./standin/install.js"
 
-const alias = "testhost"
-
-class E2E extends Context.Tag("test/VllmBenchE2E")<E2E, { readonly standin: Standin.VllmStandin }>() {}
-
-const TestLayer = Layer.unwrapScoped(
-  Effect.gen(function* () {
-    const standin = yield* Standin.install(alias)
-    const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
-    return ConnectionPool.layer().pipe(
-      Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome })),
-      Layer.merge(Layer.succeed(E2E, { standin }))
-    )
-  })
-)
-
-const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+import { alias, E2E, freePort, TestLayer } from "./support.js"
 
 describe("vLLM Bench end to end (real sshd, stand-in vLLM)", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: "120 seconds" })((it) => {

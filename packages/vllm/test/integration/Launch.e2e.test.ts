@@ -6,42 +6,15 @@
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
 import * as Launch from "@mlops/serve/Launch"
 import * as Stop from "@mlops/serve/Stop"
-import { Context, Effect, Exit, Layer, Stream } from "effect"
-import * as Sshd from "../../../core/test/support/Sshd.js"
+import { Effect, Exit, Stream } from "effect"
 import { VllmEngine } from "../../src/Engine.js"
-import * as Standin from "./standin/install.js"
+import type * as Standin from "./standin/install.js"
 
-// the alias the test sshd's ssh_config names
-const alias = "testhost"
-
-class E2E extends Context.Tag("test/VllmE2E")<E2E, { readonly standin: Standin.VllmStandin }>() {}
-
-const TestLayer = Layer.unwrapScoped(
-  Effect.gen(function* () {
-    const standin = yield* Standin.install(alias)
-    const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
-    return ConnectionPool.layer().pipe(
-      Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome })),
-      Layer.merge(Layer.succeed(E2E, { standin }))
-    )
-  })
-)
-
-const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+import { alias, E2E, freePort, TestLayer } from "./support.js"
 
 /** What still runs in a deployment's process group (`pgrep -g`, zombies left out): the test host is this machine. */
 const groupProcesses = (standin: Standin.VllmStandin, name: string): ReadonlyArray<string> => {
