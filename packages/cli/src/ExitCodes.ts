@@ -51,6 +51,8 @@ const byTag: Record<string, ExitCode> = {
   InvalidPlacement: ExitCode.Usage,
   InvalidRuntime: ExitCode.Usage,
   DeploymentNotFound: ExitCode.Usage,
+  InvalidHosts: ExitCode.Usage,
+  RankNotFound: ExitCode.Usage,
   // a benchmark of a deployment that is not running, not ready, or behind a key not given
   BenchRefused: ExitCode.Usage,
   LogUnreadable: ExitCode.Usage,
@@ -60,6 +62,8 @@ const byTag: Record<string, ExitCode> = {
   // the host is not ready (preflight, or the same causes met in the log)
   NotEnoughGpus: ExitCode.Preflight,
   NotEnoughHosts: ExitCode.Preflight,
+  // the hosts of a deployment across several disagree or cannot meet
+  CrossNodeProblems: ExitCode.Preflight,
   GpusBusy: ExitCode.Preflight,
   HostNotReady: ExitCode.Preflight,
   PortUnavailable: ExitCode.Preflight,
@@ -102,6 +106,9 @@ const byTag: Record<string, ExitCode> = {
   NotHealthy: ExitCode.LaunchFailed,
   // the server died while a benchmark ran (its log's failure inside)
   ServerDiedDuringBench: ExitCode.LaunchFailed,
+  // one rank of a deployment across several hosts failed (its log's failure inside); all were stopped
+  RankFailed: ExitCode.LaunchFailed,
+  RanksNotStopped: ExitCode.LaunchFailed,
   // the job ended (its log's failure and Slurm's state), or the scheduler lost it
   SlurmJobEnded: ExitCode.LaunchFailed,
   SlurmJobNotFound: ExitCode.LaunchFailed,

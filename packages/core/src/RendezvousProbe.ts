@@ -54,7 +54,9 @@ export type RendezvousProblem =
     }
 
 // the head: bind, then accept until every other host came or `seconds` passed (each connection
-// gets "ok"); says "bound" or "taken: ..."
+// gets "ok"); says "bound" or "taken: ..." and frees the port at once when all came. It waits
+// for each peer to close first, so the closed connections' TIME_WAIT stays on the peers and
+// the engine can bind the port right after
 const listener = [
   "import socket, sys, time",
   "s = socket.socket(socket.AF_INET6 if ':' in sys.argv[1] else socket.AF_INET)",
@@ -66,14 +68,22 @@ const listener = [
   "    sys.exit(0)",
   "print('bound', flush=True)",
   "end = time.time() + float(sys.argv[3])",
-  "while time.time() < end:",
+  "came = 0",
+  "while came < int(sys.argv[4]) and time.time() < end:",
   "    s.settimeout(max(0.05, end - time.time()))",
   "    try:",
   "        c, _ = s.accept()",
   "        c.sendall(b'ok')",
+  "        c.settimeout(2)",
+  "        try:",
+  "            c.recv(1)",
+  "        except OSError:",
+  "            pass",
   "        c.close()",
+  "        came += 1",
   "    except OSError:",
-  "        pass"
+  "        pass",
+  "s.close()"
 ].join("\n")
 
 // another host: connect until it answers or the time is up; says "ok" or "<how>: detail"

@@ -14,6 +14,8 @@
  * - `ready.json`    when it became ready and the phase timings (written once ready),
  * - `log`           this run's output (the previous run's is `log.1`),
  * - `stopped`       how a deliberate stop ended it,
+ * - `ranks.json`    for a deployment across several hosts: the hosts in rank order, this
+ *                   directory's rank and the rendezvous (each rank's host has its own directory),
  * - the placement's own record of what it started (a process group's `pid`, `pgid`, `start`,
  *   `token` and `exit`; a batch job's id and script): read back by the
  *   placement the record names (`Placement.attach`), never here.
@@ -31,6 +33,7 @@ import {
   ArgvFile,
   MetaFile,
   type PhaseTiming,
+  RanksFile,
   ReadyFile,
   ResolvedFile,
   type TimeToReady,
@@ -57,6 +60,9 @@ export class DeploymentNotFound extends Schema.TaggedError<DeploymentNotFound>()
  * @category files
  */
 export const stoppedFile = "stopped"
+
+/** The file naming a rank of a deployment across several hosts (`RanksFile`). @category files */
+export const ranksFile = "ranks.json"
 
 /** Record a deliberate stop's outcome in a run directory (0600). @category writing */
 export const recordStop = (conn: Connection, runDir: string, outcome: string) =>
@@ -98,6 +104,7 @@ export {
   MetaFile,
   PhaseTiming,
   placementOf,
+  RanksFile,
   ReadyFile,
   ResolvedFile,
   runtimeOf,
@@ -108,7 +115,10 @@ export {
 
 /** A running (or once running) server. @category models */
 export interface Deployment {
+  /** The host it serves from (rank 0's, across several hosts). */
   readonly host: string
+  /** Every host it runs on, in rank order (`[host]` on one host). */
+  readonly hosts: ReadonlyArray<string>
   readonly name: string
   /** What runs it, as its placement names it (`pid 1012`, a batch job's id, with its ids). */
   readonly server: ServerRef
@@ -149,6 +159,8 @@ export interface State {
   readonly ready: ReadyFile | undefined
   /** The `stopped` file a placement's stop writes (`terminated`, `killed`, ...): a deliberate stop. */
   readonly stopped: string | undefined
+  /** The ranks of a deployment across several hosts (undefined on one host). */
+  readonly ranks: RanksFile | undefined
 }
 
 // one read per file (no stat first): a missing file is undefined
@@ -171,13 +183,14 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
   const runDir = yield* hostDirOf(conn, name)
   const dir = yield* conn.files.stat(runDir)
   if (dir === undefined || !dir.isDirectory) return undefined
-  const [argv, resolved, meta, ready, stopped] = yield* Effect.all(
+  const [argv, resolved, meta, ready, stopped, ranks] = yield* Effect.all(
     [
       readJson(conn, `${runDir}/argv.json`, ArgvFile),
       readJson(conn, `${runDir}/resolved.json`, ResolvedFile),
       readJson(conn, `${runDir}/meta.json`, MetaFile),
       readJson(conn, `${runDir}/ready.json`, ReadyFile),
-      readText(conn, `${runDir}/${stoppedFile}`)
+      readText(conn, `${runDir}/${stoppedFile}`),
+      readJson(conn, `${runDir}/${ranksFile}`, RanksFile)
     ],
     { concurrency: "unbounded" }
   )
@@ -189,7 +202,8 @@ export const read = Effect.fn("Deployment.read")(function* (conn: Connection, na
     resolved,
     meta,
     ready,
-    stopped: stopped?.trim() || undefined
+    stopped: stopped?.trim() || undefined,
+    ranks
   }
   return state
 })
@@ -250,12 +264,16 @@ export const writeLaunchFiles = Effect.fn("Deployment.writeLaunchFiles")(functio
     readonly argv: ArgvFile
     readonly resolved: { readonly effective: object | null; readonly adjustments: ReadonlyArray<string> }
     readonly meta: MetaFile
+    /** This host's rank of a deployment across several hosts. */
+    readonly ranks?: RanksFile
   }
 ) {
   const runDir = yield* hostDirOf(conn, name)
   yield* conn.files.mkdir(runDir)
   yield* Effect.all(
     [
+      // on one host, null: an earlier launch's ranks must not describe this one
+      writeJson(conn, `${runDir}/${ranksFile}`, files.ranks ?? null),
       writeJson(conn, `${runDir}/argv.json`, files.argv),
       writeJson(conn, `${runDir}/resolved.json`, files.resolved),
       writeJson(conn, `${runDir}/meta.json`, files.meta),
@@ -294,6 +312,7 @@ export const fromState = (
   if (state.meta === undefined) return undefined
   return {
     host,
+    hosts: state.ranks?.hosts ?? [host],
     name: state.name,
     server: placed.server,
     port: state.meta.port,

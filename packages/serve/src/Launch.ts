@@ -66,18 +66,21 @@ export type {
   LaunchProgress,
   LaunchRequest,
   PreflightFacts,
-  PythonFacts
+  PythonFacts,
+  RankOf
 } from "./internal/launch/types.js"
 export {
   DeploymentExists,
   GpusBusy,
   HostNotReady,
   InvalidDeploymentName,
+  InvalidHosts,
   LaunchTimedOut,
   NotEnoughGpus,
   NotHealthy,
   PortUnavailable,
-  PythonEnvUnusable
+  PythonEnvUnusable,
+  RankFailed
 } from "./internal/launch/types.js"
 
 /** The default deployment name for an engine's argv: the model directory's name, lower-cased. @category naming */

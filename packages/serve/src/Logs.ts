@@ -12,7 +12,7 @@
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as LogTail from "@mlops/core/LogTail"
-import { Clock, Duration, Effect, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Schedule, Schema, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
 import type * as Engine from "./Engine.js"
 import * as Placements from "./Placements.js"
@@ -24,6 +24,33 @@ const stateOf = (host: string, name: string) =>
     Effect.flatMap(ConnectionPool, (pool) => pool.get(host)),
     (conn) => Deployment.readExisting(conn, name)
   )
+
+/** A deployment has no rank of that number. @category errors */
+export class RankNotFound extends Schema.TaggedError<RankNotFound>()("RankNotFound", {
+  host: Schema.String,
+  name: Schema.String,
+  rank: Schema.Number,
+  /** Its hosts in rank order (one on one host). */
+  hosts: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `${this.name} on ${this.host} has no rank ${this.rank}: it runs ${this.hosts.length === 1 ? "on one host (rank 0)" : `ranks 0-${this.hosts.length - 1} on ${this.hosts.join(", ")}`}`
+  }
+}
+
+/**
+ * The host that runs rank `rank` of deployment `name` recorded on `host` (every rank's host
+ * records the deployment's hosts): where its log is.
+ *
+ * @category programs
+ */
+export const hostOfRank = Effect.fn("Logs.hostOfRank")(function* (host: string, name: string, rank: number) {
+  const state = yield* stateOf(host, name)
+  const hosts = state.ranks?.hosts ?? [host]
+  const found = Number.isInteger(rank) ? hosts[rank] : undefined
+  if (found === undefined) return yield* new RankNotFound({ host, name, rank, hosts })
+  return found
+})
 
 /**
  * The last `lines` lines (default 100).

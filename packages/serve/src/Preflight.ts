@@ -164,6 +164,8 @@ export const run = Effect.fn("Launch.preflight")(function* (
     readonly busyGpus?: BusyGpuPolicy
     /** Read the flags from the host's own parser even for a shipped release. Default false. */
     readonly flagsFromHost?: boolean
+    /** The hosts of the launch (its ranks across several): the argv's node count must not exceed it. Default 1. */
+    readonly hosts?: number
   }
 ) {
   const host = conn.host.alias
@@ -224,19 +226,24 @@ export const run = Effect.fn("Launch.preflight")(function* (
   const plan = engine.gpusOf(decoded.args)
 
   // one host serves one rank: a multi-node command needs as many hosts as nodes
-  if (plan.nodes > 1) {
+  const hosts = o.hosts ?? 1
+  if (plan.nodes > hosts) {
     gpuProblems.push(
       new NotEnoughHosts({
         host,
         nodes: plan.nodes,
-        hosts: 1,
-        fix: `run it on one node: ${plan.fewer(gpus === undefined || gpus.length === 0 ? plan.perNode : Math.min(plan.total, gpus.length))} without --nnodes (a launch places one rank, on ${host}; multi-node launches are not supported yet)`
+        hosts,
+        fix:
+          hosts === 1
+            ? `run it on one node: ${plan.fewer(gpus === undefined || gpus.length === 0 ? plan.perNode : Math.min(plan.total, gpus.length))} without --nnodes, or give every node's host: mlops launch --hosts ${host},<other host>… (mlops writes --nnodes and each rank's flags)`
+            : `give ${plan.nodes} hosts to --hosts, or drop --nnodes (mlops writes it from the hosts)`
       })
     )
   }
   let busyGpus: ReadonlyArray<GpuHolder> = []
-  if (gpus !== undefined && onHost && plan.nodes <= 1) {
-    const needed = plan.total
+  if (gpus !== undefined && onHost && plan.nodes <= hosts) {
+    // across several hosts each runs its share
+    const needed = plan.nodes > 1 ? plan.perNode : plan.total
     if (needed > gpus.length) {
       gpuProblems.push(
         new NotEnoughGpus({
@@ -276,7 +283,7 @@ export const run = Effect.fn("Launch.preflight")(function* (
   // (not for a command this launch cannot run anyway: a one-node request of every node's GPUs
   // would only add a second, misleading problem)
   const placed = yield* Effect.either(
-    plan.nodes > 1
+    plan.nodes > hosts
       ? Effect.succeed({ summary: undefined })
       : o.placement.preflight(conn, { name: o.name, gpus: plan, port: o.port })
   )

@@ -67,6 +67,23 @@ export interface DeploymentStatus {
    * answer): the row is still listed, `alive` false and nothing else known.
    */
   readonly problem: { readonly _tag: string; readonly message: string } | undefined
+  /** Its ranks, rank 0 (this row's host) first: one on one host, each host's across several. */
+  readonly ranks: ReadonlyArray<RankStatus>
+}
+
+/** One rank of a deployment across several hosts, as its own host tells. @category models */
+export interface RankStatus {
+  readonly rank: number
+  readonly host: string
+  readonly alive: boolean
+  /** What runs it there (`pid 1012`). */
+  readonly server: string | undefined
+  /** `code N` / `signal NAME` once it ended and said so. */
+  readonly exit: string | undefined
+  /** How a deliberate `stop` ended it. */
+  readonly stopped: string | undefined
+  /** Why it could not be told (its host unreachable, no record there). */
+  readonly problem: string | undefined
 }
 
 /** A host whose status could not be read. @category models */
@@ -110,8 +127,59 @@ const unknown = (
   state: undefined,
   details: {},
   failure: undefined,
-  problem: { _tag: problem._tag, message: problem.message }
+  problem: { _tag: problem._tag, message: problem.message },
+  ranks: (state.ranks?.hosts ?? [host]).map((h, rank) => ({
+    rank,
+    host: h,
+    alive: false,
+    server: undefined,
+    exit: undefined,
+    stopped: undefined,
+    problem: rank === (state.ranks?.rank ?? 0) ? problem.message : "not asked"
+  }))
 })
+
+/** Rank `rank` of deployment `name`, asked of its own host (never failing: what could not be told is its problem). */
+const rankOn = (rank: number, host: string, name: string) =>
+  Effect.gen(function* () {
+    const conn = yield* (yield* ConnectionPool).get(host)
+    const state = yield* Deployment.read(conn, name)
+    if (state === undefined)
+      return {
+        rank,
+        host,
+        alive: false,
+        server: undefined,
+        exit: undefined,
+        stopped: undefined,
+        problem: `no record of ${name} on ${host}`
+      }
+    const { placed } = yield* Placements.ofDeployment(conn, state)
+    const seen = placed === undefined ? undefined : yield* placed.inspect(conn)
+    const alive = seen?.alive === true
+    return {
+      rank,
+      host,
+      alive,
+      server: placed?.server.label,
+      exit: exitText(seen?.exit),
+      stopped: alive ? undefined : state.stopped,
+      problem: undefined
+    } satisfies RankStatus
+  }).pipe(
+    Effect.timeout("30 seconds"),
+    Effect.catchAll((error) =>
+      Effect.succeed({
+        rank,
+        host,
+        alive: false,
+        server: undefined,
+        exit: undefined,
+        stopped: undefined,
+        problem: error.message
+      } satisfies RankStatus)
+    )
+  )
 
 /** Connection trouble fails the host; anything else about one record is that row's problem. */
 const isConnectionTrouble = (error: { readonly _tag: string }) =>
@@ -158,6 +226,21 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
         ? yield* generatesAt(conn, port, seen.address, "10 seconds")
         : undefined
     const now = yield* Clock.currentTimeMillis
+    const self: RankStatus = {
+      rank: state.ranks?.rank ?? 0,
+      host,
+      alive,
+      server: placed?.server.label,
+      exit: exitText(seen?.exit),
+      stopped,
+      problem: undefined
+    }
+    const hosts = state.ranks?.hosts ?? [host]
+    const ranks = yield* Effect.forEach(
+      hosts,
+      (h, rank) => (rank === self.rank ? Effect.succeed(self) : rankOn(rank, h, state.name)),
+      { concurrency: "unbounded" }
+    )
     return {
       host,
       name: state.name,
@@ -182,7 +265,8 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
       state: seen?.state,
       details: seen?.details ?? {},
       failure,
-      problem: undefined
+      problem: undefined,
+      ranks
     } satisfies DeploymentStatus
   }).pipe(
     // one record its placement cannot read, or a scheduler that does not answer, hides no other
@@ -208,7 +292,22 @@ export const ofHost = Effect.fn("Status.ofHost")(function* (
     options.name === undefined
       ? yield* Deployment.list(conn)
       : [yield* Deployment.read(conn, options.name)].filter((s): s is Deployment.State => s !== undefined)
-  return yield* Effect.forEach(states, (state) => one(conn, state, engines), { concurrency: 4 })
+  return yield* Effect.forEach(
+    states,
+    (state) => {
+      // another rank's record: the deployment as rank 0's host tells it (this host's view if unreachable)
+      const head = state.ranks !== undefined && state.ranks.rank > 0 ? state.ranks.hosts[0] : undefined
+      if (head === undefined) return one(conn, state, engines)
+      return Effect.gen(function* () {
+        const headConn = yield* pool.get(head)
+        const headState = yield* Deployment.read(headConn, state.name)
+        return headState === undefined
+          ? yield* one(conn, state, engines)
+          : yield* one(headConn, headState, engines)
+      }).pipe(Effect.catchAll(() => one(conn, state, engines)))
+    },
+    { concurrency: 4 }
+  )
 })
 
 /**
@@ -234,9 +333,19 @@ export const ofHosts = Effect.fn("Status.ofHosts")(function* (
   )
   const deployments: Array<DeploymentStatus> = []
   const unreachable: Array<HostUnreachable> = []
+  // a deployment across several hosts is listed once (every rank's host finds it)
+  const seen = new Set<string>()
   for (const { host, either } of results) {
-    if (either._tag === "Right") deployments.push(...either.right)
-    else unreachable.push({ host, _tag: either.left._tag, error: either.left.message })
+    if (either._tag === "Left") {
+      unreachable.push({ host, _tag: either.left._tag, error: either.left.message })
+      continue
+    }
+    for (const d of either.right) {
+      const key = `${d.host}\u0000${d.name}`
+      if (seen.has(key)) continue
+      seen.add(key)
+      deployments.push(d)
+    }
   }
   return { deployments, unreachable }
 })

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
-import { type Duration, Effect, Schema } from "effect"
+import { type Duration, Effect, Either, Schema } from "effect"
 import * as Deployment from "./Deployment.js"
 import type * as Placement from "./Placement.js"
 import * as Placements from "./Placements.js"
@@ -31,13 +31,37 @@ export class GpuMemoryStillHeld extends Schema.TaggedError<GpuMemoryStillHeld>()
   }
 }
 
+/** Some ranks of a deployment across several hosts could not be stopped (the others were). @category errors */
+export class RanksNotStopped extends Schema.TaggedError<RanksNotStopped>()("RanksNotStopped", {
+  name: Schema.String,
+  /** `rank 0 on node-a: terminated`. */
+  stopped: Schema.Array(Schema.String),
+  /** `rank 1 on node-b: <why>`. */
+  failed: Schema.Array(Schema.String),
+  fix: Schema.String
+}) {
+  override get message() {
+    return `${this.name}: ${this.failed.length} rank(s) not confirmed stopped: ${this.failed.join("; ")}${this.stopped.length > 0 ? ` (stopped: ${this.stopped.join("; ")})` : ""}; ${this.fix}`
+  }
+}
+
+/** One rank's stop. @category models */
+export interface RankStopped {
+  readonly rank: number
+  readonly host: string
+  readonly server: Placement.ServerRef
+  readonly outcome: Placement.StopOutcome
+}
+
 /** @category models */
 export interface StopResult {
   readonly host: string
   readonly name: string
-  /** What ran it, as its placement names it (`pid 1012`, a batch job's id, with its ids). */
+  /** What ran it, as its placement names it (`pid 1012`, a batch job's id, with its ids); rank 0's across several hosts. */
   readonly server: Placement.ServerRef
   readonly outcome: Placement.StopOutcome
+  /** Every rank stopped, across several hosts (one entry on one host). */
+  readonly ranks: ReadonlyArray<RankStopped>
 }
 
 /**
@@ -52,6 +76,61 @@ export const stop = Effect.fn("Stop.stop")(function* (
 ) {
   const pool = yield* ConnectionPool
   const conn = yield* pool.get(host)
+  const state = yield* Deployment.readExisting(conn, name)
+  const hosts = state.ranks?.hosts ?? [host]
+  if (hosts.length <= 1) {
+    const one = yield* stopOne(host, name, options)
+    return {
+      host,
+      name,
+      server: one.server,
+      outcome: one.outcome,
+      ranks: [{ rank: 0, host, ...one }]
+    } satisfies StopResult
+  }
+  // every rank, on its own host, at once; all-or-nothing: a rank not confirmed stopped fails the stop
+  const results = yield* Effect.forEach(
+    hosts,
+    (h, rank) =>
+      Effect.either(stopOne(h, name, options)).pipe(Effect.map((result) => ({ rank, host: h, result }))),
+    { concurrency: "unbounded" }
+  )
+  const stopped = results.flatMap((r) =>
+    Either.isRight(r.result) ? [{ rank: r.rank, host: r.host, ...r.result.right }] : []
+  )
+  const failed = results.flatMap((r) =>
+    Either.isLeft(r.result) && r.result.left._tag !== "DeploymentNotFound"
+      ? [`rank ${r.rank} on ${r.host}: ${r.result.left.message}`]
+      : []
+  )
+  if (failed.length > 0) {
+    return yield* new RanksNotStopped({
+      name,
+      stopped: stopped.map((r) => `rank ${r.rank} on ${r.host}: ${r.outcome}`),
+      failed,
+      fix: `run the stop again once the host(s) answer: mlops stop --host ${hosts[0]} --name ${name}`
+    })
+  }
+  const head = stopped.find((r) => r.rank === 0) ?? stopped[0]
+  if (head === undefined) {
+    return yield* new Deployment.DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
+  }
+  return {
+    host: hosts[0]!,
+    name,
+    server: head.server,
+    outcome: head.outcome,
+    ranks: stopped
+  } satisfies StopResult
+})
+
+/** Stop the deployment's server on one host and confirm its GPU memory is free. */
+const stopOne = Effect.fn("Stop.stopOne")(function* (
+  host: string,
+  name: string,
+  options: { readonly grace?: Duration.DurationInput; readonly confirmWithin?: Duration.DurationInput }
+) {
+  const conn = yield* (yield* ConnectionPool).get(host)
   const state = yield* Deployment.readExisting(conn, name)
   const { placed } = yield* Placements.ofDeployment(conn, state)
   // a record of a start that never happened: nothing to stop
@@ -71,7 +150,7 @@ export const stop = Effect.fn("Stop.stop")(function* (
       fix: held.fix
     })
   }
-  return { host, name, server: placed.server, outcome } satisfies StopResult
+  return { server: placed.server, outcome }
 })
 
 /**

@@ -18,6 +18,8 @@ export type Done<E, R> =
   | { readonly _tag: "Ready"; readonly checks: Effect.Effect<void, E, R> }
   /** An exit with status 0. */
   | { readonly _tag: "ExitedZero" }
+  /** Never by itself: it runs until stopped, and any exit is a failure (a rank that serves no HTTP). */
+  | { readonly _tag: "Never" }
 
 /** @category models */
 export interface Workload<E = never, R = never> {
@@ -57,4 +59,17 @@ export const job = (logs: ReadonlyArray<EngineLogs> = []): Workload => ({
   logs,
   done: { _tag: "ExitedZero" },
   isProgress: () => true
+})
+
+/**
+ * A rank of a server across several hosts that serves no HTTP (every rank but 0): never done by
+ * itself (following it ends when rank 0 is ready), any exit a failure; progress as a server's.
+ *
+ * @category constructors
+ */
+export const rank = (logs: EngineLogs): Workload => ({
+  kind: "rank",
+  logs: [logs],
+  done: { _tag: "Never" },
+  isProgress: (event) => event._tag === "PhaseStarted" || event._tag === "PhaseProgress"
 })

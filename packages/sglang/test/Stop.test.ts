@@ -24,7 +24,8 @@ describe("Stop", () => {
         host: "sim",
         name: "qwen",
         server: deployment.server,
-        outcome: "terminated"
+        outcome: "terminated",
+        ranks: [{ rank: 0, host: "sim", server: deployment.server, outcome: "terminated" }]
       })
       assert.lengthOf(yield* Effect.flatMap(FakeHost.host("sim"), (h) => h.processes), 0)
       assert.lengthOf(yield* Probes.gpuProcesses(conn), 0)

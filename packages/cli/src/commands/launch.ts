@@ -9,14 +9,29 @@
 import { Command, Options } from "@effect/cli"
 import { imageOptions } from "./imageOptions.js"
 import { placementOptions } from "./placementOptions.js"
-import { engine, host, json, lazily, python } from "./shared.js"
+import { engine, json, lazily, python } from "./shared.js"
 
 /** Relaunches `--auto-fix` allows. */
 export const autoFixAttempts = 3
 
 const options = {
   engine,
-  host,
+  host: Options.text("host").pipe(
+    Options.optional,
+    Options.withDescription("Host alias (ssh_config, hosts.json, or `sim`); across several hosts, rank 0's")
+  ),
+  hosts: Options.text("hosts").pipe(
+    Options.optional,
+    Options.withDescription(
+      "One deployment across several hosts, one rank on each, rank 0's first (a,b[,c]): the flags are the whole deployment's (--tp counts every GPU); mlops writes --nnodes, each rank's place and where they meet"
+    )
+  ),
+  rendezvousPort: Options.integer("rendezvous-port").pipe(
+    Options.optional,
+    Options.withDescription(
+      "Across several hosts: the port the ranks meet at on rank 0's host (default: a free one from 29500)"
+    )
+  ),
   name: Options.text("name").pipe(
     Options.optional,
     Options.withDescription("Deployment name (default: from the model)")
@@ -70,6 +85,6 @@ export const launch = Command.make("launch", options, (parsed) =>
   )
 ).pipe(
   Command.withDescription(
-    "Start an SGLang server on a host and follow it to ready. SGLang's flags go after `--`, exactly as SGLang takes them: mlops launch --host sim -- --model-path /root/models/Qwen3.6-27B --tp 2"
+    "Start an SGLang server on a host (or one deployment across several: --hosts a,b) and follow it to ready. SGLang's flags go after `--`, exactly as SGLang takes them: mlops launch --host sim -- --model-path /root/models/Qwen3.6-27B --tp 2"
   )
 )

@@ -1,4 +1,4 @@
-/** `mlops logs --host H --name N [-f] [-n 100]`: a deployment's log, the tail or followed. */
+/** `mlops logs --host H --name N [-f] [-n 100] [--rank R]`: a deployment's log, the tail or followed. */
 import { Command, Options } from "@effect/cli"
 import { host, json, lazily } from "./shared.js"
 
@@ -13,6 +13,12 @@ const options = {
     Options.withAlias("n"),
     Options.withDefault(100),
     Options.withDescription("How many of the last lines (default 100)")
+  ),
+  rank: Options.integer("rank").pipe(
+    Options.optional,
+    Options.withDescription(
+      "Across several hosts: the rank whose log to print (default 0, the one that serves HTTP)"
+    )
   ),
   json
 }

@@ -35,8 +35,37 @@ export const parseEnv = (entries: ReadonlyArray<string>): Effect.Effect<Record<s
     return Effect.succeed(env)
   })
 
-/** The parsed options with SGLang's flags (the words after `--`). */
-type WithFlags = Parsed & { readonly flags: ReadonlyArray<string> }
+/** The parsed options with SGLang's flags (the words after `--`) and the host(s) settled. */
+type WithFlags = Omit<Parsed, "host" | "hosts"> & {
+  readonly host: string
+  /** Every host, rank 0's first (one for a launch on one host). */
+  readonly hosts: ReadonlyArray<string>
+  readonly flags: ReadonlyArray<string>
+}
+
+/** `--host H`, or `--hosts a,b[,…]` (rank 0's first; `--host`, when also given, must be it). */
+export const hostsOf = (parsed: Pick<Parsed, "host" | "hosts">) =>
+  Effect.gen(function* () {
+    const host = Option.getOrUndefined(parsed.host)
+    if (Option.isNone(parsed.hosts)) {
+      if (host === undefined)
+        return yield* new UsageError({
+          message: "give the host: --host H (or --hosts a,b for one deployment across several)"
+        })
+      return { host, hosts: [host] }
+    }
+    const hosts = parsed.hosts.value
+      .split(",")
+      .map((h) => h.trim())
+      .filter((h) => h !== "")
+    if (hosts.length === 0)
+      return yield* new UsageError({ message: "--hosts expects host aliases: --hosts a,b" })
+    if (host !== undefined && host !== hosts[0])
+      return yield* new UsageError({
+        message: `--host ${host} is not the first of --hosts ${hosts.join(",")}: rank 0 runs on the first; give --hosts alone`
+      })
+    return { host: hosts[0]!, hosts }
+  })
 
 const withRuntime = (runtime: Launch.LaunchRequest["runtime"]) => (runtime === undefined ? {} : { runtime })
 
@@ -49,6 +78,8 @@ export const toRequest = (
   runtime?: Launch.LaunchRequest["runtime"]
 ): Launch.LaunchRequest => ({
   host: parsed.host,
+  ...(parsed.hosts.length > 1 ? { hosts: parsed.hosts } : {}),
+  ...(Option.isSome(parsed.rendezvousPort) ? { rendezvousPort: parsed.rendezvousPort.value } : {}),
   engine,
   argv: parsed.flags,
   ...(placement === undefined ? {} : { placement }),
@@ -203,7 +234,8 @@ const interrupted = (
 
 export const launch = (options: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
   Effect.gen(function* () {
-    const parsed = { ...options, flags: yield* SglangFlags }
+    const hosts = yield* handle(options.json, {}, hostsOf(options))
+    const parsed = { ...options, ...hosts, flags: yield* SglangFlags }
     const style = yield* TerminalStyle
     const words = yield* MlopsWords
     const context = { host: parsed.host, argv: parsed.flags, prefix: words, tunnel: parsed.tunnel }

@@ -1,6 +1,6 @@
-/** `mlops logs --host H --name N [-f] [-n 100]`: a deployment's log, the tail or followed. */
+/** `mlops logs --host H --name N [-f] [-n 100] [--rank R]`: a deployment's log, the tail or followed. */
 import * as Logs from "@mlops/serve/Logs"
-import { Console, Effect, Stream } from "effect"
+import { Console, Effect, Option, Stream } from "effect"
 import type { Parsed } from "../commands/logs.js"
 import type { CommandExit } from "../commands/shared.js"
 import * as Engines from "../Engines.js"
@@ -22,7 +22,20 @@ const endedLine = (ended: Logs.Ended): string => {
 const stalledLine = (stalled: Logs.Stalled): string =>
   `⚠ ${stalled.name} on ${stalled.host}: no new log line for ${Math.round(stalled.quietMs / 1000)} s and a streamed request got no token within 10 s: it no longer generates (its /health may still answer 200). mlops stop --host ${stalled.host} --name ${stalled.name}, then launch it again`
 
-export const logs = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
+export const logs = (given: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
+  Effect.gen(function* () {
+    // a rank of a deployment across several hosts: its log is on its own host
+    const host = Option.isNone(given.rank)
+      ? given.host
+      : yield* handle(
+          given.json,
+          { host: given.host },
+          Logs.hostOfRank(given.host, given.name, given.rank.value)
+        )
+    yield* logsOn({ ...given, host })
+  })
+
+const logsOn = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
   handle(
     parsed.json,
     { host: parsed.host },

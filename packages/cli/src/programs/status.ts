@@ -41,9 +41,18 @@ const stateOf = (d: Status.DeploymentStatus): string => {
   return d.state === undefined || d.server === undefined ? ended : `${ended} (${d.server.label}: ${d.state})`
 }
 
+/** Across several hosts: each rank's host and state (`node-b running`). */
+const ranksOf = (d: Status.DeploymentStatus): string =>
+  d.ranks
+    .map(
+      (r) =>
+        `${r.rank}:${r.host} ${r.problem !== undefined ? "unknown" : r.alive ? "running" : r.stopped !== undefined ? "stopped" : (r.exit ?? "not running")}`
+    )
+    .join(", ")
+
 const rowsOf = (deployments: ReadonlyArray<Status.DeploymentStatus>) =>
   deployments.map((d) => [
-    d.host,
+    d.ranks.length > 1 ? `${d.host} (ranks ${ranksOf(d)})` : d.host,
     d.name,
     d.engineVersion === null ? d.engine : `${d.engine} ${d.engineVersion}`,
     stateOf(d),

@@ -1,4 +1,4 @@
-/** `mlops stop --host H --name N`: stop the process group and confirm no GPU memory is held. */
+/** `mlops stop --host H --name N`: stop the process group (every rank, across several hosts) and confirm no GPU memory is held. */
 import * as Stop from "@mlops/serve/Stop"
 import { Console, Effect } from "effect"
 import type { CommandExit } from "../commands/shared.js"
@@ -11,6 +11,15 @@ export const stop = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEn
     const style = yield* TerminalStyle
     const result = yield* handle(parsed.json, { host: parsed.host }, Stop.stop(parsed.host, parsed.name))
     if (parsed.json) return yield* printJson({ _tag: "Stopped", ...result })
+    if (result.ranks.length > 1) {
+      // across several hosts: which rank held what, each confirmed
+      return yield* Console.log(
+        [
+          `${green(style, "✓")} ${bold(style, `${result.name} stopped`)} on ${result.ranks.length} hosts; no GPU memory held on any`,
+          ...result.ranks.map((r) => `    rank ${r.rank} on ${r.host}: ${r.server.label}, ${r.outcome}`)
+        ].join("\n")
+      )
+    }
     yield* Console.log(
       `${green(style, "✓")} ${bold(style, `${result.name} stopped`)} on ${result.host} (${result.server.label}, ${result.outcome}); no GPU memory held`
     )

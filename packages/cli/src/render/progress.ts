@@ -58,8 +58,18 @@ export const initial = (startMs: number): ViewState => ({
 /** Plain mode: the permanent lines plus one line per phase reached. */
 export const plain = (style: Style, event: Progress, context: Context = {}): ReadonlyArray<string> =>
   event._tag === "Log" && event.event._tag === "PhaseStarted"
-    ? [`  ${cyan(style, "·")} ${event.event.phase} ${dim(style, `+${duration(event.elapsedMs)}`)}`]
+    ? otherRank(event)
+      ? []
+      : [`  ${cyan(style, "·")} ${event.event.phase} ${dim(style, `+${duration(event.elapsedMs)}`)}`]
     : lines(style, event, context)
+
+/** A deployment across several hosts shows rank 0's phases; the others' lines carry their rank. */
+const otherRank = (event: Progress): boolean =>
+  "rank" in event && event.rank !== undefined && event.rank.rank > 0
+
+/** `[rank 1 on node-b] `, for an event about one rank of several. */
+const rankPrefix = (event: Progress): string =>
+  "rank" in event && event.rank !== undefined ? `[rank ${event.rank.rank} on ${event.rank.host}] ` : ""
 
 /** The permanent lines an event adds (plain and live mode). */
 export const lines = (style: Style, event: Progress, context: Context = {}): ReadonlyArray<string> => {
@@ -67,9 +77,13 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
     case "Python":
       return pythonLine(style, event.python, event.elapsedMs)
     case "Disconnected":
-      return [`${yellow(style, "!")} connection lost (${event.reason}); the launch goes on once it is back`]
+      return [
+        `${yellow(style, "!")} ${rankPrefix(event)}connection lost (${event.reason}); the launch goes on once it is back`
+      ]
     case "Reconnected":
-      return [`${green(style, "✓")} reconnected after ${duration(event.downMs)}; following again`]
+      return [
+        `${green(style, "✓")} ${rankPrefix(event)}reconnected after ${duration(event.downMs)}; following again`
+      ]
     case "Connected":
       return [
         `${green(style, "✓")} connected to ${bold(style, event.host)} as deployment ${bold(style, event.name)} ${dim(style, duration(event.elapsedMs))}`
@@ -124,16 +138,24 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       return [`${green(style, "✓")} already running with the same flags (${event.deployment.server.label})`]
     case "Replacing":
       return [`${yellow(style, "↻")} replacing ${event.name} (${event.server}): ${event.outcome}`]
+    case "RanksPlanned":
+      return [
+        `${green(style, "✓")} ${event.hosts.length} hosts agree (install, model, GPUs per node, clocks); ranks meet at ${event.rendezvous.address}:${event.rendezvous.port}, reached from every host ${dim(style, duration(event.elapsedMs))}`,
+        ...event.hosts.map((h, rank) => `    rank ${rank}: ${h}${rank === 0 ? " (serves HTTP)" : ""}`),
+        ...event.suggestions.map((s) => `    ${yellow(style, "!")} ${s}`)
+      ]
     case "Spawned":
       return [
-        `${cyan(style, "▶")} ${event.server.started}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}: ${dim(style, event.commandLine)}`,
+        `${cyan(style, "▶")} ${rankPrefix(event)}${event.server.started}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}: ${dim(style, event.commandLine)}`,
         `    log: ${event.logPath}`
       ]
     case "Log": {
       const e = event.event
       switch (e._tag) {
         case "Warning":
-          return [`    ${yellow(style, "!")} ${e.process === "launcher" ? "" : `[${e.process}] `}${e.text}`]
+          return [
+            `    ${yellow(style, "!")} ${rankPrefix(event)}${e.process === "launcher" ? "" : `[${e.process}] `}${e.text}`
+          ]
         case "Capacity":
           return [
             `    capacity: ${e.maxTotalNumTokens} tokens, max_running_requests ${e.maxRunningRequests}, context ${e.contextLen}, ${e.availableGpuMemGB} GB free`
@@ -149,7 +171,9 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         `    ${event.status === 200 ? green(style, "✓") : red(style, "✗")} ${event.endpoint} ${event.status}`
       ]
     case "PlacementState":
-      return [`    ${event.server}: ${event.state} ${dim(style, duration(event.elapsedMs))}`]
+      return [
+        `    ${rankPrefix(event)}${event.server}: ${event.state} ${dim(style, duration(event.elapsedMs))}`
+      ]
     case "AttemptFailed": {
       // the last attempt's failure is the command's error, printed once after the launch
       if (event.nextArgv === undefined) return []
@@ -179,7 +203,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
             ]
           : []
       return [
-        `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.host} (${d.server.label}) ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
+        `${green(style, "✓")} ${bold(style, `${d.name} is ready`)} on ${d.hosts.length > 1 ? `${d.hosts.join(", ")} (${d.hosts.length} ranks; rank 0 on ${d.host}, ${d.server.label})` : `${d.host} (${d.server.label})`} ${dim(style, d.readyAt !== undefined ? duration(d.readyAt - d.startedAt) : "")}`,
         `    url: ${d.url}`,
         ...(d.timeToReady === undefined
           ? []
@@ -223,9 +247,9 @@ export const update = (state: ViewState, event: Progress, nowMs: number): ViewSt
     case "Preflight":
       return { ...state, status: "checking flags" }
     case "Spawned":
-      return { ...state, phases: [], notes: [], status: "starting" }
+      return otherRank(event) ? state : { ...state, phases: [], notes: [], status: "starting" }
     case "Log":
-      if (event.event._tag === "PhaseStarted") {
+      if (event.event._tag === "PhaseStarted" && !otherRank(event)) {
         return {
           ...state,
           phases: [...state.phases, { phase: event.event.phase, startedMs: nowMs }],

@@ -65,6 +65,21 @@ export const MetaFile = Schema.Struct({
 /** @category files */
 export type MetaFile = typeof MetaFile.Type
 
+/**
+ * `ranks.json`, in every rank's run directory of a deployment across several hosts (absent on
+ * one host): the hosts in rank order (rank 0 serves HTTP), this directory's rank, and where the
+ * ranks meet.
+ *
+ * @category files
+ */
+export const RanksFile = Schema.Struct({
+  hosts: Schema.Array(Schema.String),
+  rank: Schema.Number,
+  rendezvous: Schema.Struct({ address: Schema.String, port: Schema.Number })
+})
+/** @category files */
+export type RanksFile = typeof RanksFile.Type
+
 /** The placement spec a record names. @category files */
 export const placementOf = (meta: MetaFile): Spec => specOf(meta.placement)
 

@@ -7,7 +7,7 @@
 import * as Errors from "@mlops/core/Errors"
 import { Schema } from "effect"
 import { UnsupportedEngineVersion } from "../../Engine.js"
-import { ModelNotFound } from "../../Failures.js"
+import { LaunchFailure, ModelNotFound } from "../../Failures.js"
 import { InvalidModelConfig } from "../../ModelTraits.js"
 import type { PlacementError } from "../../Placements.js"
 import type { RuntimeError } from "../../Runtimes.js"
@@ -35,6 +35,37 @@ export class NotEnoughHosts extends Schema.TaggedError<NotEnoughHosts>()("NotEno
 }) {
   override get message() {
     return `the flags ask for ${this.nodes} nodes but the launch has ${this.hosts} host${this.hosts === 1 ? "" : "s"} (${this.host}): the ranks on the other nodes would never start and rank 0 would wait for them; ${this.fix}`
+  }
+}
+
+/** The hosts of a launch across several hosts cannot be used as given. */
+export class InvalidHosts extends Schema.TaggedError<InvalidHosts>()("InvalidHosts", {
+  hosts: Schema.Array(Schema.String),
+  reason: Schema.String,
+  fix: Schema.String
+}) {
+  override get message() {
+    return `hosts ${this.hosts.join(",")}: ${this.reason}; ${this.fix}`
+  }
+}
+
+/**
+ * One rank of a deployment across several hosts failed: the whole deployment was stopped. The
+ * rank, its host and its own failure (its log's root cause, not the other ranks' consequences).
+ */
+export class RankFailed extends Schema.TaggedError<RankFailed>()("RankFailed", {
+  name: Schema.String,
+  rank: Schema.Number,
+  host: Schema.String,
+  hosts: Schema.Array(Schema.String),
+  /** The rank's own failure, classified from its log (`OOM`, `ProcessExited`, ...). */
+  failure: LaunchFailure,
+  /** How each rank was stopped (`rank 1 on node-b: killed`), or why it could not be. */
+  stopped: Schema.Array(Schema.String),
+  fix: Schema.String
+}) {
+  override get message() {
+    return `${this.name}: rank ${this.rank} on ${this.host} failed (${this.failure._tag}): ${this.failure.message}\n  every rank was stopped: ${this.stopped.join("; ")}\n  fix: ${this.fix}`
   }
 }
 

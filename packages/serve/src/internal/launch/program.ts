@@ -31,6 +31,7 @@ import { boundedCleanup } from "../cleanup.js"
 import type { TimeToReady } from "../deploymentFiles.js"
 import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
+import * as MultiNode from "./multiNode.js"
 import * as RemoteCheck from "./remoteCheck.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
@@ -387,6 +388,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         const address = answersAt ?? (yield* session.run((conn) => proc.address(conn)))
         const deployment: Deployment.Deployment = {
           host,
+          hosts: [host],
           name,
           server: proc.server,
           port,
@@ -426,7 +428,10 @@ export const launchStream = (
       const mailbox = yield* Mailbox.make<LaunchProgress, LaunchError>({ capacity: 256, strategy: "suspend" })
       const emit = (p: LaunchProgress) => Effect.asVoid(mailbox.offer(p))
       const program = Effect.gen(function* () {
-        const { deployment, address } = yield* run(request, emit)
+        // across several hosts: one rank on each
+        const { deployment, address } = yield* request.hosts !== undefined && request.hosts.length > 1
+          ? MultiNode.run(request, emit)
+          : run(request, emit)
         if (request.tunnel !== true) {
           yield* emit({ _tag: "Launched", deployment })
           return

@@ -14,6 +14,7 @@ import type { Engine, FlagsError } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
 import type { LaunchEvent } from "../../LaunchEvent.js"
 import type { InvalidModelConfig } from "../../ModelTraits.js"
+import type { CrossNodeProblems } from "../../MultiNodePreflight.js"
 import type { InvalidPlacement, Spec as PlacementSpec, ServerRef } from "../../Placement.js"
 import type { PlacementError } from "../../Placements.js"
 import type { InvalidRuntime, Spec as RuntimeSpec } from "../../Runtime.js"
@@ -25,20 +26,30 @@ import type {
   GpusBusy,
   HostNotReady,
   InvalidDeploymentName,
+  InvalidHosts,
   LaunchTimedOut,
   NotEnoughGpus,
   NotEnoughHosts,
   NotHealthy,
   PortUnavailable,
-  PythonEnvUnusable
+  PythonEnvUnusable,
+  RankFailed
 } from "./errors.js"
 
 export * from "./errors.js"
 
 /** What to launch where. Only `host`, `engine` and `argv` are required. */
 export interface LaunchRequest {
-  /** Host alias (ssh_config / mlops hosts file, or `sim`). */
+  /** Host alias (ssh_config / mlops hosts file, or `sim`); across several hosts, rank 0's (the first of `hosts`). */
   readonly host: string
+  /**
+   * Every host of one deployment across several, rank 0's first (`host`): the argv is the whole
+   * deployment's (`--tp` counts every GPU) and each host runs one rank of it, the engine's
+   * rank flags (`--nnodes`, `--node-rank`, the rendezvous) written by mlops. Default: `[host]`.
+   */
+  readonly hosts?: ReadonlyArray<string>
+  /** Where the ranks meet on rank 0's host. Default: a free port there from 29500 up. */
+  readonly rendezvousPort?: number
   /**
    * The engine, or the engines to look for in order of preference: the first one the host's
    * Python environment has is launched.
@@ -142,6 +153,12 @@ export interface PreflightFacts {
   readonly warnings: ReadonlyArray<string>
 }
 
+/** Which rank of a deployment across several hosts an event is about. */
+export interface RankOf {
+  readonly rank: number
+  readonly host: string
+}
+
 /** Every step of a launch, in order; the last element of a successful launch is `Launched`. */
 export type LaunchProgress =
   | { readonly _tag: "Connected"; readonly host: string; readonly name: string; readonly elapsedMs: number }
@@ -180,8 +197,20 @@ export type LaunchProgress =
       readonly server: string
       readonly outcome: string
     }
+  /** The hosts of a deployment across several were checked against each other and the ranks written. */
+  | {
+      readonly _tag: "RanksPlanned"
+      readonly hosts: ReadonlyArray<string>
+      /** The address the other ranks reach rank 0 by, and the port they meet at. */
+      readonly rendezvous: { readonly address: string; readonly port: number }
+      /** Interfaces to name for NCCL and Gloo (`--env NCCL_SOCKET_IFNAME=...`), when a node has several. */
+      readonly suggestions: ReadonlyArray<string>
+      readonly elapsedMs: number
+    }
   | {
       readonly _tag: "Spawned"
+      /** Its rank and host, across several hosts. */
+      readonly rank?: RankOf
       readonly attempt: number
       /** What runs it, as its placement names it (a pid or a job id, with its ids). */
       readonly server: ServerRef
@@ -190,13 +219,14 @@ export type LaunchProgress =
       readonly commandLine: string
     }
   /** A classifier event from the server log (phases with timings, adjustments, warnings, progress). */
-  | { readonly _tag: "Log"; readonly event: LaunchEvent; readonly elapsedMs: number }
+  | { readonly _tag: "Log"; readonly event: LaunchEvent; readonly elapsedMs: number; readonly rank?: RankOf }
   /**
    * The placement's word on the server changed (a batch job's `PENDING (Resources)`, `RUNNING on
    * gpu01`, and how it ended, `FAILED ExitCode=1:0`, before the launch's failure).
    */
   | {
       readonly _tag: "PlacementState"
+      readonly rank?: RankOf
       /** What runs it (a batch job's id). */
       readonly server: string
       readonly state: string
@@ -216,9 +246,19 @@ export type LaunchProgress =
       readonly nextArgv: ReadonlyArray<string> | undefined
     }
   /** The connection dropped during the launch; the launch goes on once it is back. */
-  | { readonly _tag: "Disconnected"; readonly reason: string; readonly elapsedMs: number }
+  | {
+      readonly _tag: "Disconnected"
+      readonly reason: string
+      readonly elapsedMs: number
+      readonly rank?: RankOf
+    }
   /** The connection is back after `downMs`; watching, the log follow and readiness resume. */
-  | { readonly _tag: "Reconnected"; readonly downMs: number; readonly elapsedMs: number }
+  | {
+      readonly _tag: "Reconnected"
+      readonly downMs: number
+      readonly elapsedMs: number
+      readonly rank?: RankOf
+    }
   | { readonly _tag: "Launched"; readonly deployment: Deployment }
 
 /** Everything a launch can fail with. */
@@ -235,6 +275,9 @@ export type LaunchError =
   | InvalidModelConfig
   | NotEnoughGpus
   | NotEnoughHosts
+  | InvalidHosts
+  | RankFailed
+  | CrossNodeProblems
   | PortUnavailable
   | PythonEnvUnusable
   | GpusBusy

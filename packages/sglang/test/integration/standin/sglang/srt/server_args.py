@@ -28,6 +28,9 @@ class ServerArgs:
     host: str = "127.0.0.1"
     port: int = 30000
     tp_size: int = 1
+    nnodes: int = 1
+    node_rank: int = 0
+    dist_init_addr: Optional[str] = None
     mem_fraction_static: Optional[float] = None
     max_running_requests: Optional[int] = None
     context_length: Optional[int] = None
@@ -141,6 +144,9 @@ class ServerArgs:
         parser.add_argument("--host", type=str, default="127.0.0.1")
         parser.add_argument("--port", type=int, default=30000)
         parser.add_argument("--tensor-parallel-size", "--tp-size", type=int, default=1, dest="tp_size")
+        parser.add_argument("--nnodes", type=int, default=1)
+        parser.add_argument("--node-rank", type=int, default=0)
+        parser.add_argument("--dist-init-addr", "--nccl-init-addr", type=str)
         parser.add_argument("--mem-fraction-static", type=float)
         parser.add_argument("--max-running-requests", type=int)
         parser.add_argument("--context-length", type=int)

@@ -28,6 +28,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import sglang
+from sglang.srt import standin_group
 from sglang.srt.server_args import ServerArgs
 from sglang.srt.standin_common import configure_logger, cuda_lazy_init, pause, stamp
 
@@ -126,30 +127,44 @@ def on_sigterm(signum, frame):
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-def spawn_schedulers(server_args: ServerArgs) -> list:
-    """One process per rank; returns the read ends of their readiness pipes."""
-    pipes = []
-    for rank in range(server_args.tp_size):
+def spawn_schedulers(server_args: ServerArgs) -> tuple:
+    """One process per rank of this node (`tp_size / nnodes` of them, numbered from `node_rank x`
+    that); returns the read ends of their readiness pipes and the write ends of their `go` pipes
+    (a rank initialises once the nodes have met)."""
+    pipes, gos = [], []
+    local = max(1, server_args.tp_size // max(1, server_args.nnodes))
+    for local_rank in range(local):
         read_fd, write_fd = os.pipe()
+        go_read, go_write = os.pipe()
         config = {
-            "rank": rank,
+            "rank": server_args.node_rank * local + local_rank,
+            "local_rank": local_rank,
             "tp_size": server_args.tp_size,
             "ready_fd": write_fd,
+            "go_fd": go_read,
             "parent_pid": os.getpid(),
             "server_args": dataclasses.asdict(server_args),
         }
         # like SGLang's multiprocessing children, the rank gets its arguments over a pipe, not argv
         child = subprocess.Popen(
             [sys.executable, "-m", "sglang.srt.standin_scheduler"],
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd, go_read),
             stdin=subprocess.PIPE,
         )
         child.stdin.write(json.dumps(config).encode())
         child.stdin.close()
         os.close(write_fd)
+        os.close(go_read)
         State.children.append(child)
         pipes.append(read_fd)
-    return pipes
+        gos.append(go_write)
+    return pipes, gos
+
+
+def release(gos: list) -> None:
+    for fd in gos:
+        os.write(fd, b"go")
+        os.close(fd)
 
 
 def wait_for_schedulers(pipes: list) -> None:
@@ -391,8 +406,18 @@ def launch_server(server_args: ServerArgs) -> None:
     # in a container given no GPU, torch's first CUDA call fails before any rank starts (exit 1)
     cuda_lazy_init()
     try:
-        wait_for_schedulers(spawn_schedulers(server_args))
+        group = standin_group.make(dataclasses.asdict(server_args))
+        pipes, gos = spawn_schedulers(server_args)
+        if group is not None:
+            group.meet()
+        release(gos)
+        wait_for_schedulers(pipes)
         threading.Thread(target=watch_children, daemon=True).start()
+        if group is not None:
+            group.loaded()
+        if server_args.node_rank >= 1:
+            # only node 0 serves HTTP; the others run their ranks until stopped
+            standin_group.hang()
         pause()
         try:
             httpd = Server((server_args.host, server_args.port), make_handler(server_args))

@@ -54,10 +54,13 @@ def allocate_kv_cache(rank: int, tp_size: int, mem_fraction_static: float):
 
 
 class Scheduler:
-    def __init__(self, rank: int, tp_size: int, args: dict):
+    def __init__(self, rank: int, local_rank: int, tp_size: int, go_fd: int, args: dict):
         self.rank = rank
         self.args = args
         logger.info("Init torch distributed begin.")
+        # the launcher says go once the nodes have met (at once on one node)
+        os.read(go_fd, 2)
+        os.close(go_fd)
         if tp_size > 1:
             nccl_shm_check(rank)
         pause()
@@ -66,7 +69,7 @@ class Scheduler:
         if rank == 0:
             logger.info("Using model weights format ['*.safetensors']")
         pause(2)
-        hold_gpu_memory(physical_gpu(rank), 27500)
+        hold_gpu_memory(physical_gpu(local_rank), 27500)
         logger.info(
             "Load weight end. elapsed=2.15 s, type=Qwen3_5ForConditionalGeneration, avail mem=20.07 GB, "
             "mem usage=26.86 GB."
@@ -74,7 +77,7 @@ class Scheduler:
         allocate_kv_cache(rank, tp_size, args["mem_fraction_static"])
         logger.info("Mamba Cache is allocated. max_mamba_cache_size: 96, conv_state size: 0.28GB, ssm_state size: 2.02GB ")
         logger.info("KV Cache is allocated. #tokens: 212480, K size: 6.48 GB, V size: 6.48 GB")
-        hold_gpu_memory(physical_gpu(rank), 42800)
+        hold_gpu_memory(physical_gpu(local_rank), 42800)
         logger.info("Memory pool end. avail mem=4.79 GB")
         if not args["disable_cuda_graph"]:
             logger.info("Capture cuda graph begin. This can take up to several minutes. avail mem=4.71 GB")
@@ -109,7 +112,7 @@ def main() -> None:
     configure_logger(f" TP{rank}" if tp_size > 1 else "")
     threading.Thread(target=exit_with_parent, args=(parent_pid,), daemon=True).start()
     try:
-        Scheduler(rank, tp_size, config["server_args"])
+        Scheduler(rank, config["local_rank"], tp_size, config["go_fd"], config["server_args"])
     except Exception:
         logger.error(f"Scheduler hit an exception: {traceback.format_exc()}")
         stamp("crash", rank=rank)

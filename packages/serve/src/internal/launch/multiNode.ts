@@ -1,0 +1,490 @@
+/**
+ * One deployment across several hosts (`LaunchRequest.hosts`): the argv is the whole
+ * deployment's, each host runs one rank of it with the rank flags the engine writes
+ * (`Engine.ranks`: node count, node rank, rendezvous), so the ranks are identical by
+ * construction.
+ *
+ * Steps: connect to every host → the hosts checked against each other (`MultiNodePreflight`:
+ * installs, model, GPUs per node, the rendezvous port tried from the hosts themselves, clocks)
+ * → each host's own preflight with its rank's argv (engine, GPUs, model; the HTTP port on rank
+ * 0's), every problem of every host at once → the rules resolved once, on rank 0's → every rank
+ * spawned → every rank followed at once through the classifier: rank 0 to ready (as on one
+ * host), the others until then; the first rank that dies or stalls ends the deployment: every
+ * rank stopped, GPU memory confirmed free on every host, and `RankFailed` names the rank, its
+ * host and its own failure. A failure that is only a consequence of another rank's (a
+ * distributed error) gives way to a root cause another rank reports within a second.
+ *
+ * Not across several hosts (yet): auto-fix, the remote argument check, placements that run the
+ * server off the host (a scheduler's job: one job per rank would not be one allocation).
+ *
+ * @internal
+ */
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import * as Probes from "@mlops/core/Probes"
+import { Clock, Duration, Effect, Either, Fiber, Queue } from "effect"
+import * as Deployment from "../../Deployment.js"
+import type { Engine } from "../../Engine.js"
+import { type LaunchFailure, renderFix } from "../../Failures.js"
+import * as MultiNodePreflight from "../../MultiNodePreflight.js"
+import type * as Placement from "../../Placement.js"
+import * as Placements from "../../Placements.js"
+import * as Preflight from "../../Preflight.js"
+import * as Readiness from "../../Readiness.js"
+import type { ServerPaths } from "../../Runtime.js"
+import * as Runtimes from "../../Runtimes.js"
+import * as Secrets from "../../Secrets.js"
+import * as ServerCommand from "../../ServerCommand.js"
+import * as Workload from "../../Workload.js"
+import { boundedCleanup } from "../cleanup.js"
+import type { TimeToReady } from "../deploymentFiles.js"
+import * as Monitor from "./monitor.js"
+import * as Session from "./session.js"
+import * as Spawn from "./spawn.js"
+import {
+  DeploymentExists,
+  InvalidDeploymentName,
+  InvalidHosts,
+  type LaunchProgress,
+  type LaunchRequest,
+  NotHealthy,
+  RankFailed
+} from "./types.js"
+
+/** Where rendezvous ports are looked for on rank 0's host when none is given (torch's default first). */
+const RENDEZVOUS_PORTS = { from: 29500, count: 100 }
+
+/** How long a consequence (a distributed error) waits for another rank's root cause. */
+const ROOT_CAUSE_WINDOW = Duration.seconds(1)
+
+/** Failures that are usually another rank's consequence (a peer gone, a collective broken). */
+const consequence = (failure: LaunchFailure): boolean =>
+  failure._tag === "DistributedError" || failure._tag === "StartupStalled"
+
+const localModel = (model: string | undefined) =>
+  model !== undefined && /^(?:\/|~|\.)/.test(model) ? model : undefined
+
+/** The hosts as given: at least two, none twice, rank 0's the request's `host`. */
+const validHosts = (request: LaunchRequest, hosts: ReadonlyArray<string>) => {
+  const fail = (reason: string, fix: string) => Effect.fail(new InvalidHosts({ hosts, reason, fix }))
+  const twice = hosts.find((h, i) => hosts.indexOf(h) !== i)
+  if (twice !== undefined)
+    return fail(`${twice} is given twice`, "give each host once: one rank runs on each")
+  if (hosts[0] !== request.host)
+    return fail(
+      `rank 0's host is ${hosts[0]} but the launch's host is ${request.host}`,
+      `put ${request.host} first in --hosts, or leave --host out`
+    )
+  return Effect.void
+}
+
+/** A free port on the host from `from` up (what `ss` shows listening). */
+const freePort = (conn: Parameters<typeof Probes.portHolder>[0]) =>
+  Effect.gen(function* () {
+    for (let port = RENDEZVOUS_PORTS.from; port < RENDEZVOUS_PORTS.from + RENDEZVOUS_PORTS.count; port++) {
+      if ((yield* Probes.portHolder(conn, port)) === undefined) return port
+    }
+    return RENDEZVOUS_PORTS.from
+  })
+
+type Outcome = { readonly rank: number; readonly outcome: Monitor.Outcome<Placements.PlacementError> }
+
+export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const hosts = request.hosts ?? [request.host]
+    yield* validHosts(request, hosts)
+    const t0 = yield* Clock.currentTimeMillis
+    const overallMs = Duration.toMillis(Duration.decode(request.overallTimeout ?? "30 minutes"))
+    const deadline = t0 + overallMs
+    const since = Effect.map(Clock.currentTimeMillis, (now) => now - t0)
+    const pool = yield* ConnectionPool
+    const env = request.env ?? {}
+    // every host must answer before anything else
+    const conns = yield* Effect.forEach(hosts, (h) => pool.get(h), { concurrency: "unbounded" })
+    const nodes = yield* Effect.forEach(conns, (conn) =>
+      Effect.gen(function* () {
+        const runtime = yield* Runtimes.resolve(conn.host, request.runtime)
+        const placement = yield* Placements.resolve(conn.host, runtime.form, request.placement)
+        return { conn, host: conn.host.alias, runtime, placement }
+      })
+    )
+    const elsewhere = nodes.find((n) => !n.placement.onHost)
+    if (elsewhere !== undefined) {
+      return yield* new InvalidHosts({
+        hosts,
+        reason: `${elsewhere.host} places the server off the host (${elsewhere.placement.description}), and a rank per host needs each rank on its host`,
+        fix: "give SSH hosts that run their ranks themselves (a plain host or a container on it)"
+      })
+    }
+    const head = nodes[0]!
+    const candidates: ReadonlyArray<Engine> = Array.isArray(request.engine)
+      ? request.engine
+      : [request.engine]
+    const engine =
+      candidates.length === 1
+        ? candidates[0]!
+        : (yield* head.runtime.locate(head.conn, { engines: candidates, env })).engine
+    const name = request.name ?? Deployment.defaultName(engine.modelOf(request.argv), engine.name)
+    if (!Deployment.isValidName(name)) {
+      return yield* new InvalidDeploymentName({ name, fix: "use 1-64 letters, digits, '.', '_' or '-'" })
+    }
+    const { shown: requested, secrets } = Secrets.split(request.argv, engine.latestFlags)
+    const digest = Secrets.digest(env, secrets)
+    const apiKey =
+      engine.apiKeyFlag === undefined ? undefined : secrets.find((s) => s.flag === engine.apiKeyFlag)?.value
+    const port = engine.portOf(requested)
+    yield* emit({ _tag: "Connected", host: head.host, name, elapsedMs: yield* since })
+
+    const sessions = yield* Effect.forEach(nodes, (n, rank) =>
+      Session.make({
+        alias: n.host,
+        deadline,
+        startedAt: t0,
+        onDisconnected: (reason, elapsedMs) =>
+          emit({ _tag: "Disconnected", reason, elapsedMs, rank: { rank, host: n.host } }),
+        onReconnected: (downMs, elapsedMs) =>
+          emit({ _tag: "Reconnected", downMs, elapsedMs, rank: { rank, host: n.host } })
+      })
+    )
+
+    // a deployment of this name running on any of the hosts: replaced when asked (every rank
+    // of it, through its own record), else refused
+    for (const n of nodes) {
+      const state = yield* Deployment.read(n.conn, name)
+      if (state === undefined) continue
+      const { placed } = yield* Placements.ofDeployment(n.conn, state)
+      if (placed === undefined || !(yield* placed.isAlive(n.conn))) continue
+      if (request.replace !== true) {
+        return yield* new DeploymentExists({
+          host: n.host,
+          name,
+          server: placed.server.label,
+          reason: "a deployment of this name runs there",
+          runningArgv: state.argv?.argv ?? [],
+          fix: `stop it first (mlops stop --host ${n.host} --name ${name}) or pass --replace`
+        })
+      }
+      const outcome = yield* placed.stop(n.conn)
+      yield* emit({ _tag: "Replacing", name, server: placed.server.label, outcome })
+    }
+
+    // the hosts against each other, then each host with its own rank's command
+    const rendezvousPort = request.rendezvousPort ?? (yield* freePort(head.conn))
+    const plannedWith = (address: string) =>
+      engine.ranks(requested, { nodes: hosts.length, head: address, port: rendezvousPort })
+    const checked = yield* MultiNodePreflight.run({
+      hosts,
+      engines: [engine],
+      argv: plannedWith("0.0.0.0")[0]!,
+      env,
+      rendezvousPort
+    })
+    const rankArgv = plannedWith(checked.headAddress)
+    yield* emit({
+      _tag: "RanksPlanned",
+      hosts,
+      rendezvous: { address: checked.headAddress, port: rendezvousPort },
+      suggestions: checked.suggestions,
+      elapsedMs: yield* since
+    })
+    const modelPath = engine.modelOf(requested) ?? "model"
+    const paths: ServerPaths = { model: localModel(engine.modelOf(requested)), caches: engine.caches }
+    const preflights = yield* Effect.forEach(
+      nodes,
+      (n, rank) =>
+        Effect.either(
+          sessions[rank]!.run((conn) =>
+            Preflight.run(conn, {
+              engine,
+              runtime: n.runtime,
+              located: Effect.map(n.runtime.locate(conn, { engines: [engine], env }), (f) => f.located),
+              placement: n.placement,
+              name,
+              argv: rankArgv[rank]!,
+              env,
+              port,
+              modelPath,
+              // only rank 0 serves HTTP
+              checkPort: rank === 0,
+              busyGpus: request.allowBusyGpus === true ? "report" : "refuse",
+              flagsFromHost: request.flagsFromHost === true,
+              hosts: hosts.length
+            })
+          )
+        ),
+      { concurrency: "unbounded" }
+    )
+    const refused = preflights.flatMap((p, rank) => (Either.isLeft(p) ? [{ rank, error: p.left }] : []))
+    if (refused.length === 1) return yield* Effect.fail(refused[0]!.error)
+    if (refused.length > 1) {
+      return yield* new MultiNodePreflight.CrossNodeProblems({
+        hosts,
+        problems: refused.map(({ rank, error }) => ({
+          kind: error._tag,
+          host: hosts[rank]!,
+          text: error.message,
+          fix: "fix" in error && typeof error.fix === "string" ? error.fix : "see the problem above"
+        }))
+      })
+    }
+    const results = preflights.flatMap((p) => (Either.isRight(p) ? [p.right] : []))
+    const first = results[0]!
+    yield* emit({ _tag: "Python", python: first.located, elapsedMs: yield* since })
+    yield* emit({ _tag: "Preflight", facts: first.facts, elapsedMs: yield* since })
+    yield* emit({
+      _tag: "Resolved",
+      effective: Secrets.redactFields(
+        first.resolved.effective as Readonly<Record<string, unknown>>,
+        first.flags
+      ),
+      adjustments: first.resolved.logLines,
+      commandLine: ServerCommand.formatCommandLine(engine.command.shown, rankArgv[0]!),
+      rulesVerified: first.facts.rulesVerified
+    })
+
+    // every rank started; one that cannot be leaves none running
+    const createdAt = yield* Clock.currentTimeMillis
+    const flags = first.flags
+    const gpus = engine.gpusOf((yield* flags.decode(rankArgv[0]!)).args)
+    const effective = Secrets.redactFields(
+      first.resolved.effective as Readonly<Record<string, unknown>>,
+      flags
+    )
+    const spawnRank = (rank: number) =>
+      Effect.gen(function* () {
+        const n = nodes[rank]!
+        const located = results[rank]!.located
+        const argv = rankArgv[rank]!
+        const spawned = yield* Spawn.start(sessions[rank]!, {
+          name,
+          files: {
+            argv: { argv, requestedArgv: requested },
+            resolved: { effective, adjustments: first.resolved.logLines },
+            meta: {
+              name,
+              port,
+              engine: engine.name,
+              engineVersion: located.engineVersion,
+              placement: n.placement.spec,
+              runtime: n.runtime.spec,
+              python: located.interpreter,
+              envNames: Object.keys(env).sort(),
+              secrets: digest,
+              createdAt,
+              mlopsVersion: Deployment.mlopsVersion,
+              attempt: 1
+            },
+            ranks: { hosts, rank, rendezvous: { address: checked.headAddress, port: rendezvousPort } }
+          },
+          runnable: n.runtime.runnable(located, {
+            target: { module: engine.command.module, leading: engine.command.leading },
+            shown: argv,
+            secrets,
+            env,
+            flags: results[rank]!.flags,
+            gpus: true,
+            paths
+          }),
+          placement: n.placement,
+          gpus,
+          paths
+        })
+        yield* emit({
+          _tag: "Spawned",
+          rank: { rank, host: n.host },
+          attempt: 1,
+          server: spawned.proc.server,
+          runDir: spawned.proc.runDir,
+          logPath: spawned.proc.logPath,
+          commandLine: ServerCommand.formatCommandLine(engine.command.shown, argv)
+        })
+        return spawned
+      })
+    const started = yield* Effect.forEach(nodes, (_, rank) => Effect.either(spawnRank(rank)), {
+      concurrency: "unbounded"
+    })
+    const procs = started.flatMap((s) => (Either.isRight(s) ? [s.right.proc] : []))
+    const stopAll = (exited: ReadonlySet<number>) =>
+      Effect.forEach(
+        started,
+        (s, rank) =>
+          Either.isLeft(s)
+            ? Effect.succeed(`rank ${rank} on ${hosts[rank]}: not started`)
+            : stopRank(sessions[rank]!, s.right.proc, exited.has(rank)).pipe(
+                Effect.map((how) => `rank ${rank} on ${hosts[rank]}: ${how}`)
+              ),
+        { concurrency: "unbounded" }
+      )
+    for (const s of started) {
+      if (Either.isLeft(s)) {
+        yield* boundedCleanup(stopAll(new Set()))
+        return yield* Effect.fail(s.left)
+      }
+    }
+    const proc0 = procs[0]!
+
+    // follow every rank at once: rank 0 to ready, the others until then
+    const spawnedAt = yield* Clock.currentTimeMillis
+    const reached = {
+      portOpenMs: null as number | null,
+      httpReadyMs: null as number | null,
+      firstTokenMs: null as number | null
+    }
+    const sinceSpawn = Effect.map(Clock.currentTimeMillis, (now) => now - spawnedAt)
+    const timeToReady = (): TimeToReady => ({ ...reached })
+    let answersAt: string | undefined
+    const readiness = Effect.flatMap(
+      sessions[0]!.run((conn) => proc0.address(conn)),
+      (address) => {
+        answersAt = address
+        return Readiness.check(sessions[0]!.http(port, address), {
+          host: head.host,
+          name,
+          startedAt: createdAt,
+          deadline,
+          budget: Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget),
+          overallMs,
+          apiKey,
+          requests: engine.readiness(rankArgv[0]!),
+          report: (endpoint, status, elapsedMs) =>
+            Effect.gen(function* () {
+              if (status === 200 && endpoint === "GET /health") {
+                reached.portOpenMs ??= yield* sinceSpawn
+                reached.httpReadyMs ??= yield* sinceSpawn
+              }
+              if (status === 200 && endpoint === Readiness.FIRST_TOKEN_ENDPOINT)
+                reached.firstTokenMs ??= yield* sinceSpawn
+              yield* emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+            })
+        }).pipe(
+          Effect.mapError((error) =>
+            error._tag === "NotHealthy" ? new NotHealthy({ ...error, timeToReady: timeToReady() }) : error
+          )
+        )
+      }
+    )
+    const stallTimeout = Duration.decode(request.stallTimeout ?? "5 minutes")
+    const followRank = (proc: Placement.Placed<Placements.PlacementError>, rank: number) =>
+      Monitor.follow(sessions[rank]!, proc, {
+        workload: rank === 0 ? Workload.server(engine.logs, readiness) : Workload.rank(engine.logs),
+        name,
+        fromOffset: 0,
+        startedAt: createdAt,
+        // the other ranks are silent once loaded, while rank 0 warms up: only rank 0 can stall
+        stallTimeout: rank === 0 ? stallTimeout : Duration.infinity,
+        overallMs,
+        emit: (event, elapsedMs) =>
+          emit({ _tag: "Log", event, elapsedMs, rank: { rank, host: hosts[rank]! } }),
+        onState: (state, elapsedMs) =>
+          emit({
+            _tag: "PlacementState",
+            rank: { rank, host: hosts[rank]! },
+            server: proc.server.label,
+            state,
+            elapsedMs
+          })
+      }).pipe(Effect.map((outcome): Outcome => ({ rank, outcome })))
+    type Ended = Either.Either<Outcome, Effect.Effect.Error<ReturnType<typeof followRank>>>
+    const ended = yield* Queue.unbounded<Ended>()
+    const fibers = yield* Effect.forEach(procs, (proc, rank) =>
+      followRank(proc, rank).pipe(
+        Effect.either,
+        Effect.flatMap((result) => Queue.offer(ended, result)),
+        Effect.fork
+      )
+    )
+    const interruptAll = Fiber.interruptAll(fibers)
+    const firstEnd = yield* Queue.take(ended).pipe(
+      Effect.onInterrupt(() =>
+        Effect.zipRight(
+          interruptAll,
+          request.stopOnInterrupt === true ? Effect.ignore(boundedCleanup(stopAll(new Set()))) : Effect.void
+        )
+      )
+    )
+    if (Either.isRight(firstEnd) && firstEnd.right.outcome._tag === "Done") {
+      yield* interruptAll
+      const readyAt = yield* Clock.currentTimeMillis
+      const phases = firstEnd.right.outcome.phases
+      yield* sessions[0]!.run(
+        (conn) => Deployment.writeReady(conn, name, { readyAt, phases, timeToReady: timeToReady() }),
+        { retry: "write" }
+      )
+      const address = answersAt ?? (yield* sessions[0]!.run((conn) => proc0.address(conn)))
+      const deployment: Deployment.Deployment = {
+        host: head.host,
+        hosts,
+        name,
+        server: proc0.server,
+        port,
+        url: `http://${address}:${port}`,
+        engine: engine.name,
+        engineVersion: first.located.engineVersion,
+        args: effective,
+        argv: rankArgv[0]!,
+        envNames: Object.keys(env).sort(),
+        phases,
+        startedAt: createdAt,
+        readyAt,
+        timeToReady: timeToReady(),
+        runDir: proc0.runDir,
+        logPath: proc0.logPath
+      }
+      return { deployment, address }
+    }
+    // a rank failed: a consequence waits briefly for another rank's root cause
+    const failures: Array<Ended> = [firstEnd]
+    const isConsequence = (e: Ended) =>
+      Either.isRight(e) && e.right.outcome._tag === "Failed" && consequence(e.right.outcome.failure)
+    if (isConsequence(firstEnd)) {
+      const more = yield* Queue.take(ended).pipe(Effect.timeout(ROOT_CAUSE_WINDOW), Effect.option)
+      if (more._tag === "Some") failures.push(more.value)
+    }
+    yield* interruptAll
+    const root = failures.find((f) => !isConsequence(f) && Either.isRight(f)) ?? failures[0]!
+    const exited = new Set(
+      failures.flatMap((f) =>
+        Either.isRight(f) && f.right.outcome._tag === "Failed" && f.right.outcome.exited ? [f.right.rank] : []
+      )
+    )
+    const stopped = yield* boundedCleanup(stopAll(exited))
+    if (Either.isLeft(root)) return yield* Effect.fail(root.left)
+    const { rank, outcome } = root.right
+    if (outcome._tag !== "Failed") return yield* Effect.dieMessage("a rank ended done without being rank 0")
+    yield* emit({ _tag: "AttemptFailed", attempt: 1, failure: outcome.reported, nextArgv: undefined })
+    return yield* new RankFailed({
+      name,
+      rank,
+      host: hosts[rank]!,
+      hosts,
+      failure: outcome.failure,
+      stopped,
+      fix:
+        outcome.failure.fix === undefined
+          ? `read rank ${rank}'s log: mlops logs --host ${hosts[0]} --name ${name} --rank ${rank}`
+          : renderFix(outcome.failure.fix)
+    })
+  })
+
+/** Stop one rank: KILL what is left of one that exited, TERM (then KILL) one still running; its GPUs confirmed free. */
+const stopRank = (
+  session: Session.Session,
+  proc: Placement.Placed<Placements.PlacementError>,
+  exited: boolean
+) =>
+  session
+    .run(
+      (conn) =>
+        Effect.gen(function* () {
+          const release = yield* proc.gpuRelease(conn)
+          const how = exited ? yield* proc.kill(conn) : yield* proc.stop(conn, "5 seconds")
+          const held = yield* release.confirm("10 seconds")
+          return held === undefined
+            ? `${how}, GPUs free`
+            : `${how}, but pid(s) ${held.pids.join(", ")} still hold ${held.usedMiB} MiB`
+        }),
+      { retry: "write" }
+    )
+    .pipe(
+      Effect.timeout("60 seconds"),
+      Effect.catchAll((error) => Effect.succeed(`could not be confirmed stopped (${error.message})`))
+    )

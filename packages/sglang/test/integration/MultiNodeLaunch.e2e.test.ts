@@ -1,0 +1,249 @@
+/**
+ * One deployment across several hosts, end to end: two and three hosts, each a network namespace
+ * with its own address and sshd, running the stand-in SGLang, whose nodes really meet (node 0
+ * listens on the rendezvous port, the others connect to the head's address and compare the
+ * arguments that shape the model; anything wrong leaves them waiting silently, as NCCL does).
+ *
+ * Ready on two and three hosts (status one row with every rank, logs per rank, stop of every
+ * rank with nothing left on any host); a rendezvous port taken on the head refused before
+ * anything starts; a worker killed while loading ends the whole deployment, named with its rank,
+ * host and cause, within seconds (rank 0 alone would wait forever).
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import type * as Launch from "@mlops/serve/Launch"
+import * as Logs from "@mlops/serve/Logs"
+import * as SampleModels from "@mlops/serve/SampleModels"
+import * as Stop from "@mlops/serve/Stop"
+import { Effect, Exit, Fiber, Stream } from "effect"
+import * as Serving from "../support/serving.js"
+import * as Cluster from "./cluster.js"
+
+const argvOf = (cluster: Cluster.Cluster, tp: number) => [
+  "--model-path",
+  cluster.standin.modelPath,
+  "--tp",
+  String(tp)
+]
+
+const env = { STANDIN_PHASE_SECONDS: "0.02" }
+
+const runDir = (cluster: Cluster.Cluster, rank: number, name: string) =>
+  path.join(cluster.stateDirs[rank]!, "deployments", name)
+
+describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)", () => {
+  it.live(
+    "ready on two hosts: one rank each, status one row with both, logs per rank, stop leaves nothing on either",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(2)
+        yield* Effect.gen(function* () {
+          const name = "pair"
+          const events: Array<Launch.LaunchProgress> = []
+          yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name,
+            argv: argvOf(cluster, 4),
+            env
+          }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
+          const launched = events.at(-1)
+          assert.strictEqual(launched?._tag, "Launched")
+          if (launched?._tag !== "Launched") return
+          const d = launched.deployment
+          assert.deepStrictEqual(d.hosts, ["node-a", "node-b"])
+          assert.strictEqual(d.host, "node-a")
+          // the flags were written for the whole deployment; each rank got its place and the head's address
+          const planned = events.find((e) => e._tag === "RanksPlanned")
+          assert.strictEqual(
+            planned?._tag === "RanksPlanned" ? planned.rendezvous.address : "",
+            cluster.hosts[0]!.address
+          )
+          const spawned = events.filter((e) => e._tag === "Spawned")
+          assert.deepStrictEqual(
+            spawned.map((e) => (e._tag === "Spawned" ? [e.rank?.rank, e.rank?.host] : [])).sort(),
+            [
+              [0, "node-a"],
+              [1, "node-b"]
+            ]
+          )
+          for (const rank of [0, 1]) {
+            const argv = JSON.parse(
+              fs.readFileSync(path.join(runDir(cluster, rank, name), "argv.json"), "utf8")
+            ).argv as Array<string>
+            const at = (flag: string) => argv[argv.indexOf(flag) + 1]
+            assert.strictEqual(at("--nnodes"), "2")
+            assert.strictEqual(at("--node-rank"), String(rank))
+            assert.strictEqual(at("--dist-init-addr")?.split(":")[0], cluster.hosts[0]!.address)
+          }
+          // each host holds its own two ranks' GPU memory
+          assert.deepStrictEqual(Cluster.gpuHolders(cluster), [2, 2])
+          // the server answers through rank 0's host
+          assert.strictEqual(d.url.startsWith("http://127.0.0.1:"), true)
+
+          const rows = yield* Serving.statusOfHosts(cluster.aliases)
+          assert.deepStrictEqual(
+            rows.deployments.map((r) => [r.name, r.host, r.ranks.map((k) => [k.rank, k.host, k.alive])]),
+            [
+              [
+                name,
+                "node-a",
+                [
+                  [0, "node-a", true],
+                  [1, "node-b", true]
+                ]
+              ]
+            ]
+          )
+          // rank 1's log is on node-b: its TP2/TP3 lines
+          const rankHost = yield* Logs.hostOfRank("node-a", name, 1)
+          assert.strictEqual(rankHost, "node-b")
+          const lines = yield* Logs.tail(rankHost, name, { lines: 500 })
+          assert.isTrue(lines.some((l) => l.text.includes(" TP3] Load weight end")))
+          assert.isFalse(lines.some((l) => l.text.includes("fired up")))
+          const noRank = yield* Effect.flip(Logs.hostOfRank("node-a", name, 2))
+          assert.strictEqual(noRank._tag, "RankNotFound")
+
+          const stopped = yield* Stop.stop("node-a", name)
+          assert.deepStrictEqual(stopped.ranks.map((r) => [r.rank, r.host]).sort(), [
+            [0, "node-a"],
+            [1, "node-b"]
+          ])
+          assert.deepStrictEqual(Cluster.processesOf(cluster, name), [[], []])
+          assert.deepStrictEqual(Cluster.gpuHolders(cluster), [0, 0])
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "ready on three hosts (tp 6: two ranks on each), then stopped everywhere",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(3)
+        yield* Effect.gen(function* () {
+          // a model whose heads split six ways (Qwen3.6-27B's GDN dimension does not)
+          const model = path.join(cluster.standin.dir, "models", "Llama-48-heads")
+          fs.mkdirSync(model, { recursive: true })
+          fs.writeFileSync(
+            path.join(model, "config.json"),
+            JSON.stringify({
+              ...SampleModels.llama3_8b,
+              num_attention_heads: 48,
+              num_key_value_heads: 6,
+              hidden_size: 6144
+            })
+          )
+          const d = yield* Serving.launchDeployment({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name: "trio",
+            argv: ["--model-path", model, "--tp", "6"],
+            env
+          })
+          assert.deepStrictEqual(d.hosts, ["node-a", "node-b", "node-c"])
+          assert.deepStrictEqual(Cluster.gpuHolders(cluster), [2, 2, 2])
+          const stopped = yield* Stop.stop("node-b", "trio")
+          assert.lengthOf(stopped.ranks, 3)
+          assert.deepStrictEqual(Cluster.processesOf(cluster, "trio"), [[], [], []])
+          assert.deepStrictEqual(Cluster.gpuHolders(cluster), [0, 0, 0])
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "a rendezvous port taken on the head and too few GPUs per node: refused before anything starts, every problem named",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(2)
+        yield* Effect.gen(function* () {
+          // node-a's sshd holds its own port: the rendezvous cannot bind there
+          const taken = cluster.sshds[0]!.port
+          const exit = yield* Effect.exit(
+            Serving.launchDeployment({
+              host: "node-a",
+              hosts: cluster.aliases,
+              name: "refused",
+              argv: argvOf(cluster, 8),
+              env,
+              rendezvousPort: taken
+            })
+          )
+          assert.isTrue(Exit.isFailure(exit))
+          if (!Exit.isFailure(exit) || exit.cause._tag !== "Fail") return assert.fail(String(exit))
+          const error = exit.cause.error
+          assert.strictEqual(error._tag, "CrossNodeProblems")
+          if (error._tag !== "CrossNodeProblems") return
+          assert.deepStrictEqual(
+            error.problems.map((p) => [p.kind, p.host]),
+            [
+              ["TooFewGpus", "node-a"],
+              ["TooFewGpus", "node-b"],
+              ["PortTaken", "node-a"]
+            ]
+          )
+          // nothing was written or started on either host
+          for (const rank of [0, 1]) assert.isFalse(fs.existsSync(runDir(cluster, rank, "refused")))
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "a worker killed while loading: the deployment stopped on every host, the failure names rank 1, node-b and the kill",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(2)
+        yield* Effect.gen(function* () {
+          const name = "doomed"
+          // slow phases: the kill lands while rank 1 loads its weights
+          const fiber = yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name,
+            argv: argvOf(cluster, 4),
+            env: { STANDIN_PHASE_SECONDS: "1" }
+          }).pipe(
+            Stream.tap((e) =>
+              e._tag === "Log" &&
+              e.rank?.rank === 1 &&
+              e.event._tag === "PhaseStarted" &&
+              e.event.phase === "weights-loading"
+                ? Effect.sync(() => {
+                    const pgid = Number(
+                      fs.readFileSync(path.join(runDir(cluster, 1, name), "pgid"), "utf8").trim()
+                    )
+                    killedAt = Date.now()
+                    process.kill(-pgid, "SIGKILL")
+                  })
+                : Effect.void
+            ),
+            Stream.runDrain,
+            Effect.exit,
+            Effect.fork
+          )
+          let killedAt = 0
+          const exit = yield* Fiber.join(fiber)
+          const failedAt = Date.now()
+          assert.isTrue(Exit.isFailure(exit))
+          if (!Exit.isFailure(exit) || exit.cause._tag !== "Fail") return assert.fail(String(exit))
+          const error = exit.cause.error
+          assert.strictEqual(error._tag, "RankFailed")
+          if (error._tag !== "RankFailed") return
+          assert.strictEqual(error.rank, 1)
+          assert.strictEqual(error.host, "node-b")
+          assert.strictEqual(error.failure._tag, "ProcessExited")
+          assert.include(error.failure.message, "KILL")
+          assert.isAbove(killedAt, 0)
+          // named within seconds of the kill, not after a rendezvous or NCCL timeout
+          assert.isBelow(failedAt - killedAt, 10_000)
+          assert.lengthOf(error.stopped, 2)
+          assert.deepStrictEqual(Cluster.processesOf(cluster, name), [[], []])
+          assert.deepStrictEqual(Cluster.gpuHolders(cluster), [0, 0])
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+})
