@@ -327,7 +327,9 @@ export const watch = (
               ? undefined
               : (exitStatusOf(info) ?? { exitCode: null, signal: null })
         }),
-      isAlive: (conn) => Effect.map(record(conn), (info) => info?.running === true)
+      isAlive: (conn) => Effect.map(record(conn), (info) => info?.running === true),
+      // the tool's `wait` is the sign already
+      mayHaveEnded: () => Effect.never
     }
   )
 }

@@ -26,7 +26,7 @@ import {
 import * as Liveness from "./internal/groupLiveness.js"
 import * as Spawn from "./internal/processSpawn.js"
 import * as Watch from "./internal/processWatch.js"
-import { parseStartTime } from "./internal/procStat.js"
+import { parseStartTime, parseState } from "./internal/procStat.js"
 import * as RemoteCommand from "./RemoteCommand.js"
 import * as RemoteFiles from "./RemoteFiles.js"
 
@@ -107,6 +107,26 @@ export const isOurs = (
           return start === undefined || start === group.startTime
         }
       )
+
+/**
+ * Whether the group's leader (the supervisor that records the exit) is gone, a zombie, or
+ * another process now: one file read (`/proc/<pgid>/stat`). A group killed whole ends this way
+ * without an `exit` file; the rest of the group may still run (`isAlive` tells). False when the
+ * host has no such file to read for other reasons.
+ *
+ * @category inspecting
+ */
+export const leaderGone = (conn: Connection, group: GroupRef): Effect.Effect<boolean, ConnectError> =>
+  Effect.map(
+    Effect.either(conn.files.read(`/proc/${group.pgid}/stat`, { offset: 0, length: 4096 })),
+    (read) => {
+      if (read._tag === "Left") return read.left._tag === "RemoteFileError" && read.left.notFound
+      const stat = new TextDecoder().decode(read.right)
+      if (parseState(stat) === "Z") return true
+      const start = parseStartTime(stat)
+      return group.startTime !== undefined && start !== undefined && start !== group.startTime
+    }
+  )
 
 /**
  * True while some process of the group runs and the group is ours (`isOurs`). Zombies do not
@@ -319,7 +339,7 @@ export const watch: (
   proc: Pick<DetachedProcess, "runDir" | "pgid" | "startTime">,
   options?: WatchOptions
 ) => Stream.Stream<WatchEvent, ProcessStepError | GetError, ConnectionPool> = (alias, proc, options = {}) =>
-  Watch.watch(alias, proc, options, { exitStatus, isAlive })
+  Watch.watch(alias, proc, options, { exitStatus, isAlive, mayHaveEnded: leaderGone })
 
 /**
  * `watch` down to its result: the recorded exit status once the process has ended.

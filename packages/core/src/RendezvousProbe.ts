@@ -60,6 +60,8 @@ export type RendezvousProblem =
 const listener = [
   "import socket, sys, time",
   "s = socket.socket(socket.AF_INET6 if ':' in sys.argv[1] else socket.AF_INET)",
+  // as torch's TCP store binds: a previous run's connections in TIME_WAIT do not hold the port
+  "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)",
   "try:",
   "    s.bind((sys.argv[1], int(sys.argv[2])))",
   "    s.listen(64)",

@@ -92,6 +92,24 @@ describe("RemoteProcess.watch", () => {
     }).pipe(Effect.provide(layer()))
   )
 
+  it.effect(
+    "a group killed whole is seen at the next look at its leader (250 ms), not at the 2 s liveness poll",
+    () =>
+      Effect.gen(function* () {
+        const conn = yield* (yield* ConnectionPool).get("gpu")
+        const host = yield* FakeHost.host("gpu")
+        const proc = yield* RemoteProcess.spawnDetached(conn, cmd(["crash-at", "100"]), { runDir: "~/d/l" })
+        const waiting = yield* Effect.fork(RemoteProcess.awaitExit("gpu", proc))
+        // just after a liveness poll: the next one is ~2 s away
+        yield* TestClock.adjust("1 second")
+        yield* host.signal({ pgid: proc.pgid }, "KILL")
+        yield* TestClock.adjust("300 millis")
+        const done = yield* Fiber.poll(waiting)
+        assert.isTrue(done._tag === "Some", "the watch ended within 300 ms of the kill")
+        assert.isUndefined(yield* Fiber.join(waiting))
+      }).pipe(Effect.provide(layer()))
+  )
+
   it.effect("a host key that changed while disconnected ends the watch with HostKeyMismatch", () =>
     Effect.gen(function* () {
       const conn = yield* (yield* ConnectionPool).get("gpu")

@@ -5,7 +5,7 @@
  * (`RendezvousProbe`). Every problem at once (`CrossNodeProblems`), each with its host and fix;
  * a node with several interfaces gets a suggestion, not a refusal.
  *
- * Not yet wired into `launch` (a multi-node command is still refused with `NotEnoughHosts`).
+ * A launch across several hosts (`LaunchRequest.hosts`) runs it before anything else.
  *
  * @since 0.1.0
  */
@@ -15,6 +15,7 @@ import * as RendezvousProbe from "@mlops/core/RendezvousProbe"
 import { Effect, Either, Schema } from "effect"
 import * as CrossNodeCheck from "./CrossNodeCheck.js"
 import type { Registry } from "./Engine.js"
+import type { Located, Spec as RuntimeSpec } from "./Runtime.js"
 import * as Runtimes from "./Runtimes.js"
 
 /** One problem as a person reads it. @category models */
@@ -51,11 +52,15 @@ export interface Request {
   readonly rendezvousPort: number
   /** The address the others reach the head by (default: the head's address on their subnet). */
   readonly headAddress?: string
+  /** How the engine is found on each host (`--python`, `--image`); default: each host's entry. */
+  readonly runtime?: RuntimeSpec
 }
 
 /** @category models */
 export interface Passed {
   readonly headAddress: string
+  /** Each host's engine install as its runtime found it, in the hosts' order (a launch starts it from there). */
+  readonly installs: ReadonlyArray<Located>
   readonly nodes: ReadonlyArray<CrossNodeCheck.NodeFacts>
   /** Interfaces to name for NCCL and Gloo (not refusals). */
   readonly suggestions: ReadonlyArray<string>
@@ -125,7 +130,7 @@ export const run = Effect.fn("MultiNodePreflight.run")(function* (request: Reque
     conns,
     (conn) =>
       Effect.gen(function* () {
-        const runtime = yield* Runtimes.resolve(conn.host)
+        const runtime = yield* Runtimes.resolve(conn.host, request.runtime)
         const located = yield* Effect.either(runtime.locate(conn, { engines: request.engines, env }))
         const gpus = yield* Effect.either(Probes.gpus(conn))
         return { conn, located, gpus: Either.isRight(gpus) ? gpus.right.length : undefined }
@@ -180,6 +185,7 @@ export const run = Effect.fn("MultiNodePreflight.run")(function* (request: Reque
   if (problems.length > 0) return yield* new CrossNodeProblems({ hosts: request.hosts, problems })
   return {
     headAddress,
+    installs: found.flatMap((f) => (Either.isRight(f.located) ? [f.located.right.located] : [])),
     nodes,
     suggestions: compared.flatMap((p) => (p._tag === "ChooseInterface" ? [p.fix] : []))
   } satisfies Passed

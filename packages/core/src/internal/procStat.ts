@@ -20,6 +20,17 @@ export const parseStartTime = (stat: string): string | undefined => {
   return start !== undefined && /^\d+$/.test(start) ? start : undefined
 }
 
+/** Field 3, the state (`R`, `S`, `Z` for a zombie, ...). */
+export const parseState = (stat: string): string | undefined => {
+  const close = stat.lastIndexOf(")")
+  return close < 0
+    ? undefined
+    : stat
+        .slice(close + 1)
+        .trim()
+        .split(/\s+/)[0]
+}
+
 /** A stat line in the kernel's layout, for a fake process (start time in ms stands in for ticks). */
 export const formatStat = (process: {
   readonly pid: number

@@ -22,6 +22,8 @@ export interface WatchOptions {
   readonly exitPoll?: Duration.DurationInput
   /** Between liveness checks (`ps`); default 2 s. */
   readonly alivePoll?: Duration.DurationInput
+  /** Between looks for a sign of an unrecorded end (a file read); default 250 ms. */
+  readonly signPoll?: Duration.DurationInput
   /** Re-acquiring the connection after a drop; default `ConnectionPool.defaultReconnect`. */
   readonly reconnect?: Schedule.Schedule<unknown, unknown>
 }
@@ -34,10 +36,16 @@ type StepError =
   | ConnectError
   | { readonly _tag: string; readonly message: string }
 
-/** How to tell that `proc` ended: its recorded end (cheap, polled often) and its liveness. */
+/**
+ * How to tell that `proc` ended: its recorded end (cheap, polled often), its liveness (dearer,
+ * polled seldom), and a cheap sign that it may have ended without recording it (a group killed
+ * whole, its supervisor with it: the leader gone), which liveness then confirms at once.
+ */
 export interface Probes<P, E> {
   readonly exitStatus: (conn: Connection, proc: P) => Effect.Effect<ExitStatus | undefined, E>
   readonly isAlive: (conn: Connection, proc: P) => Effect.Effect<boolean, E>
+  /** True once it may have ended unrecorded (never answering: no such sign). */
+  readonly mayHaveEnded: (conn: Connection, proc: P) => Effect.Effect<boolean, E>
 }
 
 const isRemoteFileError = (error: { readonly _tag: string }): error is RemoteFileError =>
@@ -78,7 +86,20 @@ export const watch = <P, E extends StepError>(
           }),
           Effect.zipRight(probes.exitStatus(conn, proc))
         )
-        return Effect.raceFirst(exited, Effect.disconnect(vanished))
+        // a sign first, then liveness confirms it; a false sign leaves it to the slow poll
+        const signalled = Effect.gen(function* () {
+          for (;;) {
+            if (yield* probes.mayHaveEnded(conn, proc)) {
+              if (!(yield* probes.isAlive(conn, proc))) return yield* probes.exitStatus(conn, proc)
+              return yield* Effect.never
+            }
+            yield* Effect.sleep(options.signPoll ?? "250 millis")
+          }
+        })
+        return Effect.raceFirst(
+          exited,
+          Effect.raceFirst(Effect.disconnect(vanished), Effect.disconnect(signalled))
+        )
       }
 
       let disconnected = false

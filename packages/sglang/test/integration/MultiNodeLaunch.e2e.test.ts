@@ -246,4 +246,56 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
       }).pipe(Effect.scoped),
     120_000
   )
+
+  it.live(
+    "node-b unreachable for a while mid-launch: the launch waits it out and comes up, the outage named with rank 1",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(2)
+        yield* Effect.gen(function* () {
+          const name = "cut"
+          const events: Array<Launch.LaunchProgress> = []
+          let cut = false
+          yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name,
+            argv: argvOf(cluster, 4),
+            env: { STANDIN_PHASE_SECONDS: "0.3" }
+          }).pipe(
+            Stream.tap((e) =>
+              Effect.gen(function* () {
+                events.push(e)
+                // node-b's listener stopped and its connections cut while its ranks load
+                if (
+                  !cut &&
+                  e._tag === "Log" &&
+                  e.rank?.rank === 1 &&
+                  e.event._tag === "PhaseStarted" &&
+                  e.event.phase === "weights-loading"
+                ) {
+                  cut = true
+                  yield* cluster.sshds[1]!.pause
+                  yield* Effect.fork(Effect.delay(cluster.sshds[1]!.resume, "1500 millis"))
+                }
+              })
+            ),
+            Stream.runDrain
+          )
+          assert.isTrue(cut)
+          assert.strictEqual(events.at(-1)?._tag, "Launched")
+          const outage = events.filter((e) => e._tag === "Disconnected" || e._tag === "Reconnected")
+          assert.isNotEmpty(outage)
+          assert.isTrue(
+            outage.every(
+              (e) => (e._tag === "Disconnected" || e._tag === "Reconnected") && e.rank?.host === "node-b"
+            )
+          )
+          assert.isTrue(outage.some((e) => e._tag === "Reconnected"))
+          yield* Stop.stop("node-a", name)
+          assert.deepStrictEqual(Cluster.processesOf(cluster, name), [[], []])
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

@@ -176,7 +176,8 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       engines: [engine],
       argv: plannedWith("0.0.0.0")[0]!,
       env,
-      rendezvousPort
+      rendezvousPort,
+      ...(request.runtime === undefined ? {} : { runtime: request.runtime })
     })
     const rankArgv = plannedWith(checked.headAddress)
     yield* emit({
@@ -196,7 +197,8 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
             Preflight.run(conn, {
               engine,
               runtime: n.runtime,
-              located: Effect.map(n.runtime.locate(conn, { engines: [engine], env }), (f) => f.located),
+              // found already by the cross-node check
+              located: Effect.succeed(checked.installs[rank]!),
               placement: n.placement,
               name,
               argv: rankArgv[rank]!,
@@ -393,7 +395,22 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       )
     )
     const interruptAll = Fiber.interruptAll(fibers)
-    const firstEnd = yield* Queue.take(ended).pipe(
+    // rank 0 ready is the deployment ready only once every other rank is seen running (a host
+    // that cannot be reached is waited for, within the launch's deadline): a rank that died
+    // meanwhile reports its failure through its own follow
+    const othersRunning = Effect.forEach(
+      procs.slice(1),
+      (proc, i) => sessions[i + 1]!.run((conn) => proc.isAlive(conn)),
+      { concurrency: "unbounded" }
+    ).pipe(Effect.map((alive) => alive.every((a) => a)))
+    const firstEnd = yield* Effect.gen(function* () {
+      for (;;) {
+        const next = yield* Queue.take(ended)
+        if (Either.isLeft(next) || next.right.outcome._tag !== "Done") return next
+        if (yield* othersRunning) return next
+        // rank 0 stays ready; wait for the dead rank's own verdict
+      }
+    }).pipe(
       Effect.onInterrupt(() =>
         Effect.zipRight(
           interruptAll,

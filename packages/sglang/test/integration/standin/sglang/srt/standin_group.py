@@ -3,8 +3,8 @@ from the reference facts (SGLang `--nnodes N --node-rank i --dist-init-addr head
 command on every node; only node 0 serves HTTP), not from mlops.
 
 Node 0 listens on the rendezvous port (every address, as the TCP store does); the other nodes
-connect to the head's address, retrying once a second for as long as it takes (a store client
-waits out its whole timeout), and send the arguments that shape the model. When every node has
+connect to the head's address, retrying every 100 ms for as long as it takes (a store client
+retries until its whole timeout is spent), and send the arguments that shape the model. When every node has
 come and every node's arguments equal node 0's, node 0 says `go` and the ranks initialise. After
 loading, each node says `loaded`; node 0 serves only once all have.
 
@@ -108,7 +108,7 @@ class Peer:
                 self.conn = socket.create_connection((host, port), timeout=5)
                 self.conn.settimeout(None)
             except OSError:
-                time.sleep(1)
+                time.sleep(0.1)
         hello = {"node_rank": self.args["node_rank"], "shape": shape_of(self.args)}
         self.conn.sendall((json.dumps(hello) + "\n").encode())
         if self.conn.makefile("r").readline().strip() != "go":
