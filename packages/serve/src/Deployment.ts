@@ -133,7 +133,10 @@ export interface Deployment {
   readonly engineVersion: string | null
   /** Effective args, by field (null when preflight was skipped); secret fields shown as `***`. */
   readonly args: Readonly<Record<string, unknown>> | null
-  /** The flags the engine was started with; secret values shown as `***`. */
+  /**
+   * The flags the engine was started with (across several hosts, the deployment's, before each
+   * rank's `--nnodes`, node rank and rendezvous); secret values shown as `***`.
+   */
   readonly argv: ReadonlyArray<string>
   /** The names of the environment variables it was started with (never their values). */
   readonly envNames: ReadonlyArray<string>
@@ -320,7 +323,8 @@ export const fromState = (
     engine: state.meta.engine,
     engineVersion: versionOf(state.meta),
     args: state.resolved?.effective ?? null,
-    argv: state.argv?.argv ?? [],
+    // across several hosts, the deployment's flags (each rank added its own place to them)
+    argv: (state.ranks === undefined ? state.argv?.argv : state.argv?.requestedArgv) ?? [],
     envNames: state.meta.envNames,
     phases: state.ready?.phases ?? [],
     startedAt: state.meta.createdAt,

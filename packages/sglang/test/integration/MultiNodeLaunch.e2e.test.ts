@@ -16,7 +16,7 @@ import type * as Launch from "@mlops/serve/Launch"
 import * as Logs from "@mlops/serve/Logs"
 import * as SampleModels from "@mlops/serve/SampleModels"
 import * as Stop from "@mlops/serve/Stop"
-import { Effect, Exit, Fiber, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Stream } from "effect"
 import * as Serving from "../support/serving.js"
 import * as Cluster from "./cluster.js"
 
@@ -96,6 +96,29 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
               ]
             ]
           )
+          // the same launch again: the running deployment is the result; other flags are refused
+          const again = yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name,
+            argv: argvOf(cluster, 4),
+            env
+          }).pipe(Stream.runCollect)
+          assert.deepStrictEqual(
+            Chunk.toReadonlyArray(again).map((e) => e._tag),
+            ["Connected", "AlreadyRunning", "Launched"]
+          )
+          const other = yield* Effect.flip(
+            Serving.launchDeployment({
+              host: "node-a",
+              hosts: cluster.aliases,
+              name,
+              argv: [...argvOf(cluster, 4), "--context-length", "4096"],
+              env
+            })
+          )
+          assert.strictEqual(other._tag, "DeploymentExists")
+
           // rank 1's log is on node-b: its TP2/TP3 lines
           const rankHost = yield* Logs.hostOfRank("node-a", name, 1)
           assert.strictEqual(rankHost, "node-b")

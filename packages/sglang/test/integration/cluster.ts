@@ -57,7 +57,7 @@ export const make = (count: number) =>
     const layer = ConnectionPool.layer().pipe(
       Layer.provideMerge(Hosts.layer({ sshConfig: config, mlopsHome: standin.mlopsHome }))
     )
-    return { standin, aliases, hosts, sshds, stateDirs, gpuDirs, layer }
+    return { standin, aliases, hosts, sshds, stateDirs, gpuDirs, layer, sshConfig: config }
   })
 
 /** The live processes (`pid args`) of this deployment's process group on each host (its `pgid` file), zombies aside. */

@@ -37,6 +37,7 @@ import * as ServerCommand from "../../ServerCommand.js"
 import * as Workload from "../../Workload.js"
 import { boundedCleanup } from "../cleanup.js"
 import type { TimeToReady } from "../deploymentFiles.js"
+import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
@@ -145,6 +146,57 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
           emit({ _tag: "Reconnected", downMs, elapsedMs, rank: { rank, host: n.host } })
       })
     )
+
+    // the same launch on the same hosts, every rank running: it is the result (as on one host)
+    const recorded = yield* sessions[0]!.run((conn) => Deployment.read(conn, name))
+    if (
+      request.replace !== true &&
+      recorded?.ranks !== undefined &&
+      JSON.stringify(recorded.ranks.hosts) === JSON.stringify(hosts)
+    ) {
+      const running = yield* sessions[0]!.run((conn) =>
+        Existing.check(conn, {
+          engine,
+          name,
+          port,
+          shown: requested,
+          secrets,
+          env,
+          replace: false,
+          placement: head.placement.spec,
+          runtime: head.runtime.spec,
+          install: undefined,
+          // said once every rank is seen running
+          emit: (e) => (e._tag === "AlreadyRunning" ? Effect.void : emit(e))
+        })
+      )
+      if (running !== undefined) {
+        const down = yield* Effect.forEach(nodes.slice(1), (n, i) =>
+          sessions[i + 1]!.run((conn) =>
+            Effect.gen(function* () {
+              const state = yield* Deployment.read(conn, name)
+              const placed =
+                state === undefined ? undefined : (yield* Placements.ofDeployment(conn, state)).placed
+              return placed !== undefined && (yield* placed.isAlive(conn))
+                ? []
+                : [`rank ${i + 1} on ${n.host}`]
+            })
+          )
+        ).pipe(Effect.map((lists) => lists.flat()))
+        if (down.length === 0) {
+          yield* emit({ _tag: "AlreadyRunning", deployment: running.deployment })
+          return running
+        }
+        return yield* new DeploymentExists({
+          host: head.host,
+          name,
+          server: running.deployment.server.label,
+          reason: `${down.join(", ")} ${down.length === 1 ? "is" : "are"} not running`,
+          runningArgv: running.deployment.argv,
+          fix: `pass replace (--replace) to start every rank again, or stop it (mlops stop --host ${head.host} --name ${name})`
+        })
+      }
+    }
 
     // a deployment of this name running on any of the hosts: replaced when asked (every rank
     // of it, through its own record), else refused
@@ -437,7 +489,8 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
         engine: engine.name,
         engineVersion: first.located.engineVersion,
         args: effective,
-        argv: rankArgv[0]!,
+        // the deployment's flags (each rank adds its own place to them)
+        argv: requested,
         envNames: Object.keys(env).sort(),
         phases,
         startedAt: createdAt,
