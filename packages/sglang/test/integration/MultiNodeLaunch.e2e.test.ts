@@ -46,12 +46,15 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
             hosts: cluster.aliases,
             name,
             argv: argvOf(cluster, 4),
-            env
+            env,
+            // the host's own argument check, on rank 0's host with rank 0's command
+            remoteCheck: true
           }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
           const launched = events.at(-1)
           assert.strictEqual(launched?._tag, "Launched")
           if (launched?._tag !== "Launched") return
           const d = launched.deployment
+          assert.isTrue(events.some((e) => e._tag === "RemoteChecked"))
           assert.deepStrictEqual(d.hosts, ["node-a", "node-b"])
           assert.strictEqual(d.host, "node-a")
           // the flags were written for the whole deployment; each rank got its place and the head's address
@@ -317,6 +320,57 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
           assert.isTrue(outage.some((e) => e._tag === "Reconnected"))
           yield* Stop.stop("node-a", name)
           assert.deepStrictEqual(Cluster.processesOf(cluster, name), [[], []])
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "a CUDA OOM on the last rank (node-b) is named there; with auto-fix every rank starts again with the fix and comes up",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(2)
+        yield* Effect.gen(function* () {
+          const argv = [...argvOf(cluster, 4), "--mem-fraction-static", "0.97"]
+          const failed = yield* Effect.flip(
+            Serving.launchDeployment({ host: "node-a", hosts: cluster.aliases, name: "oom", argv, env })
+          )
+          assert.strictEqual(failed._tag, "RankFailed")
+          if (failed._tag !== "RankFailed") return
+          assert.deepStrictEqual([failed.rank, failed.host, failed.failure._tag], [1, "node-b", "OOM"])
+          assert.include(failed.fix, "--mem-fraction-static")
+          assert.deepStrictEqual(Cluster.processesOf(cluster, "oom"), [[], []])
+
+          const events: Array<Launch.LaunchProgress> = []
+          yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name: "oom",
+            argv,
+            env,
+            autoFix: 1
+          }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
+          const retried = events.find((e) => e._tag === "AttemptFailed")
+          assert.strictEqual(retried?._tag, "AttemptFailed")
+          if (retried?._tag !== "AttemptFailed") return
+          assert.deepStrictEqual(retried.rank, { rank: 1, host: "node-b" })
+          const next = retried.nextArgv ?? []
+          assert.isBelow(Number(next[next.indexOf("--mem-fraction-static") + 1]), 0.97)
+          const launched = events.at(-1)
+          assert.strictEqual(launched?._tag, "Launched")
+          if (launched?._tag !== "Launched") return
+          assert.deepStrictEqual(launched.deployment.argv, next)
+          // the second start's ranks carry the fix on both hosts
+          for (const rank of [0, 1]) {
+            const started = JSON.parse(
+              fs.readFileSync(path.join(runDir(cluster, rank, "oom"), "argv.json"), "utf8")
+            ).argv as Array<string>
+            assert.strictEqual(
+              started[started.indexOf("--mem-fraction-static") + 1],
+              next[next.indexOf("--mem-fraction-static") + 1]
+            )
+          }
+          yield* Stop.stop("node-a", "oom")
         }).pipe(Effect.provide(cluster.layer))
       }).pipe(Effect.scoped),
     120_000

@@ -14,14 +14,17 @@
  * host and its own failure. A failure that is only a consequence of another rank's (a
  * distributed error) gives way to a root cause another rank reports within a second.
  *
- * Not across several hosts (yet): auto-fix, the remote argument check, placements that run the
- * server off the host (a scheduler's job: one job per rank would not be one allocation).
+ * Auto-fix applies a rank's fix to the deployment's flags and starts every rank again; the
+ * host's own argument check runs on rank 0's host. Not across several hosts (yet): placements
+ * that run the server off the host (a scheduler's job: one job per rank would not be one
+ * allocation).
  *
  * @internal
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
 import { Clock, Duration, Effect, Either, Fiber, Queue } from "effect"
+import { applyFix } from "../../AutoFix.js"
 import * as Deployment from "../../Deployment.js"
 import type { Engine } from "../../Engine.js"
 import { type LaunchFailure, renderFix } from "../../Failures.js"
@@ -39,6 +42,7 @@ import { boundedCleanup } from "../cleanup.js"
 import type { TimeToReady } from "../deploymentFiles.js"
 import * as Existing from "./existing.js"
 import * as Monitor from "./monitor.js"
+import * as RemoteCheck from "./remoteCheck.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
 import {
@@ -221,17 +225,17 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
 
     // the hosts against each other, then each host with its own rank's command
     const rendezvousPort = request.rendezvousPort ?? (yield* freePort(head.conn))
-    const plannedWith = (address: string) =>
-      engine.ranks(requested, { nodes: hosts.length, head: address, port: rendezvousPort })
+    const plannedWith = (argv: ReadonlyArray<string>, address: string) =>
+      engine.ranks(argv, { nodes: hosts.length, head: address, port: rendezvousPort })
     const checked = yield* MultiNodePreflight.run({
       hosts,
       engines: [engine],
-      argv: plannedWith("0.0.0.0")[0]!,
+      argv: plannedWith(requested, "0.0.0.0")[0]!,
       env,
       rendezvousPort,
       ...(request.runtime === undefined ? {} : { runtime: request.runtime })
     })
-    const rankArgv = plannedWith(checked.headAddress)
+    const rankArgv = plannedWith(requested, checked.headAddress)
     yield* emit({
       _tag: "RanksPlanned",
       hosts,
@@ -295,244 +299,288 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       rulesVerified: first.facts.rulesVerified
     })
 
-    // every rank started; one that cannot be leaves none running
-    const createdAt = yield* Clock.currentTimeMillis
-    const flags = first.flags
-    const gpus = engine.gpusOf((yield* flags.decode(rankArgv[0]!)).args)
-    const effective = Secrets.redactFields(
-      first.resolved.effective as Readonly<Record<string, unknown>>,
-      flags
-    )
-    const spawnRank = (rank: number) =>
-      Effect.gen(function* () {
-        const n = nodes[rank]!
-        const located = results[rank]!.located
-        const argv = rankArgv[rank]!
-        const spawned = yield* Spawn.start(sessions[rank]!, {
-          name,
-          files: {
-            argv: { argv, requestedArgv: requested },
-            resolved: { effective, adjustments: first.resolved.logLines },
-            meta: {
-              name,
-              port,
-              engine: engine.name,
-              engineVersion: located.engineVersion,
-              placement: n.placement.spec,
-              runtime: n.runtime.spec,
-              python: located.interpreter,
-              envNames: Object.keys(env).sort(),
-              secrets: digest,
-              createdAt,
-              mlopsVersion: Deployment.mlopsVersion,
-              attempt: 1
-            },
-            ranks: { hosts, rank, rendezvous: { address: checked.headAddress, port: rendezvousPort } }
-          },
-          runnable: n.runtime.runnable(located, {
-            target: { module: engine.command.module, leading: engine.command.leading },
-            shown: argv,
-            secrets,
-            env,
-            flags: results[rank]!.flags,
-            gpus: true,
-            paths
-          }),
-          placement: n.placement,
-          gpus,
+    // the host's own validation of rank 0's command: when asked, and by default where our rules are unverified
+    const code = engine.remoteCheck
+    if (code !== undefined && (request.remoteCheck ?? !first.facts.rulesVerified)) {
+      yield* sessions[0]!.run((conn) =>
+        RemoteCheck.run(conn, {
+          engine,
+          code,
+          flags: first.flags,
+          runtime: head.runtime,
+          located: first.located,
+          shown: rankArgv[0]!,
+          secrets,
+          env,
           paths
         })
-        yield* emit({
-          _tag: "Spawned",
-          rank: { rank, host: n.host },
-          attempt: 1,
-          server: spawned.proc.server,
-          runDir: spawned.proc.runDir,
-          logPath: spawned.proc.logPath,
-          commandLine: ServerCommand.formatCommandLine(engine.command.shown, argv)
-        })
-        return spawned
-      })
-    const started = yield* Effect.forEach(nodes, (_, rank) => Effect.either(spawnRank(rank)), {
-      concurrency: "unbounded"
-    })
-    const procs = started.flatMap((s) => (Either.isRight(s) ? [s.right.proc] : []))
-    const stopAll = (exited: ReadonlySet<number>) =>
-      Effect.forEach(
-        started,
-        (s, rank) =>
-          Either.isLeft(s)
-            ? Effect.succeed(`rank ${rank} on ${hosts[rank]}: not started`)
-            : stopRank(sessions[rank]!, s.right.proc, exited.has(rank)).pipe(
-                Effect.map((how) => `rank ${rank} on ${hosts[rank]}: ${how}`)
-              ),
-        { concurrency: "unbounded" }
       )
-    for (const s of started) {
-      if (Either.isLeft(s)) {
-        yield* boundedCleanup(stopAll(new Set()))
-        return yield* Effect.fail(s.left)
-      }
+      yield* emit({
+        _tag: "RemoteChecked",
+        elapsedMs: yield* since,
+        reason: request.remoteCheck === true ? "requested" : "rules-unverified"
+      })
     }
-    const proc0 = procs[0]!
 
-    // follow every rank at once: rank 0 to ready, the others until then
-    const spawnedAt = yield* Clock.currentTimeMillis
-    const reached = {
-      portOpenMs: null as number | null,
-      httpReadyMs: null as number | null,
-      firstTokenMs: null as number | null
-    }
-    const sinceSpawn = Effect.map(Clock.currentTimeMillis, (now) => now - spawnedAt)
-    const timeToReady = (): TimeToReady => ({ ...reached })
-    let answersAt: string | undefined
-    const readiness = Effect.flatMap(
-      sessions[0]!.run((conn) => proc0.address(conn)),
-      (address) => {
-        answersAt = address
-        return Readiness.check(sessions[0]!.http(port, address), {
-          host: head.host,
+    let argv = requested
+    let ranksNow = rankArgv
+    let fixesLeft = Math.max(0, request.autoFix ?? 0)
+    for (let attempt = 1; ; attempt++) {
+      // every rank started; one that cannot be leaves none running
+      const createdAt = yield* Clock.currentTimeMillis
+      const flags = first.flags
+      const gpus = engine.gpusOf((yield* flags.decode(ranksNow[0]!)).args)
+      const effective = Secrets.redactFields(
+        first.resolved.effective as Readonly<Record<string, unknown>>,
+        flags
+      )
+      const spawnRank = (rank: number) =>
+        Effect.gen(function* () {
+          const n = nodes[rank]!
+          const located = results[rank]!.located
+          const rankFlags = ranksNow[rank]!
+          const spawned = yield* Spawn.start(sessions[rank]!, {
+            name,
+            files: {
+              argv: { argv: rankFlags, requestedArgv: argv },
+              resolved: { effective, adjustments: first.resolved.logLines },
+              meta: {
+                name,
+                port,
+                engine: engine.name,
+                engineVersion: located.engineVersion,
+                placement: n.placement.spec,
+                runtime: n.runtime.spec,
+                python: located.interpreter,
+                envNames: Object.keys(env).sort(),
+                secrets: digest,
+                createdAt,
+                mlopsVersion: Deployment.mlopsVersion,
+                attempt
+              },
+              ranks: { hosts, rank, rendezvous: { address: checked.headAddress, port: rendezvousPort } }
+            },
+            runnable: n.runtime.runnable(located, {
+              target: { module: engine.command.module, leading: engine.command.leading },
+              shown: rankFlags,
+              secrets,
+              env,
+              flags: results[rank]!.flags,
+              gpus: true,
+              paths
+            }),
+            placement: n.placement,
+            gpus,
+            paths
+          })
+          yield* emit({
+            _tag: "Spawned",
+            rank: { rank, host: n.host },
+            attempt,
+            server: spawned.proc.server,
+            runDir: spawned.proc.runDir,
+            logPath: spawned.proc.logPath,
+            commandLine: ServerCommand.formatCommandLine(engine.command.shown, rankFlags)
+          })
+          return spawned
+        })
+      const started = yield* Effect.forEach(nodes, (_, rank) => Effect.either(spawnRank(rank)), {
+        concurrency: "unbounded"
+      })
+      const procs = started.flatMap((s) => (Either.isRight(s) ? [s.right.proc] : []))
+      const stopAll = (exited: ReadonlySet<number>) =>
+        Effect.forEach(
+          started,
+          (s, rank) =>
+            Either.isLeft(s)
+              ? Effect.succeed(`rank ${rank} on ${hosts[rank]}: not started`)
+              : stopRank(sessions[rank]!, s.right.proc, exited.has(rank)).pipe(
+                  Effect.map((how) => `rank ${rank} on ${hosts[rank]}: ${how}`)
+                ),
+          { concurrency: "unbounded" }
+        )
+      for (const s of started) {
+        if (Either.isLeft(s)) {
+          yield* boundedCleanup(stopAll(new Set()))
+          return yield* Effect.fail(s.left)
+        }
+      }
+      const proc0 = procs[0]!
+
+      // follow every rank at once: rank 0 to ready, the others until then
+      const spawnedAt = yield* Clock.currentTimeMillis
+      const reached = {
+        portOpenMs: null as number | null,
+        httpReadyMs: null as number | null,
+        firstTokenMs: null as number | null
+      }
+      const sinceSpawn = Effect.map(Clock.currentTimeMillis, (now) => now - spawnedAt)
+      const timeToReady = (): TimeToReady => ({ ...reached })
+      let answersAt: string | undefined
+      const readiness = Effect.flatMap(
+        sessions[0]!.run((conn) => proc0.address(conn)),
+        (address) => {
+          answersAt = address
+          return Readiness.check(sessions[0]!.http(port, address), {
+            host: head.host,
+            name,
+            startedAt: createdAt,
+            deadline,
+            budget: Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget),
+            overallMs,
+            apiKey,
+            requests: engine.readiness(ranksNow[0]!),
+            report: (endpoint, status, elapsedMs) =>
+              Effect.gen(function* () {
+                if (status === 200 && endpoint === "GET /health") {
+                  reached.portOpenMs ??= yield* sinceSpawn
+                  reached.httpReadyMs ??= yield* sinceSpawn
+                }
+                if (status === 200 && endpoint === Readiness.FIRST_TOKEN_ENDPOINT)
+                  reached.firstTokenMs ??= yield* sinceSpawn
+                yield* emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+              })
+          }).pipe(
+            Effect.mapError((error) =>
+              error._tag === "NotHealthy" ? new NotHealthy({ ...error, timeToReady: timeToReady() }) : error
+            )
+          )
+        }
+      )
+      const stallTimeout = Duration.decode(request.stallTimeout ?? "5 minutes")
+      const followRank = (proc: Placement.Placed<Placements.PlacementError>, rank: number) =>
+        Monitor.follow(sessions[rank]!, proc, {
+          workload: rank === 0 ? Workload.server(engine.logs, readiness) : Workload.rank(engine.logs),
           name,
+          fromOffset: 0,
           startedAt: createdAt,
-          deadline,
-          budget: Duration.decode(request.readinessTimeout ?? Readiness.defaultBudget),
+          // the other ranks are silent once loaded, while rank 0 warms up: only rank 0 can stall
+          stallTimeout: rank === 0 ? stallTimeout : Duration.infinity,
           overallMs,
-          apiKey,
-          requests: engine.readiness(rankArgv[0]!),
-          report: (endpoint, status, elapsedMs) =>
-            Effect.gen(function* () {
-              if (status === 200 && endpoint === "GET /health") {
-                reached.portOpenMs ??= yield* sinceSpawn
-                reached.httpReadyMs ??= yield* sinceSpawn
-              }
-              if (status === 200 && endpoint === Readiness.FIRST_TOKEN_ENDPOINT)
-                reached.firstTokenMs ??= yield* sinceSpawn
-              yield* emit({ _tag: "HealthChecked", endpoint, status, elapsedMs })
+          emit: (event, elapsedMs) =>
+            emit({ _tag: "Log", event, elapsedMs, rank: { rank, host: hosts[rank]! } }),
+          onState: (state, elapsedMs) =>
+            emit({
+              _tag: "PlacementState",
+              rank: { rank, host: hosts[rank]! },
+              server: proc.server.label,
+              state,
+              elapsedMs
             })
-        }).pipe(
-          Effect.mapError((error) =>
-            error._tag === "NotHealthy" ? new NotHealthy({ ...error, timeToReady: timeToReady() }) : error
+        }).pipe(Effect.map((outcome): Outcome => ({ rank, outcome })))
+      type Ended = Either.Either<Outcome, Effect.Effect.Error<ReturnType<typeof followRank>>>
+      const ended = yield* Queue.unbounded<Ended>()
+      const fibers = yield* Effect.forEach(procs, (proc, rank) =>
+        followRank(proc, rank).pipe(
+          Effect.either,
+          Effect.flatMap((result) => Queue.offer(ended, result)),
+          Effect.fork
+        )
+      )
+      const interruptAll = Fiber.interruptAll(fibers)
+      // rank 0 ready is the deployment ready only once every other rank is seen running (a host
+      // that cannot be reached is waited for, within the launch's deadline): a rank that died
+      // meanwhile reports its failure through its own follow
+      const othersRunning = Effect.forEach(
+        procs.slice(1),
+        (proc, i) => sessions[i + 1]!.run((conn) => proc.isAlive(conn)),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.map((alive) => alive.every((a) => a)))
+      const firstEnd = yield* Effect.gen(function* () {
+        for (;;) {
+          const next = yield* Queue.take(ended)
+          if (Either.isLeft(next) || next.right.outcome._tag !== "Done") return next
+          if (yield* othersRunning) return next
+          // rank 0 stays ready; wait for the dead rank's own verdict
+        }
+      }).pipe(
+        Effect.onInterrupt(() =>
+          Effect.zipRight(
+            interruptAll,
+            request.stopOnInterrupt === true ? Effect.ignore(boundedCleanup(stopAll(new Set()))) : Effect.void
           )
         )
-      }
-    )
-    const stallTimeout = Duration.decode(request.stallTimeout ?? "5 minutes")
-    const followRank = (proc: Placement.Placed<Placements.PlacementError>, rank: number) =>
-      Monitor.follow(sessions[rank]!, proc, {
-        workload: rank === 0 ? Workload.server(engine.logs, readiness) : Workload.rank(engine.logs),
-        name,
-        fromOffset: 0,
-        startedAt: createdAt,
-        // the other ranks are silent once loaded, while rank 0 warms up: only rank 0 can stall
-        stallTimeout: rank === 0 ? stallTimeout : Duration.infinity,
-        overallMs,
-        emit: (event, elapsedMs) =>
-          emit({ _tag: "Log", event, elapsedMs, rank: { rank, host: hosts[rank]! } }),
-        onState: (state, elapsedMs) =>
-          emit({
-            _tag: "PlacementState",
-            rank: { rank, host: hosts[rank]! },
-            server: proc.server.label,
-            state,
-            elapsedMs
-          })
-      }).pipe(Effect.map((outcome): Outcome => ({ rank, outcome })))
-    type Ended = Either.Either<Outcome, Effect.Effect.Error<ReturnType<typeof followRank>>>
-    const ended = yield* Queue.unbounded<Ended>()
-    const fibers = yield* Effect.forEach(procs, (proc, rank) =>
-      followRank(proc, rank).pipe(
-        Effect.either,
-        Effect.flatMap((result) => Queue.offer(ended, result)),
-        Effect.fork
       )
-    )
-    const interruptAll = Fiber.interruptAll(fibers)
-    // rank 0 ready is the deployment ready only once every other rank is seen running (a host
-    // that cannot be reached is waited for, within the launch's deadline): a rank that died
-    // meanwhile reports its failure through its own follow
-    const othersRunning = Effect.forEach(
-      procs.slice(1),
-      (proc, i) => sessions[i + 1]!.run((conn) => proc.isAlive(conn)),
-      { concurrency: "unbounded" }
-    ).pipe(Effect.map((alive) => alive.every((a) => a)))
-    const firstEnd = yield* Effect.gen(function* () {
-      for (;;) {
-        const next = yield* Queue.take(ended)
-        if (Either.isLeft(next) || next.right.outcome._tag !== "Done") return next
-        if (yield* othersRunning) return next
-        // rank 0 stays ready; wait for the dead rank's own verdict
+      if (Either.isRight(firstEnd) && firstEnd.right.outcome._tag === "Done") {
+        yield* interruptAll
+        const readyAt = yield* Clock.currentTimeMillis
+        const phases = firstEnd.right.outcome.phases
+        yield* sessions[0]!.run(
+          (conn) => Deployment.writeReady(conn, name, { readyAt, phases, timeToReady: timeToReady() }),
+          { retry: "write" }
+        )
+        const address = answersAt ?? (yield* sessions[0]!.run((conn) => proc0.address(conn)))
+        const deployment: Deployment.Deployment = {
+          host: head.host,
+          hosts,
+          name,
+          server: proc0.server,
+          port,
+          url: `http://${address}:${port}`,
+          engine: engine.name,
+          engineVersion: first.located.engineVersion,
+          args: effective,
+          // the deployment's flags (each rank adds its own place to them)
+          argv,
+          envNames: Object.keys(env).sort(),
+          phases,
+          startedAt: createdAt,
+          readyAt,
+          timeToReady: timeToReady(),
+          runDir: proc0.runDir,
+          logPath: proc0.logPath
+        }
+        return { deployment, address }
       }
-    }).pipe(
-      Effect.onInterrupt(() =>
-        Effect.zipRight(
-          interruptAll,
-          request.stopOnInterrupt === true ? Effect.ignore(boundedCleanup(stopAll(new Set()))) : Effect.void
+      // a rank failed: a consequence waits briefly for another rank's root cause
+      const failures: Array<Ended> = [firstEnd]
+      const isConsequence = (e: Ended) =>
+        Either.isRight(e) && e.right.outcome._tag === "Failed" && consequence(e.right.outcome.failure)
+      if (isConsequence(firstEnd)) {
+        const more = yield* Queue.take(ended).pipe(Effect.timeout(ROOT_CAUSE_WINDOW), Effect.option)
+        if (more._tag === "Some") failures.push(more.value)
+      }
+      yield* interruptAll
+      const root = failures.find((f) => !isConsequence(f) && Either.isRight(f)) ?? failures[0]!
+      const exited = new Set(
+        failures.flatMap((f) =>
+          Either.isRight(f) && f.right.outcome._tag === "Failed" && f.right.outcome.exited
+            ? [f.right.rank]
+            : []
         )
       )
-    )
-    if (Either.isRight(firstEnd) && firstEnd.right.outcome._tag === "Done") {
-      yield* interruptAll
-      const readyAt = yield* Clock.currentTimeMillis
-      const phases = firstEnd.right.outcome.phases
-      yield* sessions[0]!.run(
-        (conn) => Deployment.writeReady(conn, name, { readyAt, phases, timeToReady: timeToReady() }),
-        { retry: "write" }
-      )
-      const address = answersAt ?? (yield* sessions[0]!.run((conn) => proc0.address(conn)))
-      const deployment: Deployment.Deployment = {
-        host: head.host,
-        hosts,
-        name,
-        server: proc0.server,
-        port,
-        url: `http://${address}:${port}`,
-        engine: engine.name,
-        engineVersion: first.located.engineVersion,
-        args: effective,
-        // the deployment's flags (each rank adds its own place to them)
-        argv: requested,
-        envNames: Object.keys(env).sort(),
-        phases,
-        startedAt: createdAt,
-        readyAt,
-        timeToReady: timeToReady(),
-        runDir: proc0.runDir,
-        logPath: proc0.logPath
+      const stopped = yield* boundedCleanup(stopAll(exited))
+      if (Either.isLeft(root)) return yield* Effect.fail(root.left)
+      const { rank, outcome } = root.right
+      if (outcome._tag !== "Failed") return yield* Effect.dieMessage("a rank ended done without being rank 0")
+      // auto-fix: the failure's fix applied to the deployment's flags, every rank started again
+      const next = fixesLeft > 0 ? applyFix(argv, outcome.failure.fix, flags) : undefined
+      yield* emit({
+        _tag: "AttemptFailed",
+        attempt,
+        rank: { rank, host: hosts[rank]! },
+        failure: outcome.reported,
+        nextArgv: next
+      })
+      if (next !== undefined) {
+        fixesLeft--
+        argv = next
+        ranksNow = plannedWith(argv, checked.headAddress)
+        continue
       }
-      return { deployment, address }
+      return yield* new RankFailed({
+        name,
+        rank,
+        host: hosts[rank]!,
+        hosts,
+        failure: outcome.failure,
+        stopped,
+        fix:
+          outcome.failure.fix === undefined
+            ? `read rank ${rank}'s log: mlops logs --host ${hosts[0]} --name ${name} --rank ${rank}`
+            : renderFix(outcome.failure.fix)
+      })
     }
-    // a rank failed: a consequence waits briefly for another rank's root cause
-    const failures: Array<Ended> = [firstEnd]
-    const isConsequence = (e: Ended) =>
-      Either.isRight(e) && e.right.outcome._tag === "Failed" && consequence(e.right.outcome.failure)
-    if (isConsequence(firstEnd)) {
-      const more = yield* Queue.take(ended).pipe(Effect.timeout(ROOT_CAUSE_WINDOW), Effect.option)
-      if (more._tag === "Some") failures.push(more.value)
-    }
-    yield* interruptAll
-    const root = failures.find((f) => !isConsequence(f) && Either.isRight(f)) ?? failures[0]!
-    const exited = new Set(
-      failures.flatMap((f) =>
-        Either.isRight(f) && f.right.outcome._tag === "Failed" && f.right.outcome.exited ? [f.right.rank] : []
-      )
-    )
-    const stopped = yield* boundedCleanup(stopAll(exited))
-    if (Either.isLeft(root)) return yield* Effect.fail(root.left)
-    const { rank, outcome } = root.right
-    if (outcome._tag !== "Failed") return yield* Effect.dieMessage("a rank ended done without being rank 0")
-    yield* emit({ _tag: "AttemptFailed", attempt: 1, failure: outcome.reported, nextArgv: undefined })
-    return yield* new RankFailed({
-      name,
-      rank,
-      host: hosts[rank]!,
-      hosts,
-      failure: outcome.failure,
-      stopped,
-      fix:
-        outcome.failure.fix === undefined
-          ? `read rank ${rank}'s log: mlops logs --host ${hosts[0]} --name ${name} --rank ${rank}`
-          : renderFix(outcome.failure.fix)
-    })
   })
 
 /** Stop one rank: KILL what is left of one that exited, TERM (then KILL) one still running; its GPUs confirmed free. */

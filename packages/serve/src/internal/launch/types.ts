@@ -241,6 +241,8 @@ export type LaunchProgress =
   | {
       readonly _tag: "AttemptFailed"
       readonly attempt: number
+      /** The rank that failed, across several hosts. */
+      readonly rank?: RankOf
       readonly failure: LaunchFailure | LaunchRulesViolated | PlacementError
       /** The flags of the next attempt, when auto-fix relaunches. */
       readonly nextArgv: ReadonlyArray<string> | undefined
