@@ -89,7 +89,12 @@ const describe = (p: CrossNodeCheck.CrossNodeProblem): Problem => {
         fix: p.fix
       }
     case "TooFewGpus":
-      return { kind: p._tag, host: p.host, text: `${p.has} GPUs, ${p.needs} needed per node`, fix: p.fix }
+      return {
+        kind: p._tag,
+        host: p.host,
+        text: `${p.has} GPU${p.has === 1 ? "" : "s"}, ${p.needs} needed per node`,
+        fix: p.fix
+      }
     case "ClockSkew":
       return { kind: p._tag, host: p.host, text: `clock off by ${p.offsetMs} ms`, fix: p.fix }
     case "ChooseInterface":

@@ -1,97 +1,20 @@
 /**
- * Several test hosts for a deployment across hosts: each a network namespace of its own (its
- * own address, its own sshd), all running the stand-in SGLang from one venv (the same install on
- * every host, as a cluster's shared image would be) with a GPU registry of its own (bind-mounted
- * over the venv's, for the host's sshd and what it starts only), so each host's stand-in
- * `nvidia-smi` sees its own ranks' memory. hosts.json gives each its Python environment and a
- * state directory of its own.
+ * Several network-namespace test hosts running the stand-in SGLang (core's `Cluster`, with this
+ * package's stand-in installed once for all of them).
  */
-import { execFileSync } from "node:child_process"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
-import { Effect, Layer } from "effect"
-import * as NetHosts from "../../../core/test/support/NetHosts.js"
-import * as Sshd from "../../../core/test/support/Sshd.js"
+import { Effect, type Scope } from "effect"
+import * as CoreCluster from "../../../core/test/support/Cluster.js"
+import type { NetHostsError } from "../../../core/test/support/NetHosts.js"
+import type { SshdError } from "../../../core/test/support/Sshd.js"
 import * as Standin from "./standin/install.js"
 
-/**
- * The hosts (`node-a`, `node-b`, ... in rank order), their namespaces and sshds, each host's
- * state directory (its deployments under `deployments/<name>`) and GPU registry, and the layer
- * that reaches them.
- */
-export type Cluster = Effect.Effect.Success<ReturnType<typeof make>>
+export { gpuHolders, on, processesOf } from "../../../core/test/support/Cluster.js"
 
-export const make = (count: number) =>
-  Effect.gen(function* () {
-    const standin = yield* Standin.install
-    const hosts = yield* NetHosts.make(count)
-    const aliases = hosts.map((_, i) => `node-${String.fromCharCode(97 + i)}`)
-    const registry = path.join(standin.venv, "standin-gpu")
-    fs.mkdirSync(registry, { recursive: true })
-    const gpuDirs = aliases.map((alias) => {
-      const dir = path.join(standin.dir, "gpu", alias)
-      fs.mkdirSync(dir, { recursive: true })
-      return dir
-    })
-    const stateDirs = aliases.map((alias) => path.join(standin.stateDir, alias))
-    const sshds = yield* Effect.forEach(hosts, (host, i) =>
-      Sshd.start({
-        alias: aliases[i]!,
-        namespace: host,
-        extraConfig: standin.sshdConfig,
-        binds: [{ from: gpuDirs[i]!, to: registry }]
-      })
-    )
-    fs.writeFileSync(
-      path.join(standin.mlopsHome, "hosts.json"),
-      JSON.stringify({
-        hosts: Object.fromEntries(
-          aliases.map((alias, i) => [alias, { python: standin.venv, stateDir: stateDirs[i] }])
-        )
-      })
-    )
-    const config = path.join(sshds[0]!.dir, "ssh_config.all")
-    fs.writeFileSync(config, sshds.map((s) => fs.readFileSync(s.sshConfigPath, "utf8")).join("\n"))
-    const layer = ConnectionPool.layer().pipe(
-      Layer.provideMerge(Hosts.layer({ sshConfig: config, mlopsHome: standin.mlopsHome }))
-    )
-    return { standin, aliases, hosts, sshds, stateDirs, gpuDirs, layer, sshConfig: config }
-  })
+/** The hosts, their sshds, state and GPU directories, and the layer that reaches them. */
+export type Cluster = CoreCluster.Cluster<Standin.Standin>
 
-/** The live processes (`pid args`) of this deployment's process group on each host (its `pgid` file), zombies aside. */
-export const processesOf = (cluster: Cluster, name: string): ReadonlyArray<ReadonlyArray<string>> => {
-  const table = execFileSync("ps", ["-A", "-o", "pid=", "-o", "pgid=", "-o", "stat=", "-o", "args="], {
-    encoding: "utf8"
-  })
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-  return cluster.stateDirs.map((dir) => {
-    const pgidFile = path.join(dir, "deployments", name, "pgid")
-    if (!fs.existsSync(pgidFile)) return []
-    const pgid = fs.readFileSync(pgidFile, "utf8").trim()
-    return table
-      .filter(([, group, stat]) => group === pgid && !stat?.startsWith("Z"))
-      .map((words) => `${words[0]} ${words.slice(3).join(" ")}`)
-  })
-}
-
-/**
- * On each host, the processes holding fake GPU memory: registry files whose process still runs
- * (the same start time, not a zombie), as the stand-in `nvidia-smi` counts them.
- */
-export const gpuHolders = (cluster: Cluster): ReadonlyArray<number> =>
-  cluster.gpuDirs.map(
-    (dir) =>
-      fs.readdirSync(dir).filter((pid) => {
-        try {
-          const started = fs.readFileSync(path.join(dir, pid), "utf8").trim().split(/\s+/)[2]
-          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-          return fields[0] !== "Z" && fields[19] === started
-        } catch {
-          return false
-        }
-      }).length
-  )
+/** `count` hosts running the stand-in SGLang. */
+export const make = (
+  count: number
+): Effect.Effect<Cluster, Standin.StandinError | NetHostsError | SshdError, Scope.Scope> =>
+  Effect.flatMap(Standin.install, (standin) => CoreCluster.on(count, standin))

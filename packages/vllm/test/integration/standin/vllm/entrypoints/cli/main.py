@@ -14,6 +14,13 @@
   the engine core fails as torch does: `RuntimeError: No CUDA GPUs are available`.
 - With `--tensor-parallel-size` > 1 and a /dev/shm smaller than `STANDIN_SHM_NEEDED_MB` (default
   256; docker's default is 64 MB), a worker fails as NCCL does, then the engine core.
+- Several nodes (`--nnodes N --node-rank i --master-addr head --master-port port`, `--headless` on
+  all but node 0, which alone serves HTTP): node 0's engine core listens on the master port (every
+  address, as torch's store does) and the others connect (retrying every 100 ms) and send the
+  arguments that shape the model; when all came and all agree, node 0 says go and they load;
+  node 0 becomes ready once every node has loaded. Arguments that differ, a node that never
+  comes or one that goes away before it loaded leave the others waiting forever, silently, as
+  NCCL does; a master port node 0 cannot bind fails at once, as the store does.
 - With `STANDIN_GPU_REGISTRY` set (images set /var/lib/standin-gpu), the engine core registers
   its fake GPU memory there (`<pid>`: `<physical GPU> <MiB> <start time>`) for the host's stand-in
   nvidia-smi; unset (a plain host), it registers nothing, as before.
@@ -198,7 +205,82 @@ def parser():
     p.add_argument("--enforce-eager", action=argparse.BooleanOptionalAction, default=False)
     p.add_argument("--trust-remote-code", action=argparse.BooleanOptionalAction, default=False)
     p.add_argument("--speculative-config", type=json.loads, default=None)
+    p.add_argument("--nnodes", type=int, default=1)
+    p.add_argument("--node-rank", type=int, default=0)
+    p.add_argument("--master-addr", default="127.0.0.1")
+    p.add_argument("--master-port", type=int, default=29501)
+    p.add_argument("--headless", action="store_true")
     return p
+
+
+# what may differ between the nodes of one deployment: where a node listens, which node it is, secrets
+NOT_SHAPING = ("host", "port", "node_rank", "master_addr", "master_port", "headless", "api_key", "model_tag")
+
+
+def shape_of(args):
+    shape = {k: v for k, v in vars(args).items() if k not in NOT_SHAPING}
+    shape["version"] = VERSION
+    return shape
+
+
+def hang():
+    while True:
+        time.sleep(3600)
+
+
+class Head:
+    """Node 0: the store's server, bound before anything loads."""
+
+    def __init__(self, args):
+        self.nnodes, self.shape, self.peers = args.nnodes, shape_of(args), []
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.listener.bind(("0.0.0.0", args.master_port))
+        except OSError as e:
+            print(f"torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+                  f"address. port: {args.master_port}, useIpv6: false, code: -{e.errno}, name: EADDRINUSE, message: "
+                  "address already in use", file=sys.stderr, flush=True)
+            sys.exit(1)
+        self.listener.listen(64)
+
+    def meet(self):
+        while len(self.peers) < self.nnodes - 1:
+            conn, _ = self.listener.accept()
+            hello = json.loads(conn.makefile("r").readline() or "null")
+            if hello is not None:
+                self.peers.append((conn, hello))
+        if any(hello["shape"] != self.shape for _, hello in self.peers):
+            hang()
+        for conn, _ in self.peers:
+            conn.sendall(b"go\n")
+
+    def loaded(self):
+        for conn, _ in self.peers:
+            if conn.makefile("r").readline().strip() != "loaded":
+                hang()
+
+
+class Peer:
+    """The other nodes: the store's clients."""
+
+    def __init__(self, args):
+        self.args, self.conn = args, None
+
+    def meet(self):
+        while self.conn is None:
+            try:
+                self.conn = socket.create_connection((self.args.master_addr, self.args.master_port), timeout=5)
+                self.conn.settimeout(None)
+            except OSError:
+                time.sleep(0.1)
+        hello = {"node_rank": self.args.node_rank, "shape": shape_of(self.args)}
+        self.conn.sendall((json.dumps(hello) + "\n").encode())
+        if self.conn.makefile("r").readline().strip() != "go":
+            hang()
+
+    def loaded(self):
+        self.conn.sendall(b"loaded\n")
 
 
 class Decoding:
@@ -264,8 +346,9 @@ def dashes(words):
     return out
 
 
-def engine_core(args, config, ready_w):
-    """The engine core process: load, size the KV cache, capture graphs, report ready."""
+def engine_core(args, config, ready_w, group=None):
+    """The engine core process: meet the other nodes (several), load, size the KV cache, capture
+    graphs, wait until every node loaded, report ready (a headless node has no one to report to)."""
     me = f"EngineCore_DP0 pid={os.getpid()}"
     if visible_gpus() == []:
         no_cuda_gpus(me)
@@ -273,6 +356,8 @@ def engine_core(args, config, ready_w):
     if args.tensor_parallel_size > 1 and shm_too_small():
         nccl_shm_failure(me, args.tensor_parallel_size)
         os._exit(1)
+    if group is not None:
+        group.meet()
     model = args.model
     log("gpu_model_runner.py:2602", f"Starting to load model {model}...", worker=me)
     time.sleep(PACE)
@@ -317,7 +402,10 @@ def engine_core(args, config, ready_w):
         print("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|##########| 67/67 [00:01<00:00, 50.1it/s]", flush=True)
         log("gpu_model_runner.py:3480", "Graph capturing finished in 1 secs, took 0.52 GiB", worker=me)
     log("core.py:210", "init engine (profile, create kv cache, warmup model) took 1.20 seconds", worker=me)
-    os.write(ready_w, b"ready")
+    if group is not None:
+        group.loaded()
+    if ready_w is not None:
+        os.write(ready_w, b"ready")
 
     def on_term(*_):
         release_gpu_memory()
@@ -466,6 +554,12 @@ def serve(argv):
     max_len = args.max_model_len or derived
     log("model.py:514", f"Resolved architecture: {(config.get('architectures') or ['?'])[0]}")
     log("model.py:1661", f"Using max model len {max_len}")
+    if args.nnodes > 1 and args.headless:
+        # a node that serves no HTTP: its engine core in this process, until stopped
+        log("api_server.py:1351", f"Starting headless node {args.node_rank} of {args.nnodes}")
+        engine_core(args, config, None, Peer(args))
+        hang()
+    group = Head(args) if args.nnodes > 1 else None
     host = args.host or "0.0.0.0"
     Api.served = (args.served_model_name or [args.model])[0]
     Api.root = args.model
@@ -485,7 +579,7 @@ def serve(argv):
     if child == 0:
         os.close(ready_r)
         server.socket.close()
-        engine_core(args, config, ready_w)
+        engine_core(args, config, ready_w, group)
     os.close(ready_w)
 
     def stop(*_):
