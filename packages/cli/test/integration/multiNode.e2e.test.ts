@@ -33,7 +33,6 @@ describe("mlops launch --hosts (network-namespace hosts, stand-in SGLang)", () =
           ...flags
         )
         assert.strictEqual(launched.code, ExitCode.Ok, launched.text)
-        console.log("LAUNCH>>", launched.text)
         assert.include(launched.text, `ranks meet at ${cluster.hosts[0]!.address}:`)
         assert.include(launched.text, "rank 1: node-b")
         assert.include(launched.text, "pair is ready on node-a, node-b (2 ranks; rank 0 on node-a")
@@ -77,7 +76,6 @@ describe("mlops launch --hosts (network-namespace hosts, stand-in SGLang)", () =
           "8"
         )
         assert.strictEqual(taken.code, ExitCode.Preflight, taken.text)
-        console.log("TAKEN>>", taken.text, "STATUS>>", status.text, "STOP>>", stopped.text)
         assert.include(taken.text, "would not start together: 3 problems")
         assert.include(taken.text, "give node-b 4 GPUs, or lower --tp/--pp")
         assert.include(
