@@ -131,7 +131,9 @@ export const makeRouted = (
           Effect.flatMap((context) => Context.get(context, Hosts.Hosts).list)
         )
         return [...simulatedListing, ...realHosts.filter((host) => host.alias !== simAlias)]
-      })
+      }),
+      // groups are hosts.json's (the simulated host is never part of one)
+      groups: realContext.pipe(Effect.flatMap((context) => Context.get(context, Hosts.Hosts).groups))
     })
     return Context.make(ConnectionPool.ConnectionPool, pool).pipe(Context.add(Hosts.Hosts, hosts))
   })

@@ -32,7 +32,8 @@ const realSide = Layer.succeedContext(
         alias === labBox.alias
           ? Effect.succeed(labBox)
           : Effect.fail(new HostNotFound({ alias, known: [labBox.alias], sources: ["test"] })),
-      list: Effect.succeed([labBox])
+      list: Effect.succeed([labBox]),
+      groups: Effect.succeed(new Map())
     })
   ).pipe(
     Context.add(

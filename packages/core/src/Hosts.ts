@@ -58,6 +58,11 @@ export class Hosts extends Context.Tag("@mlops/core/Hosts")<
     readonly resolve: (alias: string) => Effect.Effect<HostConfig, HostNotFound | ConfigFileError>
     /** Every concrete alias (no wildcard patterns), resolved. */
     readonly list: Effect.Effect<ReadonlyArray<HostConfig>, ConfigFileError>
+    /**
+     * The named groups of hosts (hosts.json's `groups`: the hosts of one deployment across
+     * several, rank 0's first), by name.
+     */
+    readonly groups: Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>, ConfigFileError>
   }
 >() {}
 
@@ -120,7 +125,8 @@ export const make = (options: HostsOptions = {}): Effect.Effect<Context.Tag.Serv
         internal.resolveKnown(snapshot, alias)
       )
     }).pipe(Effect.withSpan("Hosts.list"))
-    return Hosts.of({ resolve, list })
+    const groups = internalHostsFile.loadGroups(resolved.hostsFile).pipe(Effect.withSpan("Hosts.groups"))
+    return Hosts.of({ resolve, list, groups })
   })
 
 /** Reads only `options` (no environment). @category layers */

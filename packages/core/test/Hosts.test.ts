@@ -446,4 +446,33 @@ describe("Hosts", () => {
       assert.strictEqual(host.agent, "/tmp/from-env.sock")
     })
   )
+
+  it.live("groups: named host lists for one deployment across hosts, each problem named with the group", () =>
+    Effect.gen(function* () {
+      const hostsJson = (groups: unknown) =>
+        JSON.stringify({ hosts: { "node-a": { python: "/venv" }, "node-b": {} }, groups })
+      const ok = makeHome({ ".mlops/hosts.json": hostsJson({ pair: ["node-a", "node-b"] }) })
+      assert.deepStrictEqual([...(yield* hostsIn(ok).groups)], [["pair", ["node-a", "node-b"]]])
+      // the hosts themselves still resolve: "groups" is a known top-level field
+      assert.strictEqual((yield* hostsIn(ok).resolve("node-a")).python, "/venv")
+      assert.strictEqual((yield* hostsIn(makeHome({})).groups).size, 0)
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [["node-a"], 'group "pair" has 1 host(s): a group is two hosts or more'],
+        [["node-a", "node-a"], 'group "pair" names node-a twice'],
+        ["node-a,node-b", 'group "pair" must be a list of host aliases'],
+        [[1, 2], 'group "pair" must be a list of host aliases']
+      ]
+      for (const [members, reason] of cases) {
+        const home = makeHome({ ".mlops/hosts.json": hostsJson({ pair: members }) })
+        const error = yield* Effect.flip(hostsIn(home).groups)
+        assert.strictEqual(error.field, "groups")
+        assert.include(error.reason, reason)
+      }
+      const clash = makeHome({ ".mlops/hosts.json": hostsJson({ "node-a": ["node-a", "node-b"] }) })
+      assert.include(
+        (yield* Effect.flip(hostsIn(clash).groups)).reason,
+        'group "node-a" has the name of a host'
+      )
+    })
+  )
 })

@@ -23,7 +23,7 @@ const options = {
   hosts: Options.text("hosts").pipe(
     Options.optional,
     Options.withDescription(
-      "One deployment across several hosts, one rank on each, rank 0's first (a,b[,c]): the flags are the whole deployment's (--tp counts every GPU); mlops writes --nnodes, each rank's place and where they meet"
+      "One deployment across several hosts, one rank on each, rank 0's first (a,b[,c], or a group named in hosts.json): the flags are the whole deployment's (--tp counts every GPU); mlops writes --nnodes, each rank's place and where they meet"
     )
   ),
   rendezvousPort: Options.integer("rendezvous-port").pipe(

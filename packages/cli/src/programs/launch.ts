@@ -6,6 +6,7 @@
  * Ctrl-C: stderr says whether the server keeps running and how to follow or stop it (with
  * `--stop-on-interrupt`, that it was stopped, confirmed on the host).
  */
+import * as Hosts from "@mlops/core/Hosts"
 import * as Launch from "@mlops/serve/Launch"
 import type * as Placement from "@mlops/serve/Placement"
 import * as Stop from "@mlops/serve/Stop"
@@ -43,7 +44,10 @@ type WithFlags = Omit<Parsed, "host" | "hosts"> & {
   readonly flags: ReadonlyArray<string>
 }
 
-/** `--host H`, or `--hosts a,b[,…]` (rank 0's first; `--host`, when also given, must be it). */
+/**
+ * `--host H`, or `--hosts a,b[,…]` or `--hosts GROUP` (hosts.json's `groups`): rank 0's first;
+ * `--host`, when also given, must be it.
+ */
 export const hostsOf = (parsed: Pick<Parsed, "host" | "hosts">) =>
   Effect.gen(function* () {
     const host = Option.getOrUndefined(parsed.host)
@@ -54,10 +58,13 @@ export const hostsOf = (parsed: Pick<Parsed, "host" | "hosts">) =>
         })
       return { host, hosts: [host] }
     }
-    const hosts = parsed.hosts.value
+    const given = parsed.hosts.value
       .split(",")
       .map((h) => h.trim())
       .filter((h) => h !== "")
+    // one name that hosts.json's `groups` knows: its hosts
+    const groups = given.length === 1 ? yield* Effect.flatMap(Hosts.Hosts, (h) => h.groups) : undefined
+    const hosts = groups?.get(given[0]!) ?? given
     if (hosts.length === 0)
       return yield* new UsageError({ message: "--hosts expects host aliases: --hosts a,b" })
     if (host !== undefined && host !== hosts[0])

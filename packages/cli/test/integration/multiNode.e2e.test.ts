@@ -1,11 +1,14 @@
 /**
  * `mlops` with one deployment across two hosts, end to end: two network-namespace hosts with
- * their own sshd and the stand-in SGLang, whose nodes really meet. `launch --hosts` brings it
+ * their own sshd and the stand-in SGLang, whose nodes really meet. `launch --hosts pair` (a group
+ * named in hosts.json) brings it
  * up with one rank on each; `status` shows it once with both ranks; `logs --rank 1` reads rank
  * 1's log from its own host; `stop` stops both and says which rank held what. Refusals: a
  * rendezvous port taken on the head (exit 4, every problem named), a host given twice and a
  * rank that does not exist (exit 2).
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Cluster from "../../../sglang/test/integration/cluster.js"
@@ -21,10 +24,19 @@ describe("mlops launch --hosts (network-namespace hosts, stand-in SGLang)", () =
         const run = mlopsOn(cluster.sshConfig, cluster.standin.mlopsHome)
         const flags = ["--model-path", cluster.standin.modelPath, "--tp", "4"]
 
+        // the pair as a named group in hosts.json
+        const hostsFile = path.join(cluster.standin.mlopsHome, "hosts.json")
+        fs.writeFileSync(
+          hostsFile,
+          JSON.stringify({
+            ...JSON.parse(fs.readFileSync(hostsFile, "utf8")),
+            groups: { pair: ["node-a", "node-b"] }
+          })
+        )
         const launched = yield* run(
           "launch",
           "--hosts",
-          "node-a,node-b",
+          "pair",
           "--name",
           "pair",
           "--env",

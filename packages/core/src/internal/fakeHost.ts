@@ -220,7 +220,8 @@ export const layer = (specs: ReadonlyArray<{ readonly alias: string } & FakeHost
       return Context.empty().pipe(
         Context.add(Hosts, {
           resolve: (alias) => Effect.map(find(alias), (h) => h.config),
-          list: Effect.sync(() => [...hosts.values()].map((h) => h.config))
+          list: Effect.sync(() => [...hosts.values()].map((h) => h.config)),
+          groups: Effect.succeed(new Map())
         }),
         Context.add(ConnectionPool, {
           get: (alias) => Effect.flatMap(find(alias), (h) => h.connect),

@@ -180,8 +180,9 @@ export const decode = (
       })
     )
   if (!isObject(json)) return top(`expected a JSON object with "hosts", got ${shown(json)}`)
-  const extra = Object.keys(json).find((key) => key !== "hosts")
-  if (extra !== undefined) return top(`unknown top-level field "${extra}" (only "hosts" is read)`, extra)
+  const extra = Object.keys(json).find((key) => key !== "hosts" && key !== "groups")
+  if (extra !== undefined)
+    return top(`unknown top-level field "${extra}" (only "hosts" and "groups" are read)`, extra)
   if (!("hosts" in json)) return top(`no "hosts" field`, "hosts")
   if (!isObject(json.hosts))
     return top(`"hosts" must be an object of host entries, got ${shown(json.hosts)}`, "hosts")
@@ -193,6 +194,62 @@ export const decode = (
   }
   return Either.right(entries)
 }
+
+/**
+ * The named groups of a hosts file's text (`"groups": { "pair": ["node-a", "node-b"] }`: the
+ * hosts of one deployment across several, rank 0's first), or the first problem. A group needs
+ * two hosts or more, each once, and a name no host has (a name means one thing). @internal
+ */
+export const decodeGroups = (
+  path: string,
+  text: string
+): Either.Either<ReadonlyMap<string, ReadonlyArray<string>>, ConfigFileError> => {
+  const problem = (reason: string) =>
+    Either.left(
+      new ConfigFileError({
+        path,
+        reason,
+        field: "groups",
+        fix: `"groups" holds {"<name>": ["<rank 0's host>", "<another host>", ...]}`
+      })
+    )
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return Either.right(new Map())
+  }
+  if (!isObject(json) || json.groups === undefined) return Either.right(new Map())
+  if (!isObject(json.groups))
+    return problem(`"groups" must be an object of named host lists, got ${shown(json.groups)}`)
+  const hosts = isObject(json.hosts) ? json.hosts : {}
+  const groups = new Map<string, ReadonlyArray<string>>()
+  for (const [name, members] of Object.entries(json.groups)) {
+    if (!Array.isArray(members) || !members.every((m) => typeof m === "string" && m.trim() !== ""))
+      return problem(`group "${name}" must be a list of host aliases, got ${shown(members)}`)
+    const list = members as ReadonlyArray<string>
+    if (list.length < 2)
+      return problem(`group "${name}" has ${list.length} host(s): a group is two hosts or more`)
+    const twice = list.find((m, i) => list.indexOf(m) !== i)
+    if (twice !== undefined)
+      return problem(`group "${name}" names ${twice} twice: one rank runs on each host`)
+    if (name in hosts) return problem(`group "${name}" has the name of a host: give it another name`)
+    groups.set(name, list)
+  }
+  return Either.right(groups)
+}
+
+/** The named groups of the hosts file (none when there is no file). @internal */
+export const loadGroups = (
+  path: string
+): Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>, ConfigFileError> =>
+  Effect.flatMap(
+    readTextIfExists(path),
+    (text): Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>, ConfigFileError> =>
+      text === undefined
+        ? Effect.succeed(new Map())
+        : Either.match(decodeGroups(path, text), { onLeft: Effect.fail, onRight: Effect.succeed })
+  )
 
 /** Missing file = no entries; unreadable, invalid JSON or a bad entry = ConfigFileError. @internal */
 export const load = (path: string): Effect.Effect<ReadonlyMap<string, HostEntry>, ConfigFileError> =>

@@ -22,7 +22,8 @@ const testHosts = Layer.effect(
             return sshd.hostConfig
           })
         : Effect.fail(new HostNotFound({ alias, known: [sshd.hostConfig.alias], sources: ["test"] })),
-    list: Effect.succeed([sshd.hostConfig])
+    list: Effect.succeed([sshd.hostConfig]),
+    groups: Effect.succeed(new Map())
   }))
 )
 

@@ -19,7 +19,8 @@ const hostsFor = (host: HostConfig) =>
       alias === host.alias
         ? Effect.succeed(host)
         : Effect.fail(new HostNotFound({ alias, known: [host.alias], sources: ["test"] })),
-    list: Effect.succeed([host])
+    list: Effect.succeed([host]),
+    groups: Effect.succeed(new Map())
   })
 
 describe("live connect", () => {

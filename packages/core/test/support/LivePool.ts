@@ -12,7 +12,8 @@ export const hosts: Layer.Layer<Hosts, never, TestSshd> = Layer.effect(
       alias === sshd.hostConfig.alias
         ? Effect.succeed(sshd.hostConfig)
         : Effect.fail(new HostNotFound({ alias, known: [sshd.hostConfig.alias], sources: ["test"] })),
-    list: Effect.succeed([sshd.hostConfig])
+    list: Effect.succeed([sshd.hostConfig]),
+    groups: Effect.succeed(new Map())
   }))
 )
 
