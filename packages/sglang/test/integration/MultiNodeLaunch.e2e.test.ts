@@ -375,4 +375,33 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
       }).pipe(Effect.scoped),
     120_000
   )
+
+  it.live(
+    "node-b's OOM also breaks rank 0's collective (an NCCL error there): the failure named is node-b's OOM, the cause, not rank 0's consequence",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(2)
+        yield* Effect.gen(function* () {
+          for (let run = 0; run < 3; run++) {
+            const failed = yield* Effect.flip(
+              Serving.launchDeployment({
+                host: "node-a",
+                hosts: cluster.aliases,
+                name: `peer-loss-${run}`,
+                argv: [...argvOf(cluster, 4), "--mem-fraction-static", "0.97"],
+                // node-b's group takes 0.4 s to go after its OOM, while node-a's error is at once
+                env: { ...env, STANDIN_PEER_LOSS: "error", STANDIN_TEARDOWN_SECONDS: "0.4" }
+              })
+            )
+            assert.strictEqual(failed._tag, "RankFailed")
+            if (failed._tag !== "RankFailed") return
+            assert.deepStrictEqual([failed.rank, failed.host, failed.failure._tag], [1, "node-b", "OOM"])
+            // rank 0 did fail, of the consequence
+            const head = yield* Logs.tail("node-a", `peer-loss-${run}`, { lines: 200 })
+            assert.isTrue(head.some((l) => l.text.includes("ncclRemoteError")))
+          }
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

@@ -16,11 +16,13 @@ one loud failure (torch's store raises at once).
 
 import json
 import logging
+import os
 import socket
 import threading
 import time
 
 import sglang
+from sglang.srt.standin_common import DistBackendError
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +48,15 @@ def shape_of(args: dict) -> dict:
 def hang() -> None:
     while True:
         time.sleep(3600)
+
+
+def shut(conn: socket.socket) -> None:
+    """Closed at once for the other side, whatever file objects still refer to it."""
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    conn.close()
 
 
 def split_addr(addr: str):
@@ -86,11 +97,25 @@ class Head:
         for conn, _ in self.peers:
             conn.sendall(b"go\n")
 
+    def close(self) -> None:
+        for conn, _ in self.peers:
+            shut(conn)
+        self.listener.close()
+
     def loaded(self) -> None:
-        """Every other node has loaded; a node gone before it did leaves node 0 waiting."""
+        """Every other node has loaded; a node gone before it did leaves node 0 waiting, or, with
+        STANDIN_PEER_LOSS=error, failing as NCCL does when it notices a peer gone (ncclRemoteError,
+        its message as NCCL words it): the consequence of the other node's failure, not a cause."""
         for conn, _ in self.peers:
             line = conn.makefile("r").readline()
             if line.strip() != "loaded":
+                if os.environ.get("STANDIN_PEER_LOSS") == "error":
+                    raise DistBackendError(
+                        "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process "
+                        "exited or there was a network error, NCCL version 2.21.5\n"
+                        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+                        "prematurely."
+                    )
                 hang()
 
 
@@ -116,6 +141,10 @@ class Peer:
 
     def loaded(self) -> None:
         self.conn.sendall(b"loaded\n")
+
+    def close(self) -> None:
+        if self.conn is not None:
+            shut(self.conn)
 
 
 def make(args: dict):

@@ -40,6 +40,8 @@ UVICORN_ERROR = "ERROR:    "
 class State:
     ready = False
     children: list = []
+    # this node's part of a multi-node group (None on one node)
+    group = None
 
 
 class Decoding:
@@ -117,6 +119,11 @@ def kill_children() -> None:
 
 def on_sigquit(signum, frame):
     logger.error("Received sigquit from a child process. It usually means the child failed.")
+    # the failed rank's communicator is gone at once (the other nodes can notice); tearing the
+    # rest down takes STANDIN_TEARDOWN_SECONDS (default 0; seconds on real GPUs)
+    if State.group is not None:
+        State.group.close()
+    time.sleep(float(os.environ.get("STANDIN_TEARDOWN_SECONDS", "0")))
     kill_children()
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -406,7 +413,7 @@ def launch_server(server_args: ServerArgs) -> None:
     # in a container given no GPU, torch's first CUDA call fails before any rank starts (exit 1)
     cuda_lazy_init()
     try:
-        group = standin_group.make(dataclasses.asdict(server_args))
+        group = State.group = standin_group.make(dataclasses.asdict(server_args))
         pipes, gos = spawn_schedulers(server_args)
         if group is not None:
             group.meet()
