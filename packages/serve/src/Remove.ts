@@ -1,6 +1,7 @@
 /**
  * `rm`: forget deployments that have ended. Removes the deployment's directory on the host (its
- * files and log), so `status` stops listing it. Never a running one: a server its placement
+ * files and log), so `status` stops listing it; across several hosts, every rank's directory on
+ * its own host, once every rank has ended. Never a running one: a server its placement
  * says is alive, or a start under way, is `DeploymentRunning` (stop it first). A host that
  * cannot be reached is its connection error, never "nothing to remove".
  *
@@ -73,10 +74,11 @@ const endedOf = (state: Deployment.State, seen: Placement.Inspection | undefined
           ? `code ${seen.exit.exitCode}`
           : `signal ${seen.exit.signal}`
 
-const removeOne = (conn: Connection, state: Deployment.State) =>
+/** What its placement says of a deployment's record on one host: `DeploymentRunning` unless it ended. */
+const endedOn = (conn: Connection, state: Deployment.State) =>
   Effect.gen(function* () {
     const host = conn.host.alias
-    const stopIt = `stop it first: mlops stop --host ${host} --name ${state.name}`
+    const stopIt = `stop it first: mlops stop --host ${state.ranks?.hosts[0] ?? host} --name ${state.name}`
     // what its placement says of it; a record it cannot read is never removed on a guess
     const unreadable = (error: { readonly _tag: string; readonly message: string }) =>
       isTransient(error)
@@ -109,6 +111,13 @@ const removeOne = (conn: Connection, state: Deployment.State) =>
         fix: `a launch is starting it; wait for it to end, then ${stopIt}`
       })
     }
+    return { placed, seen, unreadable }
+  })
+
+const removeOne = (conn: Connection, state: Deployment.State) =>
+  Effect.gen(function* () {
+    const host = conn.host.alias
+    const { placed, seen, unreadable } = yield* endedOn(conn, state)
     // what the placement keeps of an ended server beside the record (an exited container)
     if (placed !== undefined) yield* placed.discard(conn).pipe(Effect.catchAll(unreadable))
     const rm = yield* conn.exec(RemoteCommand.make(["rm", "-rf", "--", state.runDir]), {
@@ -128,6 +137,27 @@ const removeOne = (conn: Connection, state: Deployment.State) =>
   })
 
 /**
+ * A deployment's records: on one host its own; across several, every rank's on its host, and
+ * only once every rank has ended (nothing is removed while one runs).
+ */
+const removeDeployment = (conn: Connection, state: Deployment.State) =>
+  Effect.gen(function* () {
+    const hosts = state.ranks?.hosts ?? []
+    if (hosts.length <= 1) return [yield* removeOne(conn, state)]
+    const pool = yield* ConnectionPool
+    const records = yield* Effect.forEach(
+      hosts,
+      (h) =>
+        Effect.flatMap(pool.get(h), (c) =>
+          Effect.map(Deployment.read(c, state.name), (s) => (s === undefined ? [] : [{ conn: c, state: s }]))
+        ),
+      { concurrency: "unbounded" }
+    ).pipe(Effect.map((lists) => lists.flat()))
+    yield* Effect.forEach(records, (r) => endedOn(r.conn, r.state), { discard: true })
+    return yield* Effect.forEach(records, (r) => removeOne(r.conn, r.state))
+  })
+
+/**
  * Remove the records of the named deployments (each must have ended). Stops at the first one
  * that cannot be removed; the ones before it are gone.
  *
@@ -138,7 +168,7 @@ export const remove = Effect.fn("Remove.remove")(function* (host: string, names:
   const conn = yield* pool.get(host)
   const removed: Array<Removed> = []
   for (const name of names) {
-    removed.push(yield* removeOne(conn, yield* Deployment.readExisting(conn, name)))
+    removed.push(...(yield* removeDeployment(conn, yield* Deployment.readExisting(conn, name))))
   }
   return removed
 })
@@ -155,8 +185,8 @@ export const removeEnded = Effect.fn("Remove.removeEnded")(function* (host: stri
   const removed: Array<Removed> = []
   const kept: Array<DeploymentRunning | RecordUnreadable> = []
   for (const state of yield* Deployment.list(conn)) {
-    const outcome = yield* Effect.either(removeOne(conn, state))
-    if (outcome._tag === "Right") removed.push(outcome.right)
+    const outcome = yield* Effect.either(removeDeployment(conn, state))
+    if (outcome._tag === "Right") removed.push(...outcome.right)
     else if (outcome.left instanceof DeploymentRunning || outcome.left instanceof RecordUnreadable)
       kept.push(outcome.left)
     else return yield* Effect.fail(outcome.left)

@@ -119,6 +119,33 @@ describe("successful launches", () => {
   })
 })
 
+describe("ranks' lines interleaved in one log", () => {
+  // two scheduler ranks of one node write to one log; TP3 runs ahead of TP2 (lines in SGLang
+  // 0.5.11's format, as its ranks print them)
+  const log = [
+    "[2026-12-02 15:29:05 TP2] Init torch distributed begin.",
+    "[2026-12-02 15:29:05 TP3] Init torch distributed begin.",
+    "[2026-12-02 15:29:05 TP3] Load weight begin. avail mem=46.93 GB",
+    "[2026-12-02 15:29:06 TP3] Load weight end. elapsed=2.15 s, type=Qwen3_5ForConditionalGeneration, avail mem=20.07 GB, mem usage=26.86 GB.",
+    "[2026-12-02 15:29:06 TP3] KV Cache is allocated. #tokens: 212480, K size: 6.48 GB, V size: 6.48 GB",
+    "[2026-12-02 15:29:06 TP2] Load weight begin. avail mem=46.93 GB",
+    "[2026-12-02 15:29:06 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 3 has a total capacity of 47.99 GiB of which 1474.20 MiB is free."
+  ].join("\n")
+
+  it("another rank's weights loading late is not the draft model's: the OOM after TP3's KV cache keeps its memory fix", () => {
+    const { events, failure } = Classifier.classifyText(log, { exitCode: 1, signal: null })
+    assert.notInclude(phasesOf(events), "draft-weights")
+    assert(failure?._tag === "OOM")
+    assert.deepStrictEqual(Object.keys(failure.fix?.flags ?? {}), ["--mem-fraction-static"])
+  })
+
+  it("the same rank loading again after its KV cache is its draft model", () => {
+    const draft = `${log.split("\n").slice(0, 5).join("\n")}\n[2026-12-02 15:29:07 TP3] Load weight begin. avail mem=5.00 GB`
+    assert.include(phasesOf(Classifier.classifyText(draft).events), "draft-weights")
+  })
+})
+
 describe("LaunchEvent schema", () => {
   it("every event of a failed launch survives a JSON round trip, failures as typed errors", () => {
     const { events } = Classifier.classifyText(read("oom-weights-tp2.log"), { exitCode: 137 })

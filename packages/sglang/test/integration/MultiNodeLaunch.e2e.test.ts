@@ -4,16 +4,19 @@
  * listens on the rendezvous port, the others connect to the head's address and compare the
  * arguments that shape the model; anything wrong leaves them waiting silently, as NCCL does).
  *
- * Ready on two and three hosts (status one row with every rank, logs per rank, stop of every
- * rank with nothing left on any host); a rendezvous port taken on the head refused before
- * anything starts; a worker killed while loading ends the whole deployment, named with its rank,
- * host and cause, within seconds (rank 0 alone would wait forever).
+ * Ready on two and three hosts (idempotent; status one row with every rank, logs per rank, stop
+ * of every rank with nothing left on any host, rm of every rank's record); a rendezvous port
+ * taken on the head refused before anything starts; a worker killed while loading ends the
+ * whole deployment, named with its rank, host and cause, within seconds (rank 0 alone would wait
+ * forever); a host unreachable for a while is waited out; a rank's OOM named (and auto-fixed)
+ * where it happened, over the NCCL error it causes on rank 0.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type * as Launch from "@mlops/serve/Launch"
 import * as Logs from "@mlops/serve/Logs"
+import * as Remove from "@mlops/serve/Remove"
 import * as SampleModels from "@mlops/serve/SampleModels"
 import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Effect, Exit, Fiber, Stream } from "effect"
@@ -34,7 +37,7 @@ const runDir = (cluster: Cluster.Cluster, rank: number, name: string) =>
 
 describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)", () => {
   it.live(
-    "ready on two hosts: one rank each, status one row with both, logs per rank, stop leaves nothing on either",
+    "ready on two hosts: one rank each, idempotent, status one row with both, logs per rank, stop leaves nothing on either, rm removes both records",
     () =>
       Effect.gen(function* () {
         const cluster = yield* Cluster.make(2)
@@ -131,6 +134,10 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
           const noRank = yield* Effect.flip(Logs.hostOfRank("node-a", name, 2))
           assert.strictEqual(noRank._tag, "RankNotFound")
 
+          // rm keeps every record while a rank runs
+          const running = yield* Effect.flip(Remove.remove("node-a", [name]))
+          assert.strictEqual(running._tag, "DeploymentRunning")
+
           const stopped = yield* Stop.stop("node-a", name)
           assert.deepStrictEqual(stopped.ranks.map((r) => [r.rank, r.host]).sort(), [
             [0, "node-a"],
@@ -138,6 +145,11 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
           ])
           assert.deepStrictEqual(Cluster.processesOf(cluster, name), [[], []])
           assert.deepStrictEqual(Cluster.gpuHolders(cluster), [0, 0])
+
+          // once stopped, rm removes every rank's record on its own host
+          const removed = yield* Remove.remove("node-a", [name])
+          assert.deepStrictEqual(removed.map((r) => r.host).sort(), ["node-a", "node-b"])
+          for (const rank of [0, 1]) assert.isFalse(fs.existsSync(runDir(cluster, rank, name)))
         }).pipe(Effect.provide(cluster.layer))
       }).pipe(Effect.scoped),
     120_000

@@ -5,7 +5,6 @@
  */
 import type { LifecycleReader, LifecycleSink, NormalizedLine } from "@mlops/serve/Classifier"
 import type { Capacity } from "@mlops/serve/LaunchEvent"
-import { phaseIndex } from "@mlops/serve/LaunchEvent"
 import { headerProcess } from "@mlops/serve/LogLine"
 import { parseServerArgs } from "../serverArgsRepr.js"
 
@@ -45,8 +44,13 @@ const serverArgs = (line: string, at: number, no: number, sink: LifecycleSink) =
   sink.emit({ _tag: "ServerArgsLine", values, line: no })
 }
 
-/** One headed line; dispatches on the message's first letter to stay cheap. */
-const headed = (line: string, at: number, no: number, sink: LifecycleSink) => {
+/**
+ * One headed line; dispatches on the message's first letter to stay cheap. `pastKvCache`: the
+ * processes (scheduler ranks, `TP3`) that allocated their KV cache: a `Load weight begin` of one
+ * of them is its draft model's; another rank's is its own target weights, still loading (the
+ * ranks' lines interleave in one log).
+ */
+const headed = (line: string, at: number, no: number, sink: LifecycleSink, pastKvCache: Set<string>) => {
   const process = headerProcess(line, at)
   const phase = sink.phase()
   const c = line.charCodeAt(at)
@@ -58,12 +62,7 @@ const headed = (line: string, at: number, no: number, sink: LifecycleSink) => {
     if (startsAt(line, at, "INFO:")) return uvicorn(line, at, no, sink)
   } else if (c === 76 /* L */) {
     if (startsAt(line, at, "Load weight begin"))
-      return sink.reach(
-        phaseIndex(phase) >= phaseIndex("kv-cache") ? "draft-weights" : "weights-loading",
-        process,
-        line,
-        no
-      )
+      return sink.reach(pastKvCache.has(process) ? "draft-weights" : "weights-loading", process, line, no)
     if (startsAt(line, at, "Load weight end")) return sink.reach("weights-loaded", process, line, no)
   } else if (c === 67 /* C */) {
     if (startsAt(line, at, "Capture draft")) return sink.reach("draft-cuda-graph", process, line, no)
@@ -73,6 +72,7 @@ const headed = (line: string, at: number, no: number, sink: LifecycleSink) => {
     )
       return sink.reach(phase === "draft-weights" ? "draft-cuda-graph" : "cuda-graph", process, line, no)
   } else if (c === 75 /* K */ && startsAt(line, at, "KV Cache is allocated")) {
+    pastKvCache.add(process)
     return sink.reach(phase === "draft-weights" ? "draft-weights" : "kv-cache", process, line, no)
   } else if (c === 77 /* M */ && startsAt(line, at, "Mamba Cache is allocated")) {
     return sink.reach(phase === "draft-weights" ? "draft-weights" : "mamba-cache", process, line, no)
@@ -99,10 +99,13 @@ const headed = (line: string, at: number, no: number, sink: LifecycleSink) => {
 }
 
 /** SGLang's reader: every line with its header is its own. */
-export const reader = (): LifecycleReader => ({
-  line: (n: NormalizedLine, no, sink) => {
-    if (n.sglangAt < 0) return false
-    headed(n.line, n.sglangAt, no, sink)
-    return true
+export const reader = (): LifecycleReader => {
+  const pastKvCache = new Set<string>()
+  return {
+    line: (n: NormalizedLine, no, sink) => {
+      if (n.sglangAt < 0) return false
+      headed(n.line, n.sglangAt, no, sink, pastKvCache)
+      return true
+    }
   }
-})
+}

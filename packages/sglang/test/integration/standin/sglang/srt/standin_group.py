@@ -17,9 +17,11 @@ one loud failure (torch's store raises at once).
 import json
 import logging
 import os
+import signal
 import socket
 import threading
 import time
+import traceback
 
 import sglang
 from sglang.srt.standin_common import DistBackendError
@@ -48,6 +50,21 @@ def shape_of(args: dict) -> dict:
 def hang() -> None:
     while True:
         time.sleep(3600)
+
+
+def peer_lost() -> None:
+    """NCCL noticing a peer gone, on this node's rank 0, as a scheduler fails: its traceback in the
+    log, then SIGQUIT to the launcher, which ends the tree."""
+    try:
+        raise DistBackendError(
+            "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process exited or "
+            "there was a network error, NCCL version 2.21.5\n"
+            "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."
+        )
+    except DistBackendError:
+        logger.error(f"Scheduler hit an exception: {traceback.format_exc()}")
+    os.kill(os.getpid(), signal.SIGQUIT)
+    hang()
 
 
 def shut(conn: socket.socket) -> None:
@@ -110,12 +127,7 @@ class Head:
             line = conn.makefile("r").readline()
             if line.strip() != "loaded":
                 if os.environ.get("STANDIN_PEER_LOSS") == "error":
-                    raise DistBackendError(
-                        "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process "
-                        "exited or there was a network error, NCCL version 2.21.5\n"
-                        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
-                        "prematurely."
-                    )
+                    peer_lost()
                 hang()
 
 
