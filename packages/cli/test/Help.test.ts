@@ -29,11 +29,11 @@ describe("help", () => {
       }
   })
 
-  it("usage lines start with mlops; launch and check end with -- <sglang flags>, others do not", () => {
+  it("usage lines start with mlops; launch (one host or several) and check end with -- <sglang flags>, others do not", () => {
     const usage = (sub: string) => mlops({}, sub, "--help").stdout.split("\n")[1]!.trim()
     assert.match(
       usage("launch"),
-      /^mlops launch (?:\[--engine sglang \| vllm\] )?--host text .* -- <sglang flags>$/
+      /^mlops launch (?:\[--engine sglang \| vllm\] )?\[--host text\] \[--hosts text\] .* -- <sglang flags>$/
     )
     assert.match(usage("check"), /^mlops check .* -- <sglang flags>$/)
     assert.match(usage("logs"), /^mlops logs --host text --name text/)
