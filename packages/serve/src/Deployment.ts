@@ -64,6 +64,19 @@ export const stoppedFile = "stopped"
 /** The file naming a rank of a deployment across several hosts (`RanksFile`). @category files */
 export const ranksFile = "ranks.json"
 
+/**
+ * Whether a record on one host is rank `rank` of the deployment whose rank 0 records `of` (the
+ * same hosts, the same rendezvous): not an unrelated deployment that has the same name there.
+ *
+ * @category reading
+ */
+export const isRankOf = (state: State, of: RanksFile, rank: number): boolean =>
+  state.ranks !== undefined &&
+  state.ranks.rank === rank &&
+  JSON.stringify(state.ranks.hosts) === JSON.stringify(of.hosts) &&
+  state.ranks.rendezvous.address === of.rendezvous.address &&
+  state.ranks.rendezvous.port === of.rendezvous.port
+
 /** Record a deliberate stop's outcome in a run directory (0600). @category writing */
 export const recordStop = (conn: Connection, runDir: string, outcome: string) =>
   conn.files.write(`${runDir}/${stoppedFile}`, outcome, { mode: 0o600 })
@@ -324,7 +337,7 @@ export const fromState = (
     engineVersion: versionOf(state.meta),
     args: state.resolved?.effective ?? null,
     // across several hosts, the deployment's flags (each rank added its own place to them)
-    argv: (state.ranks === undefined ? state.argv?.argv : state.argv?.requestedArgv) ?? [],
+    argv: state.ranks?.argv ?? state.argv?.argv ?? [],
     envNames: state.meta.envNames,
     phases: state.ready?.phases ?? [],
     startedAt: state.meta.createdAt,

@@ -145,11 +145,15 @@ const removeDeployment = (conn: Connection, state: Deployment.State) =>
     const hosts = state.ranks?.hosts ?? []
     if (hosts.length <= 1) return [yield* removeOne(conn, state)]
     const pool = yield* ConnectionPool
+    const of = state.ranks!
     const records = yield* Effect.forEach(
       hosts,
-      (h) =>
+      (h, rank) =>
         Effect.flatMap(pool.get(h), (c) =>
-          Effect.map(Deployment.read(c, state.name), (s) => (s === undefined ? [] : [{ conn: c, state: s }]))
+          Effect.map(Deployment.read(c, state.name), (s) =>
+            // this deployment's rank there, never another deployment of the same name
+            s !== undefined && Deployment.isRankOf(s, of, rank) ? [{ conn: c, state: s }] : []
+          )
         ),
       { concurrency: "unbounded" }
     ).pipe(Effect.map((lists) => lists.flat()))

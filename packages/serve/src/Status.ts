@@ -140,10 +140,12 @@ const unknown = (
 })
 
 /** Rank `rank` of deployment `name`, asked of its own host (never failing: what could not be told is its problem). */
-const rankOn = (rank: number, host: string, name: string) =>
+const rankOn = (rank: number, host: string, name: string, of: Deployment.RanksFile) =>
   Effect.gen(function* () {
     const conn = yield* (yield* ConnectionPool).get(host)
-    const state = yield* Deployment.read(conn, name)
+    const found = yield* Deployment.read(conn, name)
+    // another deployment of the same name there is not this rank
+    const state = found !== undefined && Deployment.isRankOf(found, of, rank) ? found : undefined
     if (state === undefined)
       return {
         rank,
@@ -238,7 +240,10 @@ const one = (conn: Connection, state: Deployment.State, engines: Engine.Registry
     const hosts = state.ranks?.hosts ?? [host]
     const ranks = yield* Effect.forEach(
       hosts,
-      (h, rank) => (rank === self.rank ? Effect.succeed(self) : rankOn(rank, h, state.name)),
+      (h, rank) =>
+        rank === self.rank || state.ranks === undefined
+          ? Effect.succeed(self)
+          : rankOn(rank, h, state.name, state.ranks),
       { concurrency: "unbounded" }
     )
     return {
@@ -300,7 +305,12 @@ export const ofHost = Effect.fn("Status.ofHost")(function* (
       if (head === undefined) return one(conn, state, engines)
       return Effect.gen(function* () {
         const headConn = yield* pool.get(head)
-        const headState = yield* Deployment.read(headConn, state.name)
+        const found = yield* Deployment.read(headConn, state.name)
+        // rank 0 of this deployment, not another of the same name there
+        const headState =
+          found !== undefined && state.ranks !== undefined && Deployment.isRankOf(found, state.ranks, 0)
+            ? found
+            : undefined
         return headState === undefined
           ? yield* one(conn, state, engines)
           : yield* one(headConn, headState, engines)

@@ -89,10 +89,14 @@ export const stop = Effect.fn("Stop.stop")(function* (
     } satisfies StopResult
   }
   // every rank, on its own host, at once; all-or-nothing: a rank not confirmed stopped fails the stop
+  const ranks = state.ranks!
   const results = yield* Effect.forEach(
     hosts,
     (h, rank) =>
-      Effect.either(stopOne(h, name, options)).pipe(Effect.map((result) => ({ rank, host: h, result }))),
+      // each host's record of this deployment's rank, not another deployment of the same name there
+      Effect.either(stopOne(h, name, options, { of: ranks, rank })).pipe(
+        Effect.map((result) => ({ rank, host: h, result }))
+      ),
     { concurrency: "unbounded" }
   )
   const stopped = results.flatMap((r) =>
@@ -128,10 +132,15 @@ export const stop = Effect.fn("Stop.stop")(function* (
 const stopOne = Effect.fn("Stop.stopOne")(function* (
   host: string,
   name: string,
-  options: { readonly grace?: Duration.DurationInput; readonly confirmWithin?: Duration.DurationInput }
+  options: { readonly grace?: Duration.DurationInput; readonly confirmWithin?: Duration.DurationInput },
+  /** Across several hosts: the deployment (rank 0's record) and the rank this host must hold. */
+  rankOf?: { readonly of: Deployment.RanksFile; readonly rank: number }
 ) {
   const conn = yield* (yield* ConnectionPool).get(host)
   const state = yield* Deployment.readExisting(conn, name)
+  if (rankOf !== undefined && !Deployment.isRankOf(state, rankOf.of, rankOf.rank)) {
+    return yield* new Deployment.DeploymentNotFound({ host, name, known: yield* Deployment.names(conn) })
+  }
   const { placed } = yield* Placements.ofDeployment(conn, state)
   // a record of a start that never happened: nothing to stop
   if (placed === undefined) {
@@ -160,8 +169,24 @@ const stopOne = Effect.fn("Stop.stopOne")(function* (
  * @category programs
  */
 export const isRunning = Effect.fn("Stop.isRunning")(function* (host: string, name: string) {
-  const conn = yield* (yield* ConnectionPool).get(host)
+  const pool = yield* ConnectionPool
+  const conn = yield* pool.get(host)
   const state = yield* Deployment.readExisting(conn, name)
-  const { placed } = yield* Placements.ofDeployment(conn, state)
-  return placed === undefined ? false : yield* placed.isAlive(conn)
+  const ranks = state.ranks
+  // across several hosts: whether any of its ranks still runs
+  const records =
+    ranks === undefined || ranks.hosts.length <= 1
+      ? [{ conn, state }]
+      : yield* Effect.forEach(ranks.hosts, (h, rank) =>
+          Effect.gen(function* () {
+            const c = yield* pool.get(h)
+            const s = yield* Deployment.read(c, name)
+            return s !== undefined && Deployment.isRankOf(s, ranks, rank) ? [{ conn: c, state: s }] : []
+          })
+        ).pipe(Effect.map((lists) => lists.flat()))
+  for (const r of records) {
+    const { placed } = yield* Placements.ofDeployment(r.conn, r.state)
+    if (placed !== undefined && (yield* placed.isAlive(r.conn))) return true
+  }
+  return false
 })

@@ -257,7 +257,8 @@ export const launch = (options: Parsed): Effect.Effect<void, CommandExit, Progra
       Ref.update(reached, (r) =>
         event._tag === "Connected"
           ? { ...r, name: event.name }
-          : event._tag === "Spawned"
+          : // across several hosts, rank 0's (the one the messages name with its host)
+            event._tag === "Spawned" && (event.rank === undefined || event.rank.rank === 0)
             ? { ...r, server: event.server.label }
             : event._tag === "Launched"
               ? { ...r, server: r.server ?? event.deployment.server.label, ready: true }

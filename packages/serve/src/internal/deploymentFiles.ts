@@ -75,7 +75,9 @@ export type MetaFile = typeof MetaFile.Type
 export const RanksFile = Schema.Struct({
   hosts: Schema.Array(Schema.String),
   rank: Schema.Number,
-  rendezvous: Schema.Struct({ address: Schema.String, port: Schema.Number })
+  rendezvous: Schema.Struct({ address: Schema.String, port: Schema.Number }),
+  /** The deployment's flags as started (after any fix), before each rank's own place; secrets `***`. */
+  argv: Schema.Array(Schema.String)
 })
 /** @category files */
 export type RanksFile = typeof RanksFile.Type

@@ -19,7 +19,7 @@ import * as Logs from "@mlops/serve/Logs"
 import * as Remove from "@mlops/serve/Remove"
 import * as SampleModels from "@mlops/serve/SampleModels"
 import * as Stop from "@mlops/serve/Stop"
-import { Chunk, Effect, Exit, Fiber, Stream } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, Stream } from "effect"
 import * as Serving from "../support/serving.js"
 import * as Cluster from "./cluster.js"
 
@@ -37,7 +37,7 @@ const runDir = (cluster: Cluster.Cluster, rank: number, name: string) =>
 
 describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)", () => {
   it.live(
-    "ready on two hosts: one rank each, idempotent, status one row with both, logs per rank, stop leaves nothing on either, rm removes both records",
+    "ready on two hosts: one rank each, idempotent, status one row with both, logs per rank, stop leaves nothing on either, rm removes both records; a same-named deployment on node-b alone is left alone",
     () =>
       Effect.gen(function* () {
         const cluster = yield* Cluster.make(2)
@@ -150,6 +150,36 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
           const removed = yield* Remove.remove("node-a", [name])
           assert.deepStrictEqual(removed.map((r) => r.host).sort(), ["node-a", "node-b"])
           for (const rank of [0, 1]) assert.isFalse(fs.existsSync(runDir(cluster, rank, name)))
+
+          // another deployment of the same name on node-b alone is not rank 1 of this one
+          yield* Serving.launchDeployment({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name,
+            argv: argvOf(cluster, 4),
+            env
+          })
+          yield* Stop.stop("node-a", name)
+          const alone = yield* Serving.launchDeployment({
+            host: "node-b",
+            name,
+            argv: argvOf(cluster, 2),
+            env,
+            replace: true
+          })
+          assert.deepStrictEqual(alone.hosts, ["node-b"])
+          const stoppedAgain = yield* Stop.stop("node-a", name)
+          assert.deepStrictEqual(
+            stoppedAgain.ranks.map((r) => [r.rank, r.host]),
+            [[0, "node-a"]]
+          )
+          assert.isTrue(yield* Stop.isRunning("node-b", name))
+          const aloneRows = yield* Serving.statusOfHost("node-b", { name })
+          assert.deepStrictEqual(
+            aloneRows.map((r) => [r.host, r.ranks.length, r.alive]),
+            [["node-b", 1, true]]
+          )
+          yield* Stop.stop("node-b", name)
         }).pipe(Effect.provide(cluster.layer))
       }).pipe(Effect.scoped),
     120_000
@@ -382,6 +412,18 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
               next[next.indexOf("--mem-fraction-static") + 1]
             )
           }
+          // the same command again (without auto-fix) is the running, fixed deployment
+          const again = yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name: "oom",
+            argv,
+            env
+          }).pipe(Stream.runCollect)
+          assert.deepStrictEqual(
+            Chunk.toReadonlyArray(again).map((e) => e._tag),
+            ["Connected", "AlreadyRunning", "Launched"]
+          )
           yield* Stop.stop("node-a", "oom")
         }).pipe(Effect.provide(cluster.layer))
       }).pipe(Effect.scoped),
@@ -412,6 +454,39 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
             const head = yield* Logs.tail("node-a", `peer-loss-${run}`, { lines: 200 })
             assert.isTrue(head.some((l) => l.text.includes("ncclRemoteError")))
           }
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "interrupted while the ranks load, with stopOnInterrupt: every rank stopped on every host",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* Cluster.make(2)
+        yield* Effect.gen(function* () {
+          const loading = yield* Deferred.make<void>()
+          const fiber = yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases,
+            name: "interrupted",
+            argv: argvOf(cluster, 4),
+            env: { STANDIN_PHASE_SECONDS: "1" },
+            stopOnInterrupt: true
+          }).pipe(
+            Stream.tap((e) =>
+              e._tag === "Log" && e.event._tag === "PhaseStarted" && e.event.phase === "weights-loading"
+                ? Deferred.succeed(loading, undefined)
+                : Effect.void
+            ),
+            Stream.runDrain,
+            Effect.fork
+          )
+          yield* Deferred.await(loading)
+          assert.isTrue(Cluster.processesOf(cluster, "interrupted").every((p) => p.length > 0))
+          yield* Fiber.interrupt(fiber)
+          assert.deepStrictEqual(Cluster.processesOf(cluster, "interrupted"), [[], []])
+          assert.isFalse(yield* Stop.isRunning("node-a", "interrupted"))
         }).pipe(Effect.provide(cluster.layer))
       }).pipe(Effect.scoped),
     120_000

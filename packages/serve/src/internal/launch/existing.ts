@@ -19,6 +19,7 @@ import type { Engine, Flags } from "../../Engine.js"
 import * as Placements from "../../Placements.js"
 import { isHealthyAt } from "../../Readiness.js"
 import * as Secrets from "../../Secrets.js"
+import * as Stop from "../../Stop.js"
 import type { Spec } from "../seams.js"
 import { DeploymentExists, type LaunchProgress } from "./types.js"
 
@@ -60,10 +61,15 @@ const difference = (
   secrets: ReadonlyArray<Secrets.ArgvSecret>,
   specs: { readonly placement: Spec; readonly runtime: Spec },
   /** What the runtime would run now (an image name's current id), when it tells installs apart. */
-  install: string | undefined
+  install: string | undefined,
+  /** The hosts of this launch, rank 0's first (`[host]` on one). */
+  hosts: ReadonlyArray<string>
 ) =>
   Effect.gen(function* () {
     if (state.argv === undefined || state.meta === undefined) return "its record is incomplete"
+    const runsOn = state.ranks?.hosts ?? hosts.slice(0, 1)
+    if (JSON.stringify(runsOn) !== JSON.stringify(hosts))
+      return `it runs ${runsOn.length > 1 ? `across ${runsOn.join(", ")}` : `on ${runsOn[0]} alone`}`
     if (state.meta.engine !== engine.name) return `it runs ${state.meta.engine}`
     const placement = Deployment.placementOf(state.meta)
     if (!sameSpec(placement, specs.placement)) return `it runs elsewhere (${JSON.stringify(placement)})`
@@ -105,6 +111,8 @@ export const check = Effect.fn("Launch.existing")(function* (
     readonly runtime: Spec
     /** What the runtime would run now (an image's id), when it tells installs apart. */
     readonly install: string | undefined
+    /** Every host of this launch, rank 0's first (default: this one alone). */
+    readonly hosts?: ReadonlyArray<string>
     readonly emit: (p: LaunchProgress) => Effect.Effect<void>
   }
 ) {
@@ -114,7 +122,16 @@ export const check = Effect.fn("Launch.existing")(function* (
   if (existing === undefined) return undefined
   const { placed } = yield* Placements.ofDeployment(conn, existing)
   if (placed === undefined || !(yield* placed.isAlive(conn))) return undefined
-  const different = yield* difference(o.engine, existing, o.shown, o.env, o.secrets, o, o.install)
+  const different = yield* difference(
+    o.engine,
+    existing,
+    o.shown,
+    o.env,
+    o.secrets,
+    o,
+    o.install,
+    o.hosts ?? [host]
+  )
   const port0 = existing.meta?.port ?? port
   // where the server answers from the host (its loopback, a compute node)
   const address = yield* placed.address(conn).pipe(Effect.orElseSucceed(() => undefined))
@@ -135,6 +152,21 @@ export const check = Effect.fn("Launch.existing")(function* (
       runningArgv: existing.argv?.argv ?? [],
       fix: `pass replace (--replace) to stop it first, or choose another name (--name ${name}-2)`
     })
+  }
+  // a deployment across hosts is replaced whole: every rank, on its own host
+  if ((existing.ranks?.hosts.length ?? 1) > 1) {
+    const stopped = yield* Stop.stop(host, name).pipe(
+      // gone meanwhile: nothing left to replace
+      Effect.catchTag("DeploymentNotFound", () => Effect.succeed(undefined))
+    )
+    if (stopped === undefined) return undefined
+    yield* emit({
+      _tag: "Replacing",
+      name,
+      server: stopped.ranks.map((r) => `${r.server.label} on ${r.host}`).join(", "),
+      outcome: stopped.outcome
+    })
+    return undefined
   }
   const outcome = yield* placed.stop(conn)
   yield* emit({ _tag: "Replacing", name, server: placed.server.label, outcome })

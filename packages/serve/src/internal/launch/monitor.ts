@@ -19,7 +19,7 @@
 import type * as ConnectionPool from "@mlops/core/ConnectionPool"
 import type { ConnectionLost } from "@mlops/core/Errors"
 import * as LogTail from "@mlops/core/LogTail"
-import { Clock, Duration, Effect, Option, Stream } from "effect"
+import { Clock, Duration, Effect, Option, Ref, Stream } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { PhaseTiming } from "../../Deployment.js"
 import type { LaunchFailure } from "../../Failures.js"
@@ -58,6 +58,11 @@ export const follow = <P extends Placement.PlacementError, E, R>(
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
     /** The placement's new word on it (a batch job's `PENDING (Resources)`). */
     readonly onState: (state: string, elapsedMs: number) => Effect.Effect<void>
+    /**
+     * Progress shared with the other ranks of a deployment across hosts (epoch ms of the latest):
+     * one rank waiting at a barrier while another loads is not stalled.
+     */
+    readonly sharedProgress?: Ref.Ref<number>
   }
 ): Effect.Effect<
   Outcome<P>,
@@ -73,12 +78,19 @@ export const follow = <P extends Placement.PlacementError, E, R>(
     let queued = false
     const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - o.startedAt)
 
+    const progressed = (at: number) =>
+      Effect.suspend(() => {
+        lastProgressAt = o.startedAt + at
+        return o.sharedProgress === undefined
+          ? Effect.void
+          : Ref.update(o.sharedProgress, (latest) => Math.max(latest, o.startedAt + at))
+      })
     const feed = (line: string) =>
       Effect.gen(function* () {
         const at = yield* elapsed
-        if (o.workload.isProgress({ _tag: "Line" })) lastProgressAt = o.startedAt + at
+        if (o.workload.isProgress({ _tag: "Line" })) yield* progressed(at)
         for (const event of classifier.feed(line)) {
-          if (o.workload.isProgress(event)) lastProgressAt = o.startedAt + at
+          if (o.workload.isProgress(event)) yield* progressed(at)
           if (event._tag === "PhaseStarted" && !phases.some((p) => p.phase === event.phase)) {
             phases.push({ phase: event.phase, atMs: at })
           }
@@ -160,7 +172,8 @@ export const follow = <P extends Placement.PlacementError, E, R>(
       for (;;) {
         yield* Effect.sleep("1 second")
         if (readyLineSeen || queued || (yield* session.isDown)) continue
-        const since = Math.max(lastProgressAt, yield* session.lastReconnectAt)
+        const shared = o.sharedProgress === undefined ? 0 : yield* Ref.get(o.sharedProgress)
+        const since = Math.max(lastProgressAt, shared, yield* session.lastReconnectAt)
         const silent = (yield* Clock.currentTimeMillis) - since
         if (silent >= Duration.toMillis(o.stallTimeout)) return { _tag: "Stalled" as const, silentMs: silent }
       }

@@ -23,7 +23,7 @@
  */
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
-import { Clock, Duration, Effect, Either, Fiber, Queue } from "effect"
+import { Clock, Duration, Effect, Either, Fiber, Queue, Ref } from "effect"
 import { applyFix } from "../../AutoFix.js"
 import * as Deployment from "../../Deployment.js"
 import type { Engine } from "../../Engine.js"
@@ -37,6 +37,7 @@ import type { ServerPaths } from "../../Runtime.js"
 import * as Runtimes from "../../Runtimes.js"
 import * as Secrets from "../../Secrets.js"
 import * as ServerCommand from "../../ServerCommand.js"
+import * as Stop from "../../Stop.js"
 import * as Workload from "../../Workload.js"
 import { boundedCleanup } from "../cleanup.js"
 import type { TimeToReady } from "../deploymentFiles.js"
@@ -51,6 +52,7 @@ import {
   InvalidHosts,
   type LaunchProgress,
   type LaunchRequest,
+  LaunchTimedOut,
   NotHealthy,
   RankFailed
 } from "./types.js"
@@ -170,17 +172,20 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
           placement: head.placement.spec,
           runtime: head.runtime.spec,
           install: undefined,
+          hosts,
           // said once every rank is seen running
           emit: (e) => (e._tag === "AlreadyRunning" ? Effect.void : emit(e))
         })
       )
       if (running !== undefined) {
+        const ranksOf = recorded.ranks
         const down = yield* Effect.forEach(nodes.slice(1), (n, i) =>
           sessions[i + 1]!.run((conn) =>
             Effect.gen(function* () {
+              // this deployment's rank there, not another of the same name
               const state = yield* Deployment.read(conn, name)
-              const placed =
-                state === undefined ? undefined : (yield* Placements.ofDeployment(conn, state)).placed
+              const ours = state !== undefined && Deployment.isRankOf(state, ranksOf, i + 1)
+              const placed = ours ? (yield* Placements.ofDeployment(conn, state)).placed : undefined
               return placed !== undefined && (yield* placed.isAlive(conn))
                 ? []
                 : [`rank ${i + 1} on ${n.host}`]
@@ -203,28 +208,53 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
     }
 
     // a deployment of this name running on any of the hosts: replaced when asked (every rank
-    // of it, through its own record), else refused
-    for (const n of nodes) {
-      const state = yield* Deployment.read(n.conn, name)
-      if (state === undefined) continue
-      const { placed } = yield* Placements.ofDeployment(n.conn, state)
-      if (placed === undefined || !(yield* placed.isAlive(n.conn))) continue
+    // of it, wherever its record says they run), else refused
+    for (const [i, n] of nodes.entries()) {
+      const found = yield* sessions[i]!.run((conn) =>
+        Effect.gen(function* () {
+          const state = yield* Deployment.read(conn, name)
+          if (state === undefined) return undefined
+          const { placed } = yield* Placements.ofDeployment(conn, state)
+          return placed !== undefined && (yield* placed.isAlive(conn)) ? { state, placed } : undefined
+        })
+      )
+      if (found === undefined) continue
       if (request.replace !== true) {
         return yield* new DeploymentExists({
           host: n.host,
           name,
-          server: placed.server.label,
+          server: found.placed.server.label,
           reason: "a deployment of this name runs there",
-          runningArgv: state.argv?.argv ?? [],
+          runningArgv: found.state.argv?.argv ?? [],
           fix: `stop it first (mlops stop --host ${n.host} --name ${name}) or pass --replace`
         })
       }
-      const outcome = yield* placed.stop(n.conn)
-      yield* emit({ _tag: "Replacing", name, server: placed.server.label, outcome })
+      const stopped = yield* Stop.stop(n.host, name).pipe(
+        // gone meanwhile: nothing left to replace
+        Effect.catchTag("DeploymentNotFound", () => Effect.succeed(undefined))
+      )
+      if (stopped === undefined) continue
+      yield* emit({
+        _tag: "Replacing",
+        name,
+        server: stopped.ranks.map((r) => `${r.server.label} on ${r.host}`).join(", "),
+        outcome: stopped.outcome
+      })
     }
 
     // the hosts against each other, then each host with its own rank's command
-    const rendezvousPort = request.rendezvousPort ?? (yield* freePort(head.conn))
+    const rendezvousPort =
+      request.rendezvousPort ??
+      (yield* sessions[0]!
+        .run(freePort)
+        // no answer in time: torch's default, which the rendezvous probe then tries
+        .pipe(
+          Effect.timeoutTo({
+            duration: "60 seconds",
+            onTimeout: () => RENDEZVOUS_PORTS.from,
+            onSuccess: (p) => p
+          })
+        ))
     const plannedWith = (argv: ReadonlyArray<string>, address: string) =>
       engine.ranks(argv, { nodes: hosts.length, head: address, port: rendezvousPort })
     const checked = yield* MultiNodePreflight.run({
@@ -342,7 +372,8 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
           const spawned = yield* Spawn.start(sessions[rank]!, {
             name,
             files: {
-              argv: { argv: rankFlags, requestedArgv: argv },
+              // the request as given (a relaunch of it is this deployment); the ranks file has the flags as started
+              argv: { argv: rankFlags, requestedArgv: requested },
               resolved: { effective, adjustments: first.resolved.logLines },
               meta: {
                 name,
@@ -358,7 +389,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
                 mlopsVersion: Deployment.mlopsVersion,
                 attempt
               },
-              ranks: { hosts, rank, rendezvous: { address: checked.headAddress, port: rendezvousPort } }
+              ranks: { hosts, rank, rendezvous: { address: checked.headAddress, port: rendezvousPort }, argv }
             },
             runnable: n.runtime.runnable(located, {
               target: { module: engine.command.module, leading: engine.command.leading },
@@ -384,9 +415,38 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
           })
           return spawned
         })
-      const started = yield* Effect.forEach(nodes, (_, rank) => Effect.either(spawnRank(rank)), {
-        concurrency: "unbounded"
-      })
+      // a fix may change the GPUs each host needs: the placements check them again
+      if (attempt > 1) {
+        yield* Effect.forEach(
+          nodes,
+          (n, rank) => sessions[rank]!.run((conn) => n.placement.preflight(conn, { name, gpus, port })),
+          { concurrency: "unbounded", discard: true }
+        )
+      }
+      // what has started so far: a partial set never becomes ready, so an interruption stops it
+      const live: Array<{
+        readonly rank: number
+        readonly proc: Placement.Placed<Placements.PlacementError>
+      }> = []
+      const started = yield* Effect.forEach(
+        nodes,
+        (_, rank) =>
+          Effect.either(
+            spawnRank(rank).pipe(
+              Effect.tap((spawned) => Effect.sync(() => live.push({ rank, proc: spawned.proc })))
+            )
+          ),
+        { concurrency: "unbounded" }
+      ).pipe(
+        Effect.onInterrupt(() =>
+          boundedCleanup(
+            Effect.forEach(live, ({ rank, proc }) => stopRank(sessions[rank]!, proc, false), {
+              concurrency: "unbounded",
+              discard: true
+            })
+          )
+        )
+      )
       const procs = started.flatMap((s) => (Either.isRight(s) ? [s.right.proc] : []))
       const stopAll = (exited: ReadonlySet<number>) =>
         Effect.forEach(
@@ -454,8 +514,10 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
           name,
           fromOffset: 0,
           startedAt: createdAt,
-          // the other ranks are silent once loaded, while rank 0 warms up: only rank 0 can stall
+          // the other ranks are silent once loaded, while rank 0 warms up: only rank 0 can stall,
+          // and only when no rank has made progress (rank 0 waits at a barrier while another loads)
           stallTimeout: rank === 0 ? stallTimeout : Duration.infinity,
+          sharedProgress: progress,
           overallMs,
           emit: (event, elapsedMs) =>
             emit({ _tag: "Log", event, elapsedMs, rank: { rank, host: hosts[rank]! } }),
@@ -468,6 +530,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
               elapsedMs
             })
         }).pipe(Effect.map((outcome): Outcome => ({ rank, outcome })))
+      const progress = yield* Ref.make(createdAt)
       type Ended = Either.Either<Outcome, Effect.Effect.Error<ReturnType<typeof followRank>>>
       const ended = yield* Queue.unbounded<Ended>()
       const fibers = yield* Effect.forEach(procs, (proc, rank) =>
@@ -485,12 +548,32 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
         procs.slice(1),
         (proc, i) => sessions[i + 1]!.run((conn) => proc.isAlive(conn)),
         { concurrency: "unbounded" }
-      ).pipe(Effect.map((alive) => alive.every((a) => a)))
+      ).pipe(
+        Effect.map((alive) => alive.every((a) => a)),
+        Effect.timeoutFail({
+          duration: "2 minutes",
+          onTimeout: () =>
+            new LaunchTimedOut({
+              host: hosts.slice(1).join(", "),
+              name,
+              timeoutMs: 120_000,
+              phase: "ready",
+              fix: "rank 0 is ready but the other ranks' hosts did not answer: check them (mlops status), then launch again"
+            })
+        })
+      )
       const firstEnd = yield* Effect.gen(function* () {
         for (;;) {
           const next = yield* Queue.take(ended)
           if (Either.isLeft(next) || next.right.outcome._tag !== "Done") return next
-          if (yield* othersRunning) return next
+          const running = yield* Effect.either(othersRunning)
+          if (Either.isLeft(running)) {
+            // the others cannot be told running: nothing stays up half-known
+            yield* interruptAll
+            yield* boundedCleanup(stopAll(new Set()))
+            return yield* Effect.fail(running.left)
+          }
+          if (running.right) return next
           // rank 0 stays ready; wait for the dead rank's own verdict
         }
       }).pipe(
@@ -533,15 +616,30 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
         return { deployment, address }
       }
       // a rank failed: a consequence waits briefly for another rank's root cause
+      // from here the deployment has failed: an interruption still stops every rank
       const failures: Array<Ended> = [firstEnd]
       const isConsequence = (e: Ended) =>
         Either.isRight(e) && e.right.outcome._tag === "Failed" && consequence(e.right.outcome.failure)
       if (isConsequence(firstEnd)) {
-        const more = yield* Queue.take(ended).pipe(Effect.timeout(ROOT_CAUSE_WINDOW), Effect.option)
-        if (more._tag === "Some") failures.push(more.value)
+        // every other verdict within the window (with three hosts or more, several consequences may come first)
+        yield* Effect.gen(function* () {
+          const until = (yield* Clock.currentTimeMillis) + Duration.toMillis(ROOT_CAUSE_WINDOW)
+          for (;;) {
+            const left = until - (yield* Clock.currentTimeMillis)
+            if (left <= 0) return
+            const more = yield* Queue.take(ended).pipe(Effect.timeout(Duration.millis(left)), Effect.option)
+            if (more._tag === "None") return
+            failures.push(more.value)
+          }
+        }).pipe(
+          Effect.onInterrupt(() =>
+            Effect.zipRight(interruptAll, Effect.ignore(boundedCleanup(stopAll(new Set()))))
+          )
+        )
       }
       yield* interruptAll
-      const root = failures.find((f) => !isConsequence(f) && Either.isRight(f)) ?? failures[0]!
+      const failed = failures.filter((f) => Either.isRight(f) && f.right.outcome._tag === "Failed")
+      const root = failed.find((f) => !isConsequence(f)) ?? failed[0] ?? firstEnd
       const exited = new Set(
         failures.flatMap((f) =>
           Either.isRight(f) && f.right.outcome._tag === "Failed" && f.right.outcome.exited
@@ -593,9 +691,11 @@ const stopRank = (
     .run(
       (conn) =>
         Effect.gen(function* () {
-          const release = yield* proc.gpuRelease(conn)
+          // the stop happens whether or not its GPUs can be watched
+          const release = yield* Effect.either(proc.gpuRelease(conn))
           const how = exited ? yield* proc.kill(conn) : yield* proc.stop(conn, "5 seconds")
-          const held = yield* release.confirm("10 seconds")
+          if (Either.isLeft(release)) return `${how}, GPUs not confirmed (${release.left.message})`
+          const held = yield* release.right.confirm("10 seconds")
           return held === undefined
             ? `${how}, GPUs free`
             : `${how}, but pid(s) ${held.pids.join(", ")} still hold ${held.usedMiB} MiB`

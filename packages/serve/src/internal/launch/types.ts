@@ -19,6 +19,7 @@ import type { InvalidPlacement, Spec as PlacementSpec, ServerRef } from "../../P
 import type { PlacementError } from "../../Placements.js"
 import type { InvalidRuntime, Spec as RuntimeSpec } from "../../Runtime.js"
 import type { RuntimeError } from "../../Runtimes.js"
+import type { GpuMemoryStillHeld, RanksNotStopped } from "../../Stop.js"
 import type { LaunchRulesViolated } from "../../Violations.js"
 import type {
   DeploymentExists,
@@ -280,6 +281,8 @@ export type LaunchError =
   | InvalidHosts
   | RankFailed
   | CrossNodeProblems
+  | GpuMemoryStillHeld
+  | RanksNotStopped
   | PortUnavailable
   | PythonEnvUnusable
   | GpusBusy
