@@ -186,7 +186,7 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
   )
 
   it.live(
-    "ready on three hosts (tp 6: two ranks on each), then stopped everywhere",
+    "ready on three hosts (tp 6: two ranks on each); replaced on two of them (every old rank stopped, the third host's too); stopped everywhere",
     () =>
       Effect.gen(function* () {
         const cluster = yield* Cluster.make(3)
@@ -212,8 +212,27 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
           })
           assert.deepStrictEqual(d.hosts, ["node-a", "node-b", "node-c"])
           assert.deepStrictEqual(Cluster.gpuHolders(cluster), [2, 2, 2])
+
+          // replaced by the same name on two of the hosts: every old rank goes, node-c's too
+          const events: Array<Launch.LaunchProgress> = []
+          yield* Serving.launch({
+            host: "node-a",
+            hosts: cluster.aliases.slice(0, 2),
+            name: "trio",
+            argv: ["--model-path", model, "--tp", "4"],
+            env,
+            replace: true
+          }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
+          assert.lengthOf(
+            events.filter((e) => e._tag === "Replacing"),
+            1
+          )
+          assert.strictEqual(events.at(-1)?._tag, "Launched")
+          assert.deepStrictEqual(Cluster.processesOf(cluster, "trio")[2], [])
+          assert.deepStrictEqual(Cluster.gpuHolders(cluster), [2, 2, 0])
+
           const stopped = yield* Stop.stop("node-b", "trio")
-          assert.lengthOf(stopped.ranks, 3)
+          assert.lengthOf(stopped.ranks, 2)
           assert.deepStrictEqual(Cluster.processesOf(cluster, "trio"), [[], [], []])
           assert.deepStrictEqual(Cluster.gpuHolders(cluster), [0, 0, 0])
         }).pipe(Effect.provide(cluster.layer))

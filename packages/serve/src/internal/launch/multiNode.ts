@@ -209,16 +209,25 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
 
     // a deployment of this name running on any of the hosts: replaced when asked (every rank
     // of it, wherever its record says they run), else refused
+    // every host asked at once, then each one that has it handled in rank order
+    const running = yield* Effect.forEach(
+      nodes,
+      (_, i) =>
+        sessions[i]!.run((conn) =>
+          Effect.gen(function* () {
+            const state = yield* Deployment.read(conn, name)
+            if (state === undefined) return undefined
+            const { placed } = yield* Placements.ofDeployment(conn, state)
+            return placed !== undefined && (yield* placed.isAlive(conn)) ? { state, placed } : undefined
+          })
+        ),
+      { concurrency: "unbounded" }
+    )
+    const replaced = new Set<string>()
     for (const [i, n] of nodes.entries()) {
-      const found = yield* sessions[i]!.run((conn) =>
-        Effect.gen(function* () {
-          const state = yield* Deployment.read(conn, name)
-          if (state === undefined) return undefined
-          const { placed } = yield* Placements.ofDeployment(conn, state)
-          return placed !== undefined && (yield* placed.isAlive(conn)) ? { state, placed } : undefined
-        })
-      )
-      if (found === undefined) continue
+      const found = running[i]
+      // a rank of a deployment already replaced here
+      if (found === undefined || replaced.has(n.host)) continue
       if (request.replace !== true) {
         return yield* new DeploymentExists({
           host: n.host,
@@ -234,6 +243,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
         Effect.catchTag("DeploymentNotFound", () => Effect.succeed(undefined))
       )
       if (stopped === undefined) continue
+      for (const r of stopped.ranks) replaced.add(r.host)
       yield* emit({
         _tag: "Replacing",
         name,
