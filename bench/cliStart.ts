@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { median } from "./support/stats.js"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15)
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -43,12 +44,6 @@ const cases = [
     exit: 3
   }
 ]
-
-const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 
 const times = cases.map(() => [] as Array<number>)
 for (let run = 0; run < RUNS + 1; run++) {

@@ -29,15 +29,11 @@ import { installInImage, seeContainers } from "../packages/sglang/test/integrati
 import * as Standin from "../packages/sglang/test/integration/standin/install.js"
 import { alias, fixedStory, freePort } from "../packages/sglang/test/integration/support.js"
 import * as Serving from "../packages/sglang/test/support/serving.js"
+import { median } from "./support/stats.js"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 const IMAGE = "mlops-bench/sglang:v0.5.11"
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 const ms = (x: number) => `${x.toFixed(0)} ms`
 
 const curlHealth = (port: number) =>

@@ -34,15 +34,11 @@ import {
   startHost,
   story
 } from "../packages/sglang/test/integration/support.js"
+import { median } from "./support/stats.js"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10)
 const BASELINE_RUNS = Number(process.env.BENCH_BASELINE_RUNS ?? 1)
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 0)} ms`
 
 const names: Array<string> = []

@@ -12,39 +12,20 @@
  *
  *   npx tsx bench/multiNode.ts      (or `npm run bench -- multiNode`)
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
 import * as Launch from "@mlops/serve/Launch"
-import * as SampleModels from "@mlops/serve/SampleModels"
 import * as Stop from "@mlops/serve/Stop"
 import * as SglangEngine from "@mlops/sglang/SglangEngine"
 import { Effect, Exit, Stream } from "effect"
 import * as Cluster from "../packages/sglang/test/integration/cluster.js"
+import { median } from "./support/stats.js"
 
 const LAUNCH_RUNS = Number(process.env.LAUNCH_RUNS ?? 5)
 const DEATH_RUNS = Number(process.env.DEATH_RUNS ?? 20)
 const BASELINE_RUNS = Number(process.env.BASELINE_RUNS ?? 10)
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
 const program = Effect.gen(function* () {
   const cluster = yield* Cluster.make(3)
-  // a model whose heads split 2, 4 and 6 ways
-  const model = path.join(cluster.standin.dir, "models", "Llama-48-heads")
-  fs.mkdirSync(model, { recursive: true })
-  fs.writeFileSync(
-    path.join(model, "config.json"),
-    JSON.stringify({
-      ...SampleModels.llama3_8b,
-      num_attention_heads: 48,
-      num_key_value_heads: 6,
-      hidden_size: 6144
-    })
-  )
+  const model = Cluster.sixWayModel(cluster)
   const request = (
     hosts: ReadonlyArray<string>,
     name: string,
@@ -89,10 +70,7 @@ const program = Effect.gen(function* () {
             e.event.phase === "weights-loading" &&
             killedAt === 0
               ? Effect.sync(() => {
-                  const dir = path.join(cluster.stateDirs[rank]!, "deployments", name)
-                  const pgid = Number(fs.readFileSync(path.join(dir, "pgid"), "utf8").trim())
-                  killedAt = Date.now()
-                  process.kill(-pgid, "SIGKILL")
+                  killedAt = Cluster.killRank(cluster, rank, name)
                 })
               : Effect.void
           ),

@@ -27,14 +27,9 @@ import * as Stop from "../packages/serve/src/Stop.js"
 import * as SglangEngine from "../packages/sglang/src/SglangEngine.js"
 import * as Standin from "../packages/sglang/test/integration/standin/install.js"
 import { fixedStory, freePort, story } from "../packages/sglang/test/integration/support.js"
+import { median } from "./support/stats.js"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7)
-
-const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {

@@ -32,17 +32,12 @@ import {
   standinEnv
 } from "../packages/sglang/test/integration/support.js"
 import * as Serving from "../packages/sglang/test/support/serving.js"
+import { median } from "./support/stats.js"
 
 const STEP_MS = 20
 const OUTPUT = 64
 const REQUESTS = 20
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
-
-const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 
 /** One streamed completion with curl on this machine (the test host): ms to its first text chunk. */
 const curlFirstToken = (port: number, model: string) =>

@@ -27,14 +27,10 @@ import * as Sshd from "../packages/core/test/support/Sshd.js"
 import { logs } from "../packages/sglang/src/internal/logs/index.js"
 import * as Standin from "../packages/sglang/test/integration/standin/install.js"
 import { alias, freePort } from "../packages/sglang/test/integration/support.js"
+import { median } from "./support/stats.js"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 const ms = (x: number) => `${x.toFixed(0)} ms`
 
 const program = Effect.gen(function* () {

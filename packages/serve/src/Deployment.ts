@@ -77,6 +77,17 @@ export const isRankOf = (state: State, of: RanksFile, rank: number): boolean =>
   state.ranks.rendezvous.address === of.rendezvous.address &&
   state.ranks.rendezvous.port === of.rendezvous.port
 
+/**
+ * Rank `rank` of the deployment whose ranks file is `of`, as its own host records it (through
+ * `conn`); undefined when that host has none (no record, or another deployment of the name).
+ *
+ * @category reading
+ */
+export const readRank = (conn: Connection, name: string, of: RanksFile, rank: number) =>
+  Effect.map(read(conn, name), (state) =>
+    state !== undefined && isRankOf(state, of, rank) ? state : undefined
+  )
+
 /** Record a deliberate stop's outcome in a run directory (0600). @category writing */
 export const recordStop = (conn: Connection, runDir: string, outcome: string) =>
   conn.files.write(`${runDir}/${stoppedFile}`, outcome, { mode: 0o600 })

@@ -150,9 +150,8 @@ const removeDeployment = (conn: Connection, state: Deployment.State) =>
       hosts,
       (h, rank) =>
         Effect.flatMap(pool.get(h), (c) =>
-          Effect.map(Deployment.read(c, state.name), (s) =>
-            // this deployment's rank there, never another deployment of the same name
-            s !== undefined && Deployment.isRankOf(s, of, rank) ? [{ conn: c, state: s }] : []
+          Effect.map(Deployment.readRank(c, state.name, of, rank), (s) =>
+            s === undefined ? [] : [{ conn: c, state: s }]
           )
         ),
       { concurrency: "unbounded" }

@@ -100,6 +100,17 @@ const TAIL_LINES = 300
 const exitText = (exit: ExitStatus | undefined): string | undefined =>
   exit === undefined ? undefined : exit.exitCode !== null ? `code ${exit.exitCode}` : `signal ${exit.signal}`
 
+/** A rank whose state could not be told, and why. */
+const untold = (rank: number, host: string, problem: string): RankStatus => ({
+  rank,
+  host,
+  alive: false,
+  server: undefined,
+  exit: undefined,
+  stopped: undefined,
+  problem
+})
+
 /** A row for a deployment whose placement could not tell its state: listed with why. */
 const unknown = (
   host: string,
@@ -128,34 +139,17 @@ const unknown = (
   details: {},
   failure: undefined,
   problem: { _tag: problem._tag, message: problem.message },
-  ranks: (state.ranks?.hosts ?? [host]).map((h, rank) => ({
-    rank,
-    host: h,
-    alive: false,
-    server: undefined,
-    exit: undefined,
-    stopped: undefined,
-    problem: rank === (state.ranks?.rank ?? 0) ? problem.message : "not asked"
-  }))
+  ranks: (state.ranks?.hosts ?? [host]).map((h, rank) =>
+    untold(rank, h, rank === (state.ranks?.rank ?? 0) ? problem.message : "not asked")
+  )
 })
 
 /** Rank `rank` of deployment `name`, asked of its own host (never failing: what could not be told is its problem). */
 const rankOn = (rank: number, host: string, name: string, of: Deployment.RanksFile) =>
   Effect.gen(function* () {
     const conn = yield* (yield* ConnectionPool).get(host)
-    const found = yield* Deployment.read(conn, name)
-    // another deployment of the same name there is not this rank
-    const state = found !== undefined && Deployment.isRankOf(found, of, rank) ? found : undefined
-    if (state === undefined)
-      return {
-        rank,
-        host,
-        alive: false,
-        server: undefined,
-        exit: undefined,
-        stopped: undefined,
-        problem: `no record of ${name} on ${host}`
-      }
+    const state = yield* Deployment.readRank(conn, name, of, rank)
+    if (state === undefined) return untold(rank, host, `no record of ${name} on ${host}`)
     const { placed } = yield* Placements.ofDeployment(conn, state)
     const seen = placed === undefined ? undefined : yield* placed.inspect(conn)
     const alive = seen?.alive === true
@@ -170,17 +164,7 @@ const rankOn = (rank: number, host: string, name: string, of: Deployment.RanksFi
     } satisfies RankStatus
   }).pipe(
     Effect.timeout("30 seconds"),
-    Effect.catchAll((error) =>
-      Effect.succeed({
-        rank,
-        host,
-        alive: false,
-        server: undefined,
-        exit: undefined,
-        stopped: undefined,
-        problem: error.message
-      } satisfies RankStatus)
-    )
+    Effect.catchAll((error) => Effect.succeed(untold(rank, host, error.message)))
   )
 
 /** Connection trouble fails the host; anything else about one record is that row's problem. */
@@ -305,12 +289,11 @@ export const ofHost = Effect.fn("Status.ofHost")(function* (
       if (head === undefined) return one(conn, state, engines)
       return Effect.gen(function* () {
         const headConn = yield* pool.get(head)
-        const found = yield* Deployment.read(headConn, state.name)
         // rank 0 of this deployment, not another of the same name there
         const headState =
-          found !== undefined && state.ranks !== undefined && Deployment.isRankOf(found, state.ranks, 0)
-            ? found
-            : undefined
+          state.ranks === undefined
+            ? undefined
+            : yield* Deployment.readRank(headConn, state.name, state.ranks, 0)
         return headState === undefined
           ? yield* one(conn, state, engines)
           : yield* one(headConn, headState, engines)

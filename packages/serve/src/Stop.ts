@@ -180,8 +180,8 @@ export const isRunning = Effect.fn("Stop.isRunning")(function* (host: string, na
       : yield* Effect.forEach(ranks.hosts, (h, rank) =>
           Effect.gen(function* () {
             const c = yield* pool.get(h)
-            const s = yield* Deployment.read(c, name)
-            return s !== undefined && Deployment.isRankOf(s, ranks, rank) ? [{ conn: c, state: s }] : []
+            const s = yield* Deployment.readRank(c, name, ranks, rank)
+            return s === undefined ? [] : [{ conn: c, state: s }]
           })
         ).pipe(Effect.map((lists) => lists.flat()))
   for (const r of records) {

@@ -115,3 +115,20 @@ export const gpuHolders = (cluster: { readonly gpuDirs: ReadonlyArray<string> })
         }
       }).length
   )
+
+/**
+ * Kill rank `rank`'s whole process group (its `pgid` file on its host), as a node dies: SIGKILL,
+ * supervisor included, so no exit status is written. The moment of the kill, epoch ms.
+ */
+export const killRank = (
+  cluster: { readonly stateDirs: ReadonlyArray<string> },
+  rank: number,
+  name: string
+): number => {
+  const pgid = Number(
+    fs.readFileSync(path.join(cluster.stateDirs[rank]!, "deployments", name, "pgid"), "utf8").trim()
+  )
+  const at = Date.now()
+  process.kill(-pgid, "SIGKILL")
+  return at
+}

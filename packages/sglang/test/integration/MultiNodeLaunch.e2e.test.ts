@@ -17,7 +17,6 @@ import { assert, describe, it } from "@effect/vitest"
 import type * as Launch from "@mlops/serve/Launch"
 import * as Logs from "@mlops/serve/Logs"
 import * as Remove from "@mlops/serve/Remove"
-import * as SampleModels from "@mlops/serve/SampleModels"
 import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Deferred, Effect, Exit, Fiber, Stream } from "effect"
 import * as Serving from "../support/serving.js"
@@ -191,18 +190,7 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
       Effect.gen(function* () {
         const cluster = yield* Cluster.make(3)
         yield* Effect.gen(function* () {
-          // a model whose heads split six ways (Qwen3.6-27B's GDN dimension does not)
-          const model = path.join(cluster.standin.dir, "models", "Llama-48-heads")
-          fs.mkdirSync(model, { recursive: true })
-          fs.writeFileSync(
-            path.join(model, "config.json"),
-            JSON.stringify({
-              ...SampleModels.llama3_8b,
-              num_attention_heads: 48,
-              num_key_value_heads: 6,
-              hidden_size: 6144
-            })
-          )
+          const model = Cluster.sixWayModel(cluster)
           const d = yield* Serving.launchDeployment({
             host: "node-a",
             hosts: cluster.aliases,
@@ -299,11 +287,7 @@ describe("a deployment across hosts (network-namespace hosts, stand-in SGLang)",
               e.event._tag === "PhaseStarted" &&
               e.event.phase === "weights-loading"
                 ? Effect.sync(() => {
-                    const pgid = Number(
-                      fs.readFileSync(path.join(runDir(cluster, 1, name), "pgid"), "utf8").trim()
-                    )
-                    killedAt = Date.now()
-                    process.kill(-pgid, "SIGKILL")
+                    killedAt = Cluster.killRank(cluster, 1, name)
                   })
                 : Effect.void
             ),

@@ -75,8 +75,7 @@ describe("vLLM across hosts (network-namespace hosts, stand-in vLLM)", () => {
               e.event.phase === "weights-loading"
                 ? Effect.sync(() => {
                     killed = true
-                    const dir = path.join(c.stateDirs[1]!, "deployments", "doomed")
-                    process.kill(-Number(fs.readFileSync(path.join(dir, "pgid"), "utf8").trim()), "SIGKILL")
+                    Cluster.killRank(c, 1, "doomed")
                   })
                 : Effect.void
             ),

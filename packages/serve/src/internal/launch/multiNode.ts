@@ -26,14 +26,12 @@ import * as Probes from "@mlops/core/Probes"
 import { Clock, Duration, Effect, Either, Fiber, Queue, Ref } from "effect"
 import { applyFix } from "../../AutoFix.js"
 import * as Deployment from "../../Deployment.js"
-import type { Engine } from "../../Engine.js"
 import { type LaunchFailure, renderFix } from "../../Failures.js"
 import * as MultiNodePreflight from "../../MultiNodePreflight.js"
 import type * as Placement from "../../Placement.js"
 import * as Placements from "../../Placements.js"
 import * as Preflight from "../../Preflight.js"
 import * as Readiness from "../../Readiness.js"
-import type { ServerPaths } from "../../Runtime.js"
 import * as Runtimes from "../../Runtimes.js"
 import * as Secrets from "../../Secrets.js"
 import * as ServerCommand from "../../ServerCommand.js"
@@ -42,13 +40,13 @@ import * as Workload from "../../Workload.js"
 import { boundedCleanup } from "../cleanup.js"
 import type { TimeToReady } from "../deploymentFiles.js"
 import * as Existing from "./existing.js"
+import * as Identity from "./identity.js"
 import * as Monitor from "./monitor.js"
 import * as RemoteCheck from "./remoteCheck.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
 import {
   DeploymentExists,
-  InvalidDeploymentName,
   InvalidHosts,
   type LaunchProgress,
   type LaunchRequest,
@@ -66,9 +64,6 @@ const ROOT_CAUSE_WINDOW = Duration.seconds(1)
 /** Failures that are usually another rank's consequence (a peer gone, a collective broken). */
 const consequence = (failure: LaunchFailure): boolean =>
   failure._tag === "DistributedError" || failure._tag === "StartupStalled"
-
-const localModel = (model: string | undefined) =>
-  model !== undefined && /^(?:\/|~|\.)/.test(model) ? model : undefined
 
 /** The hosts as given: at least two, none twice, rank 0's the request's `host`. */
 const validHosts = (request: LaunchRequest, hosts: ReadonlyArray<string>) => {
@@ -123,22 +118,12 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       })
     }
     const head = nodes[0]!
-    const candidates: ReadonlyArray<Engine> = Array.isArray(request.engine)
-      ? request.engine
-      : [request.engine]
+    const candidates = Identity.candidates(request)
     const engine =
       candidates.length === 1
         ? candidates[0]!
         : (yield* head.runtime.locate(head.conn, { engines: candidates, env })).engine
-    const name = request.name ?? Deployment.defaultName(engine.modelOf(request.argv), engine.name)
-    if (!Deployment.isValidName(name)) {
-      return yield* new InvalidDeploymentName({ name, fix: "use 1-64 letters, digits, '.', '_' or '-'" })
-    }
-    const { shown: requested, secrets } = Secrets.split(request.argv, engine.latestFlags)
-    const digest = Secrets.digest(env, secrets)
-    const apiKey =
-      engine.apiKeyFlag === undefined ? undefined : secrets.find((s) => s.flag === engine.apiKeyFlag)?.value
-    const port = engine.portOf(requested)
+    const { name, requested, secrets, digest, apiKey, port } = yield* Identity.identify(request, engine, env)
     yield* emit({ _tag: "Connected", host: head.host, name, elapsedMs: yield* since })
 
     const sessions = yield* Effect.forEach(nodes, (n, rank) =>
@@ -183,9 +168,9 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
           sessions[i + 1]!.run((conn) =>
             Effect.gen(function* () {
               // this deployment's rank there, not another of the same name
-              const state = yield* Deployment.read(conn, name)
-              const ours = state !== undefined && Deployment.isRankOf(state, ranksOf, i + 1)
-              const placed = ours ? (yield* Placements.ofDeployment(conn, state)).placed : undefined
+              const state = yield* Deployment.readRank(conn, name, ranksOf, i + 1)
+              const placed =
+                state === undefined ? undefined : (yield* Placements.ofDeployment(conn, state)).placed
               return placed !== undefined && (yield* placed.isAlive(conn))
                 ? []
                 : [`rank ${i + 1} on ${n.host}`]
@@ -284,7 +269,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       elapsedMs: yield* since
     })
     const modelPath = engine.modelOf(requested) ?? "model"
-    const paths: ServerPaths = { model: localModel(engine.modelOf(requested)), caches: engine.caches }
+    const paths = Identity.pathsOfEngine(engine)(requested)
     const preflights = yield* Effect.forEach(
       nodes,
       (n, rank) =>

@@ -16,12 +16,12 @@ import * as Tunnel from "@mlops/core/Tunnel"
 import { Clock, Duration, Effect, Either, Fiber, Mailbox, Stream } from "effect"
 import { applyFix, fixViolations } from "../../AutoFix.js"
 import * as Deployment from "../../Deployment.js"
-import type { Engine, Flags } from "../../Engine.js"
+import type { Flags } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
 import * as Placements from "../../Placements.js"
 import * as Preflight from "../../Preflight.js"
 import * as Readiness from "../../Readiness.js"
-import type { Located, ServerPaths } from "../../Runtime.js"
+import type { Located } from "../../Runtime.js"
 import * as Runtimes from "../../Runtimes.js"
 import * as Secrets from "../../Secrets.js"
 import * as ServerCommand from "../../ServerCommand.js"
@@ -30,30 +30,13 @@ import * as Workload from "../../Workload.js"
 import { boundedCleanup } from "../cleanup.js"
 import type { TimeToReady } from "../deploymentFiles.js"
 import * as Existing from "./existing.js"
+import * as Identity from "./identity.js"
 import * as Monitor from "./monitor.js"
 import * as MultiNode from "./multiNode.js"
 import * as RemoteCheck from "./remoteCheck.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
-import {
-  InvalidDeploymentName,
-  type LaunchError,
-  type LaunchProgress,
-  type LaunchRequest,
-  NotHealthy
-} from "./types.js"
-
-/** A model given as a path on the host (not a Hugging Face repo id). */
-const localModel = (model: string | undefined) =>
-  model !== undefined && /^(?:\/|~|\.)/.test(model) ? model : undefined
-
-/** What a server of this argv reads on the host (a container mounts it), its argument check too. */
-const pathsOfEngine =
-  (engine: Engine) =>
-  (argv: ReadonlyArray<string>): ServerPaths => ({
-    model: localModel(engine.modelOf(argv)),
-    caches: engine.caches
-  })
+import { type LaunchError, type LaunchProgress, type LaunchRequest, NotHealthy } from "./types.js"
 
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
@@ -70,9 +53,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
     // where it runs and how the engine is found: chosen once, from the host's entry and the request
     const runtime = yield* Runtimes.resolve(first.host, request.runtime)
     const placement = yield* Placements.resolve(first.host, runtime.form, request.placement)
-    const candidates: ReadonlyArray<Engine> = Array.isArray(request.engine)
-      ? request.engine
-      : [request.engine]
+    const candidates = Identity.candidates(request)
     const session = yield* Session.make({
       alias: request.host,
       deadline,
@@ -86,16 +67,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         ? { engine: candidates[0]!, located: undefined }
         : yield* session.run((conn) => runtime.locate(conn, { engines: candidates, env }))
     const engine = detected.engine
-    const pathsOf = pathsOfEngine(engine)
-    const name = request.name ?? Deployment.defaultName(engine.modelOf(request.argv), engine.name)
-    if (!Deployment.isValidName(name)) {
-      return yield* new InvalidDeploymentName({ name, fix: "use 1-64 letters, digits, '.', '_' or '-'" })
-    }
-    const { shown: requested, secrets } = Secrets.split(request.argv, engine.latestFlags)
-    const digest = Secrets.digest(env, secrets)
-    const apiKey =
-      engine.apiKeyFlag === undefined ? undefined : secrets.find((s) => s.flag === engine.apiKeyFlag)?.value
-    const port = engine.portOf(requested)
+    const pathsOf = Identity.pathsOfEngine(engine)
+    const { name, requested, secrets, digest, apiKey, port } = yield* Identity.identify(request, engine, env)
     yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
     // the runtime made usable first (an image pulled): what runs now is what a relaunch compares
     yield* session.run((conn) =>
