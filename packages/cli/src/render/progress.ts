@@ -89,7 +89,9 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
         `${green(style, "✓")} connected to ${bold(style, event.host)} as deployment ${bold(style, event.name)} ${dim(style, duration(event.elapsedMs))}`
       ]
     case "Preparing":
-      return [`  ${cyan(style, "↓")} ${event.step}: ${event.detail} ${dim(style, duration(event.elapsedMs))}`]
+      return [
+        `  ${cyan(style, "↓")} ${rankPrefix(event)}${event.step}: ${event.detail} ${dim(style, duration(event.elapsedMs))}`
+      ]
     case "Preflight": {
       const f = event.facts
       // the host's GPUs and port where the server runs on it; elsewhere, the placement's own word

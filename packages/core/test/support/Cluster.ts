@@ -13,6 +13,7 @@ import { type ConfigError, Effect, Layer, type Scope } from "effect"
 import * as ConnectionPool from "../../src/ConnectionPool.js"
 import * as Hosts from "../../src/Hosts.js"
 import * as NetHosts from "./NetHosts.js"
+import { withSetEnv } from "./Slurm.js"
 import * as Sshd from "./Sshd.js"
 
 /** What a stand-in engine install gives the hosts: its venv, the sshd lines for it, the client's mlops home and a state directory. */
@@ -37,11 +38,30 @@ export interface Cluster<S extends StandinInstall> {
   readonly sshConfig: string
 }
 
-/** `count` hosts running the given stand-in install (one venv for all, as a shared image would be). */
-export const on = <S extends StandinInstall>(
+/** What a host gets besides the stand-in: more of its hosts.json entry and its sessions' environment. */
+export interface HostSetup {
+  /** More fields of its hosts.json entry (`image`, `runtime`), replacing `python` when `image` is given. */
+  readonly entry?: Readonly<Record<string, unknown>>
+  /** Its ssh sessions' environment (sshd `SetEnv`), e.g. the `DOCKER_HOST` of its own daemon. */
+  readonly env?: Readonly<Record<string, string>>
+}
+
+/** A host's part of a cluster, before its sshd starts: its namespace, its index and its GPU registry. */
+export type Setup<E> = (
+  host: NetHosts.NetHost,
+  index: number,
+  gpuDir: string
+) => Effect.Effect<HostSetup, E, Scope.Scope>
+
+/**
+ * `count` hosts running the given stand-in install (one venv for all, as a shared image would
+ * be); `setup` gives each host more (a container engine of its own, started in its namespace).
+ */
+export const on = <S extends StandinInstall, E = never>(
   count: number,
-  standin: S
-): Effect.Effect<Cluster<S>, NetHosts.NetHostsError | Sshd.SshdError, Scope.Scope> =>
+  standin: S,
+  setup?: Setup<E>
+): Effect.Effect<Cluster<S>, NetHosts.NetHostsError | Sshd.SshdError | E, Scope.Scope> =>
   Effect.gen(function* () {
     const hosts = yield* NetHosts.make(count)
     const aliases = hosts.map((_, i) => `node-${String.fromCharCode(97 + i)}`)
@@ -53,19 +73,29 @@ export const on = <S extends StandinInstall>(
       return dir
     })
     const stateDirs = aliases.map((alias) => path.join(standin.stateDir, alias))
-    const sshds = yield* Effect.forEach(hosts, (host, i) =>
-      Sshd.start({
+    const setups = yield* Effect.forEach(hosts, (host, i) =>
+      setup === undefined ? Effect.succeed<HostSetup>({}) : setup(host, i, gpuDirs[i]!)
+    )
+    const sshds = yield* Effect.forEach(hosts, (host, i) => {
+      const env = Object.entries(setups[i]!.env ?? {}).map(([key, value]) => `${key}=${value}`)
+      return Sshd.start({
         alias: aliases[i]!,
         namespace: host,
-        extraConfig: standin.sshdConfig,
+        extraConfig: env.length === 0 ? standin.sshdConfig : withSetEnv(standin.sshdConfig, env),
         binds: [{ from: gpuDirs[i]!, to: registry }]
       })
-    )
+    })
     fs.writeFileSync(
       path.join(standin.mlopsHome, "hosts.json"),
       JSON.stringify({
         hosts: Object.fromEntries(
-          aliases.map((alias, i) => [alias, { python: standin.venv, stateDir: stateDirs[i] }])
+          aliases.map((alias, i) => {
+            const entry = setups[i]!.entry ?? {}
+            return [
+              alias,
+              { ...("image" in entry ? {} : { python: standin.venv }), stateDir: stateDirs[i], ...entry }
+            ]
+          })
         )
       })
     )

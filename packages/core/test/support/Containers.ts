@@ -337,6 +337,12 @@ export interface DockerOptions {
    * image on 2 loaded cores), `overlay2`, or `auto` (default): overlay2 where `overlayWorks`.
    */
   readonly storageDriver?: "vfs" | "overlay2" | "auto"
+  /**
+   * Run dockerd inside this network namespace (`NetHosts`; joined with `nsenter`): its `--network host`
+   * containers then live on that test host's network, as a daemon on another machine's would.
+   * Its socket is a file, so clients reach it from anywhere on this machine.
+   */
+  readonly namespace?: string
 }
 
 export interface DockerDaemon extends Target {
@@ -486,9 +492,14 @@ export const startDocker = (
       try: () => {
         const fd = fs.openSync(logFile, "a")
         try {
+          // nsenter joins the network namespace only (`ip netns exec` would also remount /sys,
+          // hiding the cgroup mounts dockerd needs) and execs dockerd: the child's pid is dockerd's
+          const inNamespace =
+            options.namespace === undefined ? [] : [`--net=/var/run/netns/${options.namespace}`, DOCKERD]
           return spawn(
-            DOCKERD,
+            options.namespace === undefined ? DOCKERD : "nsenter",
             [
+              ...inNamespace,
               "--iptables=false",
               "--ip6tables=false",
               "--bridge=none",

@@ -15,9 +15,10 @@
  * distributed error) gives way to a root cause another rank reports within a second.
  *
  * Auto-fix applies a rank's fix to the deployment's flags and starts every rank again; the
- * host's own argument check runs on rank 0's host. Not across several hosts (yet): placements
- * that run the server off the host (a scheduler's job: one job per rank would not be one
- * allocation).
+ * host's own argument check runs on rank 0's host. From an image, each host prepares its own
+ * (pulls it when its policy says so) and the cross-node check holds every rank to one image id.
+ * Not across several hosts (yet): placements that run the server off the host (a scheduler's
+ * job: one job per rank would not be one allocation).
  *
  * @internal
  */
@@ -88,6 +89,30 @@ const freePort = (conn: Parameters<typeof Probes.portHolder>[0]) =>
     return RENDEZVOUS_PORTS.from
   })
 
+/**
+ * The hosts' answers to one step: one host's failure as it is, several as `CrossNodeProblems`
+ * naming each host (every problem at once).
+ */
+const oneOrAll = <A, E extends { readonly _tag: string; readonly message: string }>(
+  hosts: ReadonlyArray<string>,
+  answers: ReadonlyArray<Either.Either<A, E>>
+): Effect.Effect<void, E | MultiNodePreflight.CrossNodeProblems> => {
+  const refused = answers.flatMap((a, rank) => (Either.isLeft(a) ? [{ rank, error: a.left }] : []))
+  if (refused.length === 1) return Effect.fail(refused[0]!.error)
+  if (refused.length === 0) return Effect.void
+  return Effect.fail(
+    new MultiNodePreflight.CrossNodeProblems({
+      hosts,
+      problems: refused.map(({ rank, error }) => ({
+        kind: error._tag,
+        host: hosts[rank]!,
+        text: error.message,
+        fix: "fix" in error && typeof error.fix === "string" ? error.fix : "see the problem above"
+      }))
+    })
+  )
+}
+
 type Outcome = { readonly rank: number; readonly outcome: Monitor.Outcome<Placements.PlacementError> }
 
 export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
@@ -138,6 +163,27 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       })
     )
 
+    // each host's runtime made usable first (its image pulled there): every problem of every host at once
+    const prepared = yield* Effect.forEach(
+      nodes,
+      (n, rank) =>
+        Effect.either(
+          sessions[rank]!.run((conn) =>
+            Effect.zipRight(
+              n.runtime.prepare(conn, (step) =>
+                Effect.flatMap(since, (elapsedMs) =>
+                  emit({ _tag: "Preparing", ...step, elapsedMs, rank: { rank, host: n.host } })
+                )
+              ),
+              n.runtime.current(conn)
+            )
+          )
+        ),
+      { concurrency: "unbounded" }
+    )
+    yield* oneOrAll(hosts, prepared)
+    const installs = prepared.map((p) => (Either.isRight(p) ? p.right : undefined))
+
     // the same launch on the same hosts, every rank running: it is the result (as on one host)
     const recorded = yield* sessions[0]!.run((conn) => Deployment.read(conn, name))
     if (
@@ -156,7 +202,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
           replace: false,
           placement: head.placement.spec,
           runtime: head.runtime.spec,
-          install: undefined,
+          install: installs[0],
           hosts,
           // said once every rank is seen running
           emit: (e) => (e._tag === "AlreadyRunning" ? Effect.void : emit(e))
@@ -296,19 +342,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
         ),
       { concurrency: "unbounded" }
     )
-    const refused = preflights.flatMap((p, rank) => (Either.isLeft(p) ? [{ rank, error: p.left }] : []))
-    if (refused.length === 1) return yield* Effect.fail(refused[0]!.error)
-    if (refused.length > 1) {
-      return yield* new MultiNodePreflight.CrossNodeProblems({
-        hosts,
-        problems: refused.map(({ rank, error }) => ({
-          kind: error._tag,
-          host: hosts[rank]!,
-          text: error.message,
-          fix: "fix" in error && typeof error.fix === "string" ? error.fix : "see the problem above"
-        }))
-      })
-    }
+    yield* oneOrAll(hosts, preflights)
     const results = preflights.flatMap((p) => (Either.isRight(p) ? [p.right] : []))
     const first = results[0]!
     yield* emit({ _tag: "Python", python: first.located, elapsedMs: yield* since })
@@ -378,6 +412,9 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
                 placement: n.placement.spec,
                 runtime: n.runtime.spec,
                 python: located.interpreter,
+                ...(located.runtime === n.runtime.spec.kind && installs[rank] !== undefined
+                  ? { install: located.installId }
+                  : {}),
                 envNames: Object.keys(env).sort(),
                 secrets: digest,
                 createdAt,

@@ -171,6 +171,8 @@ export type LaunchProgress =
       /** The tool's latest word on it. */
       readonly detail: string
       readonly elapsedMs: number
+      /** The rank whose host it is, across several hosts (each prepares its own). */
+      readonly rank?: RankOf
     }
   /** The Python environment chosen (configured or discovered). */
   | { readonly _tag: "Python"; readonly python: PythonFacts; readonly elapsedMs: number }
