@@ -73,18 +73,14 @@ const measure = (standin: Standin.Standin, slurm: TestSlurm.SlurmCluster) =>
           { env: { STANDIN_PHASE_SECONDS: "0.02", STANDIN_STAMP_FILE: standin.stampFile } }
         )
         yield* placement.preflight(conn, { name, gpus, port })
-        const placed = yield* placement.spawn(
-          alias,
-          { _tag: "OnHost", command, shown: "sglang" },
-          {
-            runDir,
-            logPath: path.join(runDir, "log"),
-            token: `t${n}`,
-            name,
-            paths: { model: undefined, caches: [] },
-            gpus
-          }
-        )
+        const placed = yield* placement.spawn(alias, [{ _tag: "OnHost", command, shown: "sglang" }], {
+          runDir,
+          logPath: path.join(runDir, "log"),
+          token: `t${n}`,
+          name,
+          paths: { model: undefined, caches: [] },
+          gpus
+        })
         return { placement, placed }
       })
 

@@ -379,6 +379,16 @@ describe("mlops launch's Slurm options", () => {
     })
   )
 
+  it.live("a --nodes that is not a positive count is a usage error (exit 2) that names --nodes", () =>
+    Effect.gen(function* () {
+      for (const bad of ["two", "0"]) {
+        const ran = yield* mlops("launch", "--host", "sim", "--nodes", bad, "--", ...story, ...storyFixes)
+        assert.strictEqual(ran.code, ExitCode.Usage, ran.text)
+        assert.include(ran.text, `--nodes expects a positive integer (the nodes the job spans), got "${bad}"`)
+      }
+    })
+  )
+
   it.live(
     "--partition on a host without Slurm: SlurmUnavailable (exit 4) with its fix, and no server left",
     () =>

@@ -112,6 +112,14 @@ export const SlurmProblem = Schema.Union(
     /** GRES names the partition's nodes do have. */
     available: Schema.Array(Schema.String)
   }),
+  Schema.TaggedStruct("TooFewNodes", {
+    partition: Schema.String,
+    requested: Schema.Number,
+    /** Nodes of the partition that fit (GPUs, constraint) and are in service. */
+    usable: Schema.Number,
+    /** GPUs of the GRES each node needs. */
+    gpusPerNode: Schema.Number
+  }),
   Schema.TaggedStruct("NotEnoughGpus", {
     partition: Schema.String,
     gres: Schema.String,
@@ -146,6 +154,8 @@ export const describeProblem = (problem: SlurmProblem): string => {
       return `QoS ${problem.qos} is not allowed in partition ${problem.partition} (AllowQos=${problem.allowed})`
     case "GresNotFound":
       return `no node of partition ${problem.partition} has GRES ${problem.gres} (its nodes have: ${problem.available.join(", ") || "no GRES"})`
+    case "TooFewNodes":
+      return `${problem.requested} nodes with ${problem.gpusPerNode} GPUs each requested; partition ${problem.partition} has ${problem.usable} such node(s) in service`
     case "NotEnoughGpus":
       return `${problem.requested} GPUs of GRES ${problem.gres} on one node requested; the largest node of partition ${problem.partition} has ${problem.largestNode}`
     case "ConstraintUnmatched":
@@ -172,6 +182,8 @@ export const problemFix = (problem: SlurmProblem): string => {
       return problem.available.length > 0
         ? `set the GRES name to one of ${problem.available.join(", ")} ("slurm.gres" in hosts.json; names are case-sensitive)`
         : "choose a partition with GPU nodes (`sinfo -o '%P %G'` lists them)"
+    case "TooFewNodes":
+      return `span at most ${problem.usable} node(s) (--nodes), or use a partition with more`
     case "NotEnoughGpus":
       return problem.elsewhere.length > 0
         ? `lower tp × pp to ${problem.largestNode}, or use partition ${problem.elsewhere.join(" or ")}`

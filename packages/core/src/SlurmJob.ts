@@ -100,3 +100,18 @@ export const describeState = (job: Pick<SlurmJob, "state" | "slurmState">): stri
         : `${job.slurmState} ExitCode=${renderExitCode(state.exitCode)}`
   }
 }
+
+/**
+ * The first node of a Slurm node list (`gpu[01-02,05]` → `gpu01`, `node-a,node-b` → `node-a`):
+ * where a job's first task (rank 0) runs.
+ *
+ * @category rendering
+ */
+export const firstNode = (list: string): string => {
+  const found = /^([^,[]*)(?:\[([^\]]*)\])?([^,]*)/.exec(list.trim())
+  if (found === null) return list
+  const [, prefix = "", range, suffix = ""] = found
+  if (range === undefined) return `${prefix}${suffix}`
+  const first = range.split(",")[0]!.split("-")[0]!
+  return `${prefix}${first}${suffix}`
+}

@@ -48,6 +48,11 @@ export const SlurmSettings = Schema.Struct({
   time: Schema.optional(SlurmTime),
   /** The GPU GRES, default `gpu`. */
   gres: Schema.optional(GresName),
+  /**
+   * Nodes the job spans (default 1): one rank of the server on each, the GPUs per node on every
+   * one (the GRES count is per node, as Slurm counts it).
+   */
+  nodes: Schema.optional(Schema.Int.pipe(Schema.positive())),
   cpusPerTask: Schema.optional(Schema.Int.pipe(Schema.positive())),
   /** Memory per node (`64G`, `200000M`); default: the partition's. */
   mem: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d+[KMGT]?$/))),
@@ -65,6 +70,7 @@ export const expected: Readonly<Record<keyof SlurmSettings, string>> = {
   constraint: "a node feature expression",
   time: "a Slurm time such as 30, 4:00:00 or 1-12:00:00",
   gres: "a GRES name such as gpu or gpu:a100",
+  nodes: "a positive integer (the nodes the job spans)",
   cpusPerTask: "a positive integer",
   mem: "a memory size such as 64G",
   stopTimeoutSeconds: "a positive number of seconds"
@@ -87,8 +93,9 @@ export const splitGres = (gres: string): { readonly name: string; readonly type?
 }
 
 /**
- * The sbatch options for `gpus` GPUs on one node: `--gres=gpu[:type]:N --nodes=1` plus every
- * setting given. Options, not a command line: they go into the job script's `#SBATCH` lines.
+ * The sbatch options for `gpus` GPUs on each node: `--gres=gpu[:type]:N --nodes=K` (one task
+ * per node) plus every setting given. Options, not a command line: they go into the job
+ * script's `#SBATCH` lines.
  *
  * @category combinators
  */
@@ -98,8 +105,9 @@ export const sbatchOptions = (settings: SlurmSettings, gpus: number): ReadonlyAr
   ...(settings.qos === undefined ? [] : [`--qos=${settings.qos}`]),
   ...(settings.constraint === undefined ? [] : [`--constraint=${settings.constraint}`]),
   ...(settings.time === undefined ? [] : [`--time=${settings.time}`]),
-  "--nodes=1",
-  "--ntasks=1",
+  `--nodes=${settings.nodes ?? 1}`,
+  `--ntasks=${settings.nodes ?? 1}`,
+  ...((settings.nodes ?? 1) > 1 ? ["--ntasks-per-node=1"] : []),
   ...(gpus > 0 ? [`--gres=${settings.gres ?? defaultGres}:${gpus}`] : []),
   ...(settings.cpusPerTask === undefined ? [] : [`--cpus-per-task=${settings.cpusPerTask}`]),
   ...(settings.mem === undefined ? [] : [`--mem=${settings.mem}`])

@@ -72,4 +72,61 @@ describe("SlurmScript", () => {
     const relative = SlurmScript.render(script(dir, { envPath: "env" }))
     assert.include(Either.isLeft(relative) ? relative.left : "", "env file path must be absolute")
   })
+
+  it("across nodes: the script runs one srun step with a task per node, and each task runs its own rank with the head's address", () => {
+    const dir = mkdtempSync(join(tmpdir(), "mlops-slurm-spread-"))
+    const token = "$MLOPS_HEAD"
+    const rank = (n: number) =>
+      RemoteCommand.make(
+        [
+          "python3",
+          "-c",
+          "import os,sys; print(os.environ['HF_TOKEN']); print(sys.argv[1:])",
+          "--node-rank",
+          String(n),
+          "--dist-init-addr",
+          `${token}:29500`
+        ],
+        { env: { HF_TOKEN: SECRET } }
+      )
+    const job = script(dir, {
+      command: rank(0),
+      spread: { others: [rank(1)], headToken: token, scriptPath: join(dir, "job.sh") }
+    })
+    const text = Either.getOrThrow(SlurmScript.render(job))
+    assert.notInclude(text, "hf_s3cr3t")
+    const last = text.trimEnd().split("\n").pop()!
+    assert.strictEqual(
+      last,
+      `exec srun --nodes=2 --ntasks=2 --ntasks-per-node=1 --kill-on-bad-exit=1 /bin/sh ${join(dir, "job.sh")}`
+    )
+    writeFileSync(job.envPath, SlurmScript.envFile(job.command), { mode: 0o600 })
+    writeFileSync(join(dir, "job.sh"), text)
+    // as srun runs it on the second node: that node's rank, the head's address in its word
+    const run = (nodeId: string) =>
+      execFileSync("sh", [join(dir, "job.sh")], {
+        cwd: dir,
+        encoding: "utf8",
+        env: {
+          PATH: process.env.PATH,
+          MLOPS_RANK_STEP: "1",
+          SLURM_NODEID: nodeId,
+          MLOPS_HEAD: "10.1.2.3"
+        }
+      })
+    const second = run("1")
+    assert.include(second, SECRET)
+    assert.include(second, "['--node-rank', '1', '--dist-init-addr', '10.1.2.3:29500']")
+    assert.include(run("0"), "['--node-rank', '0', '--dist-init-addr', '10.1.2.3:29500']")
+    // a node the job has no rank for says so and fails
+    const missing = (() => {
+      try {
+        run("2")
+        return "ran"
+      } catch (error) {
+        return String((error as { readonly stdout?: string }).stdout)
+      }
+    })()
+    assert.include(missing, "[mlops] no rank for node 2 of the job")
+  })
 })

@@ -73,4 +73,14 @@ describe("SlurmSettings", () => {
     ])
     assert.deepStrictEqual(SlurmSettings.sbatchOptions({}, 2), ["--nodes=1", "--ntasks=1", "--gres=gpu:2"])
   })
+
+  it("across nodes: a task per node and the GRES count per node", () => {
+    assert.deepStrictEqual(SlurmSettings.sbatchOptions({ nodes: 2, partition: "gpu" }, 4), [
+      "--partition=gpu",
+      "--nodes=2",
+      "--ntasks=2",
+      "--ntasks-per-node=1",
+      "--gres=gpu:4"
+    ])
+  })
 })

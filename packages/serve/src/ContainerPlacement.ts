@@ -478,8 +478,9 @@ const placement = (alias: string, shm: string): Placement<Error> => ({
   spec: spec({ shm }),
   description: `a container on ${alias} (host network, ${shm === "host" ? "the host's /dev/shm" : `${shm} /dev/shm`})`,
   onHost: true,
+  nodes: 1,
   preflight: () => Effect.succeed({ summary: undefined }),
-  spawn: (host, runnable, request) =>
+  spawn: (host, [runnable], request) =>
     runnable._tag === "InImage"
       ? spawnContainer(host, shm, runnable, request)
       : Effect.fail(

@@ -205,6 +205,14 @@ export interface SpawnRequest {
   readonly reconnect?: Schedule.Schedule<unknown, unknown>
 }
 
+/**
+ * Stands for the head node's address in the ranks' commands of a placement that spans nodes: it
+ * is known only once the scheduler has placed the job, where the placement puts it in.
+ *
+ * @category constants
+ */
+export const headAddress = "$MLOPS_HEAD"
+
 /** The host's files a server uses (defined with the runtime's programs, which read them too). @category models */
 export type { ServerPaths } from "./Runtime.js"
 
@@ -228,12 +236,20 @@ export interface Placement<E = PlacementError> {
    * the port are probed there; false when it runs elsewhere (a compute node the scheduler picks).
    */
   readonly onHost: boolean
+  /**
+   * The nodes one start spans (a Slurm job's `--nodes`): 1, or that many ranks, rank 0's node
+   * first, their commands written by the engine with `headAddress` for the head's address.
+   */
+  readonly nodes: number
   /** The placement's own checks, every problem at once, before anything is written or started. */
   readonly preflight: (conn: Connection, request: PreflightRequest) => Effect.Effect<PlacementFacts, E>
-  /** Start what the runtime made (of a form the kind runs) with its output in `logPath`, across dropped connections. */
+  /**
+   * Start what the runtime made (of a form the kind runs) with its output in `logPath`, across
+   * dropped connections: one runnable per node it spans (`nodes`), rank 0's first.
+   */
   readonly spawn: (
     alias: string,
-    runnable: Runnable,
+    runnables: readonly [Runnable, ...Array<Runnable>],
     request: SpawnRequest
   ) => Effect.Effect<Placed<E>, E | InvalidPlacement | SpawnError | GetError, ConnectionPool>
   /** The server a run directory records; undefined when it records no start. */

@@ -233,8 +233,9 @@ export const run = Effect.fn("Launch.preflight")(function* (
         host,
         nodes: plan.nodes,
         hosts,
-        fix:
-          hosts === 1
+        fix: !onHost
+          ? `ask the scheduler for ${plan.nodes} nodes (--nodes ${plan.nodes}; mlops writes --nnodes and each rank's flags), or drop --nnodes`
+          : hosts === 1
             ? `run it on one node: ${plan.fewer(gpus === undefined || gpus.length === 0 ? plan.perNode : Math.min(plan.total, gpus.length))} without --nnodes, or give every node's host: mlops launch --hosts ${host},<other host>… (mlops writes --nnodes and each rank's flags)`
             : `give ${plan.nodes} hosts to --hosts, or drop --nnodes (mlops writes it from the hosts)`
       })

@@ -156,8 +156,9 @@ const placement = (host: string): Placement<Error> => ({
   spec,
   description: `a detached process group on ${host}`,
   onHost: true,
+  nodes: 1,
   preflight: () => Effect.succeed({ summary: undefined }),
-  spawn: (alias, runnable, request) =>
+  spawn: (alias, [runnable], request) =>
     Effect.map(
       Effect.flatMap(hostCommand(name, runnable), (command) =>
         RemoteProcess.spawn(alias, command, {

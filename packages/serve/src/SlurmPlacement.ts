@@ -32,14 +32,14 @@ import {
   type SlurmPreflightFailed,
   type SlurmSubmitRefused
 } from "@mlops/core/SlurmErrors"
-import { describeState, isActive, type SlurmJob } from "@mlops/core/SlurmJob"
+import { describeState, firstNode, isActive, type SlurmJob } from "@mlops/core/SlurmJob"
 import * as SlurmScript from "@mlops/core/SlurmScript"
 import * as SlurmSettings from "@mlops/core/SlurmSettings"
 import { type Duration, Effect, Either, Schema, Stream } from "effect"
 import * as Deployment from "./Deployment.js"
 import { Fix, LaunchFailure, renderFix } from "./Failures.js"
 import type { Inspection, Kind, Placed, Placement, Reporter, Spec, WatchEvent } from "./Placement.js"
-import { hostCommand, InvalidPlacement } from "./Placement.js"
+import { headAddress, hostCommand, InvalidPlacement } from "./Placement.js"
 
 /** The kind's name, in specs and records. @category constants */
 export const name = "slurm"
@@ -156,7 +156,8 @@ const placedOf = (
     job: SlurmJob
   ): Effect.Effect<string, Slurm.Failure | SlurmJobNotFound> =>
     job.state._tag === "Running"
-      ? client(conn).nodeAddress(job.state.node)
+      ? // across nodes, rank 0 serves HTTP on the first
+        client(conn).nodeAddress(firstNode(job.state.node))
       : Effect.fail(
           new SlurmJobNotFound({
             host,
@@ -276,7 +277,8 @@ const placement = (
   const what = [
     settings.partition === undefined ? "the default partition" : `partition ${settings.partition}`,
     ...(settings.time === undefined ? [] : [`time ${settings.time}`]),
-    ...(settings.gres === undefined ? [] : [`GRES ${settings.gres}`])
+    ...(settings.gres === undefined ? [] : [`GRES ${settings.gres}`]),
+    ...((settings.nodes ?? 1) > 1 ? [`${settings.nodes} nodes`] : [])
   ]
   // the partition preflight checked (the cluster's default when none is set): the job goes there,
   // whatever the login node's SBATCH_* environment would pick
@@ -285,10 +287,13 @@ const placement = (
     spec: spec(settings),
     description: `a Slurm job from ${alias} (${what.join(", ")})`,
     onHost: false,
+    nodes: settings.nodes ?? 1,
     preflight: (conn, request) =>
       Effect.map(
         Slurm.clientOf(conn).preflight({
-          gpus: request.gpus.total,
+          // GRES counts are per node
+          gpus: request.gpus.perNode,
+          ...(settings.nodes === undefined ? {} : { nodes: settings.nodes }),
           ...(settings.partition === undefined ? {} : { partition: settings.partition }),
           ...(settings.gres === undefined ? {} : { gres: settings.gres }),
           ...(settings.time === undefined ? {} : { time: settings.time }),
@@ -299,13 +304,17 @@ const placement = (
         (checked) => {
           checkedPartition = checked.partition
           return {
-            summary: `Slurm partition ${checked.partition}: ${checked.nodes.length} node(s) with ${checked.largestNode} ${settings.gres ?? SlurmSettings.defaultGres} GPUs in service for ${request.gpus.total}, time limit ${settings.time ?? checked.maxTime}`
+            summary: `Slurm partition ${checked.partition}: ${checked.nodes.length} node(s) with ${checked.largestNode} ${settings.gres ?? SlurmSettings.defaultGres} GPUs in service for ${request.gpus.perNode}${(settings.nodes ?? 1) > 1 ? ` on each of ${settings.nodes} nodes` : ""}, time limit ${settings.time ?? checked.maxTime}`
           }
         }
       ),
-    spawn: (host, runnable, request) =>
+    spawn: (host, runnables, request) =>
       Effect.gen(function* () {
-        const command = yield* hostCommand(name, runnable)
+        const [command, ...others] = yield* Effect.forEach(runnables, (runnable) =>
+          hostCommand(name, runnable)
+        )
+        if (command === undefined)
+          return yield* new ProcessError({ host, runDir: request.runDir, reason: "nothing to run" })
         const conn = yield* (yield* ConnectionPool).get(host)
         const slurm = Slurm.clientOf(conn)
         const runDir = yield* conn.files.resolvePath(request.runDir)
@@ -323,7 +332,7 @@ const placement = (
                   ? {}
                   : { partition: settings.partition ?? checkedPartition })
               },
-              request.gpus.total
+              request.gpus.perNode
             ),
             // this start's token: a submit whose answer is lost is found again by it
             `--comment=${commentOf(request.token)}`
@@ -331,7 +340,11 @@ const placement = (
           logPath,
           envPath: paths.env,
           workDir: runDir,
-          command
+          command,
+          // across nodes: each node's task runs the script again as its rank
+          ...(others.length === 0
+            ? {}
+            : { spread: { others, headToken: headAddress, scriptPath: paths.script } })
         })
         if (Either.isLeft(script)) return yield* failed(script.left)
         yield* conn.files.mkdir(runDir)

@@ -15,5 +15,9 @@ export const slurmOptions = {
   qos: text("qos", "Slurm: run with this QoS"),
   constraint: text("constraint", "Slurm: node features the job needs (e.g. a100|h100)"),
   time: text("time", "Slurm: the job's time limit (e.g. 4:00:00, 1-12:00:00)"),
-  gres: text("gres", "Slurm: the GPU GRES name, optionally with a type (default gpu; e.g. gpu:a100)")
+  gres: text("gres", "Slurm: the GPU GRES name, optionally with a type (default gpu; e.g. gpu:a100)"),
+  nodes: text(
+    "nodes",
+    "Slurm: the nodes the job spans, one rank of the server on each (default 1; --tp counts every node's GPUs)"
+  )
 }

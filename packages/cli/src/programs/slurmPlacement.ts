@@ -19,17 +19,24 @@ const flagOf: Readonly<Record<keyof Given, string>> = {
   qos: "--qos",
   constraint: "--constraint",
   time: "--time",
-  gres: "--gres"
+  gres: "--gres",
+  nodes: "--nodes"
 }
+
+/** The option's text as the setting's value: a count is a number. */
+const settingOf = (key: keyof Given, text: string): string | number =>
+  key === "nodes" && /^\d+$/.test(text) ? Number(text) : text
 
 /** The spec the options give (undefined when none is given), or the first bad one named. */
 export const specOf = (given: Given): Effect.Effect<Spec | undefined, UsageError> =>
   Effect.suspend(() => {
-    const fields: Record<string, string> = {}
+    const fields: Record<string, string | number> = {}
     for (const key of Object.keys(flagOf) as ReadonlyArray<keyof Given>) {
       const value = given[key]
       if (Option.isNone(value)) continue
-      const checked = Schema.decodeUnknownEither(SlurmSettings.SlurmSettings)({ [key]: value.value })
+      const checked = Schema.decodeUnknownEither(SlurmSettings.SlurmSettings)({
+        [key]: settingOf(key, value.value)
+      })
       if (Either.isLeft(checked)) {
         return Effect.fail(
           new UsageError({
@@ -37,7 +44,7 @@ export const specOf = (given: Given): Effect.Effect<Spec | undefined, UsageError
           })
         )
       }
-      fields[key] = value.value
+      fields[key] = settingOf(key, value.value)
     }
     if (Object.keys(fields).length === 0) return Effect.succeed(undefined)
     return Effect.succeed(SlurmPlacement.spec(Schema.decodeUnknownSync(SlurmSettings.SlurmSettings)(fields)))

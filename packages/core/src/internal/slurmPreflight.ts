@@ -14,8 +14,10 @@ import { gresCount, parseTime } from "./slurmParsers.js"
 export interface PreflightRequest {
   /** Default: the cluster's default partition. */
   readonly partition?: string
-  /** GPUs on one node (tp × pp). */
+  /** GPUs on each node (tp × pp over the nodes). */
   readonly gpus: number
+  /** Nodes the job spans (default 1). */
+  readonly nodes?: number
   /** `gpu` (default) or `gpu:type`. */
   readonly gres?: string
   readonly time?: string
@@ -147,6 +149,15 @@ export const check = (
       _tag: "NoUsableNode",
       partition: name,
       states: [...new Set(fitting.map((node) => node.state))]
+    })
+  const nodesWanted = request.nodes ?? 1
+  if (usable.length > 0 && usable.length < nodesWanted)
+    problems.push({
+      _tag: "TooFewNodes",
+      partition: name,
+      requested: nodesWanted,
+      usable: usable.length,
+      gpusPerNode: request.gpus
     })
   if (problems.length > 0) return Either.left({ partition: name, problems })
   largestNode = usable.reduce((most, node) => Math.max(most, count(node)), 0)

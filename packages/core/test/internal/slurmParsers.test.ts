@@ -11,7 +11,7 @@ import {
   parseSubmitted,
   parseTime
 } from "../../src/internal/slurmParsers.js"
-import { describeState, type SlurmJob } from "../../src/SlurmJob.js"
+import { describeState, firstNode, type SlurmJob } from "../../src/SlurmJob.js"
 import { captured } from "../support/slurmCaptured.js"
 
 const out = captured
@@ -216,5 +216,13 @@ describe("slurmParsers", () => {
         features: []
       }
     ])
+  })
+
+  it("the first node of a node list, as Slurm compresses them (rank 0 runs there)", () => {
+    assert.strictEqual(firstNode("vm"), "vm")
+    assert.strictEqual(firstNode("node-a,node-b"), "node-a")
+    assert.strictEqual(firstNode("gpu[01-02,05]"), "gpu01")
+    assert.strictEqual(firstNode("gpu[07,09-10],cpu1"), "gpu07")
+    assert.strictEqual(firstNode("rack1-[3-4]-gpu"), "rack1-3-gpu")
   })
 })

@@ -109,4 +109,20 @@ describe("slurmPreflight", () => {
       ["PartitionNotUp", "GresNotFound"]
     )
   })
+
+  it("more nodes than the partition has in service with the GPUs each needs: refused, naming both counts", () => {
+    const [problem, ...rest] = problems({ gpus: 4, nodes: 3 })
+    assert.deepStrictEqual(rest, [])
+    assert.deepStrictEqual(problem, {
+      _tag: "TooFewNodes",
+      partition: "gpu",
+      requested: 3,
+      usable: 2,
+      gpusPerNode: 4
+    })
+    assert.include(describeProblem(problem!), "3 nodes with 4 GPUs each requested; partition gpu has 2")
+    assert.include(problemFix(problem!), "span at most 2 node(s) (--nodes)")
+    // two of them fit
+    assert.isTrue(Either.isRight(check({ gpus: 4, nodes: 2 }, partitions, nodes)))
+  })
 })

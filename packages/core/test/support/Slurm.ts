@@ -34,14 +34,31 @@ export interface SlurmClusterOptions {
   readonly minJobAge?: number
   /** Extra slurm.conf lines. */
   readonly extraConfig?: ReadonlyArray<string>
+  /**
+   * Compute nodes that are hosts of their own (`NetHosts`): a slurmd in each namespace (joined
+   * with `nsenter`, so /sys and its cgroups stay), `NodeAddr` its address, slurmctld reached at
+   * the bridge's; each node's `binds` mounted for its slurmd and the jobs' processes only (a
+   * mount namespace of its own). Default: one node, this machine, at 127.0.0.2.
+   */
+  readonly nodes?: ReadonlyArray<NetNode>
+}
+
+/** A compute node in a network namespace. */
+export interface NetNode {
+  readonly name: string
+  readonly namespace: string
+  readonly address: string
+  readonly binds?: ReadonlyArray<{ readonly from: string; readonly to: string }>
 }
 
 export interface SlurmCluster {
   readonly dir: string
   /** The generated slurm.conf (what `SLURM_CONF` names). */
   readonly confPath: string
-  /** The one node: this machine's short hostname. */
+  /** The (first) node: this machine's short hostname, or the first of `options.nodes`. */
   readonly node: string
+  /** Every node, in the order given. */
+  readonly nodes: ReadonlyArray<string>
   /**
    * The node's `NodeAddr`: a loopback address other than 127.0.0.1, so that a server on the node
    * (listening there) and the login node's own loopback are told apart, as on a real cluster.
@@ -84,13 +101,14 @@ const userIds = (name: string): { uid: number; gid: number } | undefined => {
 
 const slurmConf = (
   dir: string,
-  node: string,
+  controller: { readonly name: string; readonly address: string },
+  nodes: ReadonlyArray<{ readonly name: string; readonly address: string }>,
   ports: { ctld: number; slurmd: number },
   options: SlurmClusterOptions
 ) =>
   [
     "ClusterName=mlopsci",
-    `SlurmctldHost=${node}(127.0.0.1)`,
+    `SlurmctldHost=${controller.name}(${controller.address})`,
     `SlurmctldPort=${ports.ctld}`,
     `SlurmdPort=${ports.slurmd}`,
     "SlurmUser=root",
@@ -99,11 +117,12 @@ const slurmConf = (
     "CredType=cred/munge",
     `AuthInfo=socket=${path.join(dir, "munge-run", "munge.sock")}`,
     `StateSaveLocation=${path.join(dir, "state")}`,
-    `SlurmdSpoolDir=${path.join(dir, "spool")}`,
+    // one slurmd per node on this machine: each its own (%n: the node's name)
+    `SlurmdSpoolDir=${path.join(dir, "spool", "%n")}`,
     `SlurmctldPidFile=${path.join(dir, "slurmctld.pid")}`,
-    `SlurmdPidFile=${path.join(dir, "slurmd.pid")}`,
+    `SlurmdPidFile=${path.join(dir, "slurmd.%n.pid")}`,
     `SlurmctldLogFile=${path.join(dir, "slurmctld.log")}`,
-    `SlurmdLogFile=${path.join(dir, "slurmd.log")}`,
+    `SlurmdLogFile=${path.join(dir, "slurmd.%n.log")}`,
     "ProctrackType=proctrack/linuxproc",
     "TaskPlugin=task/none",
     "JobAcctGatherType=jobacct_gather/none",
@@ -118,15 +137,22 @@ const slurmConf = (
     "KillWait=2",
     `MinJobAge=${options.minJobAge ?? 300}`,
     "GresTypes=gpu",
-    `NodeName=${node} NodeAddr=${NODE_ADDRESS} CPUs=2 RealMemory=2000 Gres=gpu:${GPU_FILES.length} State=UNKNOWN`,
+    ...nodes.map(
+      (node) =>
+        `NodeName=${node.name} NodeAddr=${node.address} CPUs=2 RealMemory=2000 Gres=gpu:${GPU_FILES.length} State=UNKNOWN`
+    ),
     `PartitionName=${PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP`,
     `PartitionName=${SHORT_PARTITION} Nodes=ALL MaxTime=00:10:00 State=UP`,
     ...(options.extraConfig ?? []),
     ""
   ].join("\n")
 
-const gresConf = (node: string) =>
-  ["AutoDetect=off", ...GPU_FILES.map((file) => `NodeName=${node} Name=gpu File=${file}`), ""].join("\n")
+const gresConf = (nodes: ReadonlyArray<string>) =>
+  [
+    "AutoDetect=off",
+    ...nodes.flatMap((node) => GPU_FILES.map((file) => `NodeName=${node} Name=gpu File=${file}`)),
+    ""
+  ].join("\n")
 
 const kill = (pid: number | undefined, signal: NodeJS.Signals) => {
   if (pid === undefined) return
@@ -171,7 +197,17 @@ export const start = (
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mlops-slurm-"))),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
-    const node = os.hostname().split(".")[0]!
+    const machine = os.hostname().split(".")[0]!
+    const nodes =
+      options.nodes === undefined
+        ? [{ name: machine, address: NODE_ADDRESS }]
+        : options.nodes.map((n) => ({ name: n.name, address: n.address }))
+    const node = nodes[0]!.name
+    // slurmctld on this machine: where nodes in namespaces reach it, the bridge (`.1` of their subnet)
+    const controller = {
+      name: machine,
+      address: options.nodes === undefined ? "127.0.0.1" : options.nodes[0]!.address.replace(/\.\d+$/, ".1")
+    }
     const port = Effect.mapError(Sshd.freePort, (e) => fail(e.reason))
     const ctld = yield* port
     // a port just released can be handed out again at once: the two daemons need two
@@ -196,9 +232,9 @@ export const start = (
       for (const p of [mungeDir, socketDir, path.join(mungeDir, "munge.key")])
         fs.chownSync(p, munge.uid, munge.gid)
       fs.mkdirSync(path.join(dir, "state"), { mode: 0o700 })
-      fs.mkdirSync(path.join(dir, "spool"), { mode: 0o700 })
-      fs.writeFileSync(confPath, slurmConf(dir, node, ports, options))
-      fs.writeFileSync(path.join(dir, "gres.conf"), gresConf(node))
+      for (const n of nodes) fs.mkdirSync(path.join(dir, "spool", n.name), { recursive: true, mode: 0o700 })
+      fs.writeFileSync(confPath, slurmConf(dir, controller, nodes, ports, options))
+      fs.writeFileSync(path.join(dir, "gres.conf"), gresConf(nodes.map((n) => n.name)))
     })
 
     let output = ""
@@ -243,7 +279,7 @@ export const start = (
     // cancel every job (its slurmstepd outlives slurmd), then stop the daemons, last started first
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
-        if (daemons.length === 3) {
+        if (daemons.length === 2 + nodes.length) {
           yield* Effect.ignore(client("scancel", ["--full", "--user=root"]))
           yield* Effect.ignore(
             until(
@@ -276,19 +312,37 @@ export const start = (
     )
     yield* daemon("/usr/sbin/slurmctld", ["-D", "-i", "-f", confPath])
     yield* until("slurmctld did not answer", client("scontrol", ["ping"]))
-    yield* daemon("/usr/sbin/slurmd", ["-D", "-N", node, "-f", confPath])
-    yield* until(
-      `node ${node} was not idle`,
-      Effect.flatMap(client("sinfo", ["-h", "-n", node, "-o", "%t"]), (out) =>
-        out.trim() === "idle" ? Effect.void : Effect.fail(fail(`node is ${out.trim()}`))
+    for (const n of options.nodes ?? []) {
+      const binds = n.binds ?? []
+      // nsenter joins the network namespace only; unshare gives the binds a mount namespace of their own
+      yield* daemon("nsenter", [
+        `--net=/var/run/netns/${n.namespace}`,
+        "unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        `${binds.map((_, i) => `mount --bind "\${${2 * i + 1}}" "\${${2 * i + 2}}" && `).join("")}exec /usr/sbin/slurmd -D -N "$0" -f "${confPath}"`,
+        n.name,
+        ...binds.flatMap((b) => [b.from, b.to])
+      ])
+    }
+    if (options.nodes === undefined) yield* daemon("/usr/sbin/slurmd", ["-D", "-N", node, "-f", confPath])
+    for (const n of nodes)
+      yield* until(
+        `node ${n.name} was not idle`,
+        Effect.flatMap(client("sinfo", ["-h", "-n", n.name, "-o", "%t"]), (out) =>
+          out.trim() === "idle" ? Effect.void : Effect.fail(fail(`node is ${out.trim()}`))
+        )
       )
-    )
 
     return {
       dir,
       confPath,
       node,
-      nodeAddress: NODE_ADDRESS,
+      nodes: nodes.map((n) => n.name),
+      nodeAddress: nodes[0]!.address,
       partition: PARTITION,
       shortPartition: SHORT_PARTITION,
       gpus: GPU_FILES.length,

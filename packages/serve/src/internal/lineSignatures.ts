@@ -32,7 +32,11 @@ export const withExit = (failure: F.ProcessExited, exit: ExitStatus): F.ProcessE
   const named =
     exit.signal == null ? undefined : exit.signal.startsWith("SIG") ? exit.signal : `SIG${exit.signal}`
   const code = exit.exitCode ?? undefined
-  const signal = named ?? (code !== undefined && code > 128 ? signalName(code - 128) : failure.signal)
+  // a process other than the one that exited (a rank's task on another node) keeps its own end
+  const own = failure.process !== "launcher" && failure.signal !== undefined
+  const signal = own
+    ? failure.signal
+    : (named ?? (code !== undefined && code > 128 ? signalName(code - 128) : failure.signal))
   return new F.ProcessExited({
     ...failure,
     ...(code === undefined ? {} : { exitCode: code }),

@@ -141,7 +141,7 @@ const spawnServer = (
     const runDir = runDirFor(standin, name)
     const placed = yield* placement.spawn(
       alias,
-      onHost(serverCommand(standin, slurm, port, extra, phaseSeconds)),
+      [onHost(serverCommand(standin, slurm, port, extra, phaseSeconds))],
       {
         runDir,
         logPath: path.join(runDir, "log"),
@@ -556,7 +556,7 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             const placement = yield* slurmPlacement()
             const runDir = runDirFor(standin, name)
             const placed = yield* placement
-              .spawn(alias, onHost(serverCommand(standin, slurm, yield* freePort)), {
+              .spawn(alias, [onHost(serverCommand(standin, slurm, yield* freePort))], {
                 runDir,
                 logPath: path.join(runDir, "log"),
                 token: `token-${name}`,

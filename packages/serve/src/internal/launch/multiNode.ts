@@ -17,8 +17,8 @@
  * Auto-fix applies a rank's fix to the deployment's flags and starts every rank again; the
  * host's own argument check runs on rank 0's host. From an image, each host prepares its own
  * (pulls it when its policy says so) and the cross-node check holds every rank to one image id.
- * Not across several hosts (yet): placements that run the server off the host (a scheduler's
- * job: one job per rank would not be one allocation).
+ * Placements that run the server off the host are not given hosts: a scheduler's job spans
+ * its nodes itself (a Slurm job's `--nodes`, one allocation), launched from its login node.
  *
  * @internal
  */
@@ -139,7 +139,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       return yield* new InvalidHosts({
         hosts,
         reason: `${elsewhere.host} places the server off the host (${elsewhere.placement.description}), and a rank per host needs each rank on its host`,
-        fix: "give SSH hosts that run their ranks themselves (a plain host or a container on it)"
+        fix: `give SSH hosts that run their ranks themselves (a plain host or a container on it); for a Slurm cluster, launch from its login node alone with --nodes ${hosts.length} (one job across ${hosts.length} nodes)`
       })
     }
     const head = nodes[0]!
@@ -423,15 +423,17 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
               },
               ranks: { hosts, rank, rendezvous: { address: checked.headAddress, port: rendezvousPort }, argv }
             },
-            runnable: n.runtime.runnable(located, {
-              target: { module: engine.command.module, leading: engine.command.leading },
-              shown: rankFlags,
-              secrets,
-              env,
-              flags: results[rank]!.flags,
-              gpus: true,
-              paths
-            }),
+            runnables: [
+              n.runtime.runnable(located, {
+                target: { module: engine.command.module, leading: engine.command.leading },
+                shown: rankFlags,
+                secrets,
+                env,
+                flags: results[rank]!.flags,
+                gpus: true,
+                paths
+              })
+            ],
             placement: n.placement,
             gpus,
             paths

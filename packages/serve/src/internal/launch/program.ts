@@ -18,6 +18,7 @@ import { applyFix, fixViolations } from "../../AutoFix.js"
 import * as Deployment from "../../Deployment.js"
 import type { Flags } from "../../Engine.js"
 import type { LaunchFailure } from "../../Failures.js"
+import * as Placement from "../../Placement.js"
 import * as Placements from "../../Placements.js"
 import * as Preflight from "../../Preflight.js"
 import * as Readiness from "../../Readiness.js"
@@ -37,6 +38,9 @@ import * as RemoteCheck from "./remoteCheck.js"
 import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
 import { type LaunchError, type LaunchProgress, type LaunchRequest, NotHealthy } from "./types.js"
+
+/** Where the ranks of a placement that spans nodes meet on the head when no port is given (torch's default). */
+const defaultRendezvousPort = 29500
 
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
@@ -109,6 +113,20 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         ? Effect.succeed(detected.located)
         : Effect.map(runtime.locate(conn, { engines: [engine], env }), (found) => found.located)
 
+    // a placement that spans nodes (a Slurm job across several) runs a rank on each: the engine
+    // writes their flags, the head's address filled in where the job runs
+    const ranksOf = (
+      of: ReadonlyArray<string>
+    ): readonly [ReadonlyArray<string>, ...Array<ReadonlyArray<string>>] => {
+      if (placement.nodes <= 1) return [of]
+      const [first, ...rest] = engine.ranks(of, {
+        nodes: placement.nodes,
+        head: Placement.headAddress,
+        port: request.rendezvousPort ?? defaultRendezvousPort
+      })
+      return [first ?? of, ...rest]
+    }
+
     // preflight + resolve (violations can be auto-fixed without spending an attempt); nothing is
     // written on the host before it passes
     const preflight = Effect.gen(function* () {
@@ -121,12 +139,13 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
               located: locate(conn),
               placement,
               name,
-              argv,
+              argv: ranksOf(argv)[0],
               env,
               port,
               modelPath: engine.modelOf(argv) ?? "model",
               busyGpus: request.allowBusyGpus === true ? "report" : "refuse",
-              flagsFromHost: request.flagsFromHost === true
+              flagsFromHost: request.flagsFromHost === true,
+              hosts: placement.nodes
             })
           )
         )
@@ -194,12 +213,13 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
       const createdAt = yield* Clock.currentTimeMillis
       // the GPUs this attempt's flags need: a fix may change them, and then the placement checks
       // them again before anything is written (a scheduler's node must still fit them)
-      const gpus = engine.gpusOf((yield* flags.decode(argv)).args)
+      const ranks = ranksOf(argv)
+      const gpus = engine.gpusOf((yield* flags.decode(ranks[0])).args)
       if (attempt > 1 && request.preflight !== false) {
         yield* session.run((conn) => placement.preflight(conn, { name, gpus, port }))
       }
       const files = {
-        argv: { argv, requestedArgv: requested },
+        argv: { argv: ranks[0], requestedArgv: requested },
         resolved: {
           effective: effective === null ? null : Secrets.redactFields(effective, flags),
           adjustments
@@ -222,19 +242,22 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
           attempt
         }
       }
-      const runnable = runtime.runnable(located, {
-        target: { module: engine.command.module, leading: engine.command.leading },
-        shown: argv,
-        secrets,
-        env,
-        flags,
-        gpus: true,
-        paths: pathsOf(argv)
-      })
+      const runnableOf = (shown: ReadonlyArray<string>) =>
+        runtime.runnable(located, {
+          target: { module: engine.command.module, leading: engine.command.leading },
+          shown,
+          secrets,
+          env,
+          flags,
+          gpus: true,
+          paths: pathsOf(argv)
+        })
+      const [rank0, ...others] = ranks
+      const runnable = runnableOf(rank0)
       const spawned = yield* Spawn.start(session, {
         name,
         files,
-        runnable,
+        runnables: [runnable, ...others.map(runnableOf)],
         placement,
         gpus,
         paths: pathsOf(argv)

@@ -22,7 +22,8 @@ export const start = Effect.fn("Launch.spawn")(function* (
   o: {
     readonly name: string
     readonly files: Parameters<typeof Deployment.writeLaunchFiles>[2]
-    readonly runnable: Runnable
+    /** One per node the placement spans, rank 0's first. */
+    readonly runnables: readonly [Runnable, ...Array<Runnable>]
     readonly placement: Placement.Placement<PlacementError>
     readonly gpus: GpuPlan
     readonly paths: Placement.ServerPaths
@@ -36,7 +37,7 @@ export const start = Effect.fn("Launch.spawn")(function* (
   // this start, not another launch's
   const token = randomBytes(12).toString("hex")
   const proc = yield* o.placement
-    .spawn(session.alias, o.runnable, {
+    .spawn(session.alias, o.runnables, {
       runDir,
       logPath,
       token,

@@ -58,11 +58,13 @@ const runJob = <E, R>(
     const runDir = `/home/ml/.mlops/jobs/t-${steps}-${exit}-${options.stepMs ?? 20}`
     const placed = yield* placement.spawn(
       "box",
-      {
-        _tag: "OnHost",
-        command: RemoteCommand.make(["trainer", String(steps), String(exit), String(options.stepMs ?? 20)]),
-        shown: "trainer"
-      },
+      [
+        {
+          _tag: "OnHost",
+          command: RemoteCommand.make(["trainer", String(steps), String(exit), String(options.stepMs ?? 20)]),
+          shown: "trainer"
+        }
+      ],
       {
         runDir,
         logPath: `${runDir}/log`,

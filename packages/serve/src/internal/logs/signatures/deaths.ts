@@ -72,8 +72,62 @@ export const crash: Signature = {
   }
 }
 
+/**
+ * srun's word on a task of a step across nodes (Slurm 22.05, seen on the test cluster):
+ * `srun: error: node-b: task 1: Killed`. With `--kill-on-bad-exit` the first such line is the
+ * task that died; srun then ends the others (`task 0: Terminated`), their lines consequences.
+ */
+const SRUN_TASK = /^srun: error: (\S+): tasks? ([\d,-]+): (.+)$/
+
+const srunEnd = (what: string): { readonly signal?: string; readonly exitCode?: number } => {
+  const code = /Exited with exit code (\d+)/.exec(what)
+  if (code !== null) return { exitCode: Number(code[1]) }
+  return /Killed/.test(what)
+    ? { signal: "SIGKILL" }
+    : /Segmentation fault/.test(what)
+      ? { signal: "SIGSEGV" }
+      : /Aborted/.test(what)
+        ? { signal: "SIGABRT" }
+        : /Bus error/.test(what)
+          ? { signal: "SIGBUS" }
+          : /Terminated/.test(what)
+            ? { signal: "SIGTERM" }
+            : {}
+}
+
+export const srunTask: Signature = {
+  id: "srun-task-died",
+  tag: "ProcessExited",
+  tier: Tier.Crash,
+  variants: [{ from: "Slurm 22.05 srun (--kill-on-bad-exit)", text: "srun: error: node-b: task 1: Killed" }],
+  // a task srun ended itself after another died (Terminated), or one that exited with a code
+  // (its own error is above), is the first's consequence: only a task killed by a signal is a crash here
+  match: (s) => {
+    const m = s.record === undefined ? SRUN_TASK.exec(s.text.trim()) : null
+    return m !== null && srunEnd(m[3]!).signal !== undefined && srunEnd(m[3]!).signal !== "SIGTERM"
+  },
+  build: (s, ctx) => {
+    const [, node, task, what] = SRUN_TASK.exec(s.text.trim())!
+    const end = srunEnd(what!)
+    return new F.ProcessExited({
+      ...base(
+        s,
+        s.text.trim(),
+        end.signal === "SIGKILL"
+          ? {
+              action: `task ${task} on ${node} was killed from outside, most often that node's OOM killer: check \`dmesg -T | grep -i oom\` on ${node}`
+            }
+          : { action: `task ${task} on ${node} crashed: its own lines above say where` }
+      ),
+      process: `task ${task} on ${node}`,
+      ...end,
+      ...namedEngine(ctx.engine)
+    })
+  }
+}
+
 const CONSEQUENCE =
-  /Engine core initialization failed|Initialization failed\. Please see the error messages above|scheduler died during initialization|Rank \d+ scheduler is dead|Received sigquit from a child process|SIGQUIT received|crashed with exit code|died unexpectedly|Got fatal signal from worker processes|EngineDeadError|EngineCore encountered (?:a fatal error|an issue)|Exit code: -?\d+|exited with code -?\d+|exited unexpectedly with code|Engine process failed to start|\bfailed to start\b|Worker failed with error|please check the stack trace above for the root cause|ChildFailedError|ActorDiedError|RayActorError|The actor died unexpectedly|ZMQError: Operation not supported/
+  /^srun: error: \S+: tasks? [\d,-]+: |Engine core initialization failed|Initialization failed\. Please see the error messages above|scheduler died during initialization|Rank \d+ scheduler is dead|Received sigquit from a child process|SIGQUIT received|crashed with exit code|died unexpectedly|Got fatal signal from worker processes|EngineDeadError|EngineCore encountered (?:a fatal error|an issue)|Exit code: -?\d+|exited with code -?\d+|exited unexpectedly with code|Engine process failed to start|\bfailed to start\b|Worker failed with error|please check the stack trace above for the root cause|ChildFailedError|ActorDiedError|RayActorError|The actor died unexpectedly|ZMQError: Operation not supported/
 
 const exitOf = (text: string): { exitCode?: number; signal?: string } => {
   const m = /exit code:? (-?\d+)|Exit code: (-?\d+)|exited (?:unexpectedly )?with code (-?\d+)/i.exec(text)

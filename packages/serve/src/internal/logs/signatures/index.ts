@@ -16,7 +16,7 @@ import {
   unsupported
 } from "./arguments.js"
 import { containers } from "./containers.js"
-import { consequence, crash, errorLine, unclassified } from "./deaths.js"
+import { consequence, crash, errorLine, srunTask, unclassified } from "./deaths.js"
 import { buildFailure, dependency } from "./dependencies.js"
 import { distributed } from "./distributed.js"
 import { architecture, backend, cuda, hardware } from "./hardware.js"
@@ -48,6 +48,7 @@ export const signatures: ReadonlyArray<Signature> = [
   stalled,
   interrupted,
   crash,
+  srunTask,
   consequence,
   errorLine,
   unclassified

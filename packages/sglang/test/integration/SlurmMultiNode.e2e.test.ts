@@ -1,0 +1,214 @@
+/**
+ * One Slurm job across two nodes: a real Slurm 22.05 (core's test support) whose two compute
+ * nodes are hosts of their own (network namespaces, a slurmd in each, each with its own GPU
+ * registry), the harness sshd as the login node, and the stand-in SGLang, whose ranks really
+ * meet (node 0 listens on the rendezvous port at its node's address, the other connects to it;
+ * anything wrong leaves them waiting silently, as NCCL does).
+ *
+ * Ready with one rank on each node (the head's address from the allocation, rank 0 reached at
+ * the first node's `NodeAddr`); stop ends the job and leaves no GPU memory on either node. The
+ * rank on the second node killed: every rank ends with the job, and the launch names the job's
+ * end. Too few nodes for `--nodes`: refused before anything is submitted.
+ */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import * as ConnectionPool from "@mlops/core/ConnectionPool"
+import * as Hosts from "@mlops/core/Hosts"
+import type * as Launch from "@mlops/serve/Launch"
+import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
+import * as Stop from "@mlops/serve/Stop"
+import { Effect, Exit, Fiber, Layer, Stream } from "effect"
+import * as NetHosts from "../../../core/test/support/NetHosts.js"
+import * as TestSlurm from "../../../core/test/support/Slurm.js"
+import * as Sshd from "../../../core/test/support/Sshd.js"
+import * as Serving from "../support/serving.js"
+import * as Standin from "./standin/install.js"
+import { alias, freePort } from "./support.js"
+
+const env = { STANDIN_PHASE_SECONDS: "0.02" }
+
+/** Two compute nodes in namespaces, each with its own GPU registry; the login node's sshd; the layer reaching it. */
+const twoNodeCluster = Effect.gen(function* () {
+  const standin = yield* Standin.install
+  standin.writeHostsFile(alias)
+  const hosts = yield* NetHosts.make(2)
+  const registry = path.join(standin.venv, "standin-gpu")
+  fs.mkdirSync(registry, { recursive: true })
+  const names = ["node-a", "node-b"]
+  const gpuDirs = names.map((name) => {
+    const dir = path.join(path.dirname(standin.stateDir), "gpu", name)
+    fs.mkdirSync(dir, { recursive: true })
+    return dir
+  })
+  const slurm = yield* TestSlurm.start({
+    minJobAge: 30,
+    nodes: hosts.map((host, i) => ({
+      name: names[i]!,
+      namespace: host.name,
+      address: host.address,
+      binds: [{ from: gpuDirs[i]!, to: registry }]
+    }))
+  })
+  const sshd = yield* Sshd.start({
+    extraConfig: TestSlurm.withSetEnv(standin.sshdConfig, [`SLURM_CONF=${slurm.confPath}`])
+  })
+  const layer = ConnectionPool.layer().pipe(
+    Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
+  )
+  return { standin, hosts, slurm, gpuDirs, layer }
+})
+
+type TwoNodes = Effect.Effect.Success<typeof twoNodeCluster>
+
+/** On each node, the live processes holding stand-in GPU memory (their registry entries). */
+const gpuHolders = (cluster: TwoNodes): ReadonlyArray<ReadonlyArray<number>> =>
+  cluster.gpuDirs.map((dir) =>
+    fs
+      .readdirSync(dir)
+      .filter((entry) => /^\d+$/.test(entry))
+      .flatMap((pid) => {
+        try {
+          const started = fs.readFileSync(path.join(dir, pid), "utf8").trim().split(/\s+/)[2]
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+          return fields[0] !== "Z" && fields[19] === started ? [Number(pid)] : []
+        } catch {
+          return []
+        }
+      })
+  )
+
+/** The pid of the stand-in's rank `rank` (its `--node-rank`), if it runs. */
+const rankProcess = (rank: number): number | undefined => {
+  const line = execFileSync("ps", ["-A", "-o", "pid=", "-o", "args="], { encoding: "utf8" })
+    .split("\n")
+    .find((l) => l.includes("sglang.launch_server") && l.includes(`--node-rank ${rank} `))
+  return line === undefined ? undefined : Number(line.trim().split(/\s+/)[0])
+}
+
+const argvOf = (cluster: TwoNodes, port: number) => [
+  "--model-path",
+  cluster.standin.modelPath,
+  "--tp",
+  "4",
+  "--host",
+  "0.0.0.0",
+  "--port",
+  String(port)
+]
+
+const jobField = (cluster: TwoNodes, job: string, field: string): string | undefined => {
+  const text = execFileSync("scontrol", ["show", "job", job], {
+    encoding: "utf8",
+    env: { ...process.env, ...cluster.slurm.env }
+  })
+  return new RegExp(`\\b${field}=(\\S+)`).exec(text)?.[1]
+}
+
+describe("a Slurm job across two nodes (a slurmd in each of two network namespaces, stand-in SGLang)", () => {
+  it.live(
+    "ready with one rank on each node, meeting at the first node's address; stop ends the job and frees every node's GPUs",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* twoNodeCluster
+        yield* Effect.gen(function* () {
+          const port = yield* freePort
+          const events: Array<Launch.LaunchProgress> = []
+          yield* Serving.launch({
+            host: alias,
+            name: "spread",
+            argv: argvOf(cluster, port),
+            env,
+            placement: SlurmPlacement.spec({ nodes: 2 })
+          }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
+          const launched = events.at(-1)
+          assert.strictEqual(launched?._tag, "Launched", JSON.stringify(launched))
+          if (launched?._tag !== "Launched") return
+          const job = String(launched.deployment.server.ids.job)
+          assert.strictEqual(jobField(cluster, job, "NumNodes"), "2")
+          assert.strictEqual(jobField(cluster, job, "NodeList"), "node-a,node-b")
+          // rank 0 serves on the first node
+          assert.strictEqual(launched.deployment.url, `http://${cluster.hosts[0]!.address}:${port}`)
+          // each node runs its rank on its two GPUs
+          assert.deepStrictEqual(
+            gpuHolders(cluster).map((pids) => pids.length),
+            [2, 2]
+          )
+          const log = fs.readFileSync(launched.deployment.logPath, "utf8")
+          assert.include(log, `meet at ${cluster.hosts[0]!.address}`)
+
+          yield* Stop.stop(alias, "spread")
+          assert.strictEqual(jobField(cluster, job, "JobState"), "CANCELLED")
+          assert.deepStrictEqual(
+            gpuHolders(cluster).map((pids) => pids.length),
+            [0, 0]
+          )
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    180_000
+  )
+
+  it.live(
+    "the rank on node-b killed while loading: every rank ends with the job, the launch names the job's end; three nodes asked of two: refused before anything is submitted",
+    () =>
+      Effect.gen(function* () {
+        const cluster = yield* twoNodeCluster
+        yield* Effect.gen(function* () {
+          const port = yield* freePort
+          let killed = false
+          const fiber = yield* Serving.launch({
+            host: alias,
+            name: "broken",
+            argv: argvOf(cluster, port),
+            env: { STANDIN_PHASE_SECONDS: "1" },
+            placement: SlurmPlacement.spec({ nodes: 2 })
+          }).pipe(
+            Stream.tap((e) =>
+              e._tag === "Log" &&
+              e.event._tag === "PhaseStarted" &&
+              e.event.phase === "weights-loading" &&
+              !killed
+                ? Effect.sync(() => {
+                    const pid = rankProcess(1)
+                    if (pid !== undefined) {
+                      killed = true
+                      process.kill(pid, "SIGKILL")
+                    }
+                  })
+                : Effect.void
+            ),
+            Stream.runDrain,
+            Effect.exit,
+            Effect.fork
+          )
+          const exit = yield* Fiber.join(fiber)
+          assert.isTrue(killed, "a rank on node-b was found and killed")
+          if (!Exit.isFailure(exit) || exit.cause._tag !== "Fail") return assert.fail(String(exit))
+          assert.strictEqual(exit.cause.error._tag, "SlurmJobEnded", exit.cause.error.message)
+          // the rank that died is named, not the launcher's consequence
+          assert.include(exit.cause.error.message, "task 1 on node-b")
+          assert.include(exit.cause.error.message, "SIGKILL")
+          assert.deepStrictEqual(
+            gpuHolders(cluster).map((pids) => pids.length),
+            [0, 0]
+          )
+
+          const refused = yield* Effect.exit(
+            Serving.launchDeployment({
+              host: alias,
+              name: "toomany",
+              argv: ["--model-path", cluster.standin.modelPath, "--tp", "6", "--port", String(port)],
+              env,
+              placement: SlurmPlacement.spec({ nodes: 3 })
+            })
+          )
+          if (!Exit.isFailure(refused) || refused.cause._tag !== "Fail") return assert.fail(String(refused))
+          assert.include(refused.cause.error.message, "3 nodes with 2 GPUs each requested")
+          assert.isFalse(fs.existsSync(path.join(cluster.standin.stateDir, "deployments", "toomany", "job")))
+        }).pipe(Effect.provide(cluster.layer))
+      }).pipe(Effect.scoped),
+    180_000
+  )
+})
