@@ -13,6 +13,7 @@ import { type ConfigError, Effect, Layer, type Scope } from "effect"
 import * as ConnectionPool from "../../src/ConnectionPool.js"
 import * as Hosts from "../../src/Hosts.js"
 import * as NetHosts from "./NetHosts.js"
+import * as TestSlurm from "./Slurm.js"
 import { withSetEnv } from "./Slurm.js"
 import * as Sshd from "./Sshd.js"
 
@@ -107,6 +108,83 @@ export const on = <S extends StandinInstall, E = never>(
     return { standin, aliases, hosts, sshds, stateDirs, gpuDirs, layer, sshConfig: config }
   })
 
+/** A Slurm cluster whose compute nodes are hosts of their own, and the login node that reaches it. */
+export interface SlurmNodes<S extends StandinInstall> {
+  readonly standin: S
+  /** The compute nodes' namespaces and addresses (`node-a`, `node-b`, ... in order). */
+  readonly hosts: ReadonlyArray<NetHosts.NetHost>
+  readonly slurm: TestSlurm.SlurmCluster
+  /** Each node's GPU registry (bind-mounted over the venv's `standin-gpu` for its slurmd and jobs). */
+  readonly gpuDirs: ReadonlyArray<string>
+  readonly layer: Layer.Layer<ConnectionPool.ConnectionPool | Hosts.Hosts, ConfigError.ConfigError>
+}
+
+/**
+ * `count` Slurm compute nodes, each a network namespace with a slurmd and a GPU registry of its
+ * own, running the stand-in install (one venv on the shared filesystem, as a cluster's would
+ * be); the harness sshd on this machine is the login node `login` (hosts.json gives it the
+ * venv and a state directory), with `SLURM_CONF` set for its sessions.
+ */
+export const slurmNodes = <S extends StandinInstall>(
+  count: number,
+  standin: S,
+  login: string
+): Effect.Effect<
+  SlurmNodes<S>,
+  NetHosts.NetHostsError | Sshd.SshdError | TestSlurm.SlurmClusterError,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const hosts = yield* NetHosts.make(count)
+    const names = hosts.map((_, i) => `node-${String.fromCharCode(97 + i)}`)
+    const registry = path.join(standin.venv, "standin-gpu")
+    fs.mkdirSync(registry, { recursive: true })
+    const gpuDirs = names.map((name) => {
+      const dir = path.join(path.dirname(standin.stateDir), "gpu", name)
+      fs.mkdirSync(dir, { recursive: true })
+      return dir
+    })
+    const slurm = yield* TestSlurm.start({
+      minJobAge: 30,
+      nodes: hosts.map((host, i) => ({
+        name: names[i]!,
+        namespace: host.name,
+        address: host.address,
+        binds: [{ from: gpuDirs[i]!, to: registry }]
+      }))
+    })
+    const sshd = yield* Sshd.start({
+      alias: login,
+      extraConfig: withSetEnv(standin.sshdConfig, [`SLURM_CONF=${slurm.confPath}`])
+    })
+    fs.writeFileSync(
+      path.join(standin.mlopsHome, "hosts.json"),
+      JSON.stringify({ hosts: { [login]: { python: standin.venv, stateDir: standin.stateDir } } })
+    )
+    const layer = ConnectionPool.layer().pipe(
+      Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
+    )
+    return { standin, hosts, slurm, gpuDirs, layer }
+  })
+
+/** On each of these GPU registries, the live processes holding stand-in GPU memory (their pids). */
+export const registryHolders = (gpuDirs: ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<number>> =>
+  gpuDirs.map((dir) =>
+    fs
+      .readdirSync(dir)
+      .filter((entry) => /^\d+$/.test(entry))
+      .flatMap((pid) => {
+        try {
+          const started = fs.readFileSync(path.join(dir, pid), "utf8").trim().split(/\s+/)[2]
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+          return fields[0] !== "Z" && fields[19] === started ? [Number(pid)] : []
+        } catch {
+          return []
+        }
+      })
+  )
+
 /** The live processes (`pid args`) of this deployment's process group on each host (its `pgid` file), zombies aside. */
 export const processesOf = (
   cluster: { readonly stateDirs: ReadonlyArray<string> },
@@ -132,19 +210,7 @@ export const processesOf = (
  * (the same start time, not a zombie), as the stand-in `nvidia-smi` counts them.
  */
 export const gpuHolders = (cluster: { readonly gpuDirs: ReadonlyArray<string> }): ReadonlyArray<number> =>
-  cluster.gpuDirs.map(
-    (dir) =>
-      fs.readdirSync(dir).filter((pid) => {
-        try {
-          const started = fs.readFileSync(path.join(dir, pid), "utf8").trim().split(/\s+/)[2]
-          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-          return fields[0] !== "Z" && fields[19] === started
-        } catch {
-          return false
-        }
-      }).length
-  )
+  registryHolders(cluster.gpuDirs).map((pids) => pids.length)
 
 /**
  * Kill rank `rank`'s whole process group (its `pgid` file on its host), as a node dies: SIGKILL,
@@ -161,4 +227,34 @@ export const killRank = (
   const at = Date.now()
   process.kill(-pgid, "SIGKILL")
   return at
+}
+
+/**
+ * Where each rank runs: the live processes whose command line holds `marker` and `--node-rank N`,
+ * each rank's network namespace among `hosts` (by the inode of `/proc/<pid>/ns/net`), rank order.
+ */
+export const rankHosts = (
+  hosts: ReadonlyArray<NetHosts.NetHost>,
+  marker: string
+): ReadonlyArray<{ readonly rank: number; readonly host: string | undefined }> => {
+  const inode = (file: string) => {
+    try {
+      return fs.statSync(file).ino
+    } catch {
+      return undefined
+    }
+  }
+  const namespaces = hosts.map((host) => ({ name: host.name, inode: inode(`/var/run/netns/${host.name}`) }))
+  const found = new Map<number, string | undefined>()
+  for (const line of execFileSync("ps", ["-A", "-o", "pid=", "-o", "stat=", "-o", "args="], {
+    encoding: "utf8"
+  }).split("\n")) {
+    const [pid, stat, ...args] = line.trim().split(/\s+/)
+    const command = args.join(" ")
+    const rank = /--node-rank (\d+)/.exec(command)
+    if (pid === undefined || stat?.startsWith("Z") || rank === null || !command.includes(marker)) continue
+    const net = inode(`/proc/${pid}/ns/net`)
+    found.set(Number(rank[1]), namespaces.find((n) => n.inode === net)?.name)
+  }
+  return [...found.entries()].sort(([a], [b]) => a - b).map(([rank, host]) => ({ rank, host }))
 }

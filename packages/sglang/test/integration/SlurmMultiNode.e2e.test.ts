@@ -14,71 +14,23 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import * as ConnectionPool from "@mlops/core/ConnectionPool"
-import * as Hosts from "@mlops/core/Hosts"
 import type * as Launch from "@mlops/serve/Launch"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import * as Stop from "@mlops/serve/Stop"
-import { Effect, Exit, Fiber, Layer, Stream } from "effect"
-import * as NetHosts from "../../../core/test/support/NetHosts.js"
-import * as TestSlurm from "../../../core/test/support/Slurm.js"
-import * as Sshd from "../../../core/test/support/Sshd.js"
+import { Effect, Exit, Fiber, Stream } from "effect"
+import * as Cluster from "../../../core/test/support/Cluster.js"
 import * as Serving from "../support/serving.js"
 import * as Standin from "./standin/install.js"
 import { alias, freePort } from "./support.js"
 
 const env = { STANDIN_PHASE_SECONDS: "0.02" }
 
-/** Two compute nodes in namespaces, each with its own GPU registry; the login node's sshd; the layer reaching it. */
-const twoNodeCluster = Effect.gen(function* () {
-  const standin = yield* Standin.install
-  standin.writeHostsFile(alias)
-  const hosts = yield* NetHosts.make(2)
-  const registry = path.join(standin.venv, "standin-gpu")
-  fs.mkdirSync(registry, { recursive: true })
-  const names = ["node-a", "node-b"]
-  const gpuDirs = names.map((name) => {
-    const dir = path.join(path.dirname(standin.stateDir), "gpu", name)
-    fs.mkdirSync(dir, { recursive: true })
-    return dir
-  })
-  const slurm = yield* TestSlurm.start({
-    minJobAge: 30,
-    nodes: hosts.map((host, i) => ({
-      name: names[i]!,
-      namespace: host.name,
-      address: host.address,
-      binds: [{ from: gpuDirs[i]!, to: registry }]
-    }))
-  })
-  const sshd = yield* Sshd.start({
-    extraConfig: TestSlurm.withSetEnv(standin.sshdConfig, [`SLURM_CONF=${slurm.confPath}`])
-  })
-  const layer = ConnectionPool.layer().pipe(
-    Layer.provideMerge(Hosts.layer({ sshConfig: sshd.sshConfigPath, mlopsHome: standin.mlopsHome }))
-  )
-  return { standin, hosts, slurm, gpuDirs, layer }
-})
+const twoNodeCluster = Effect.flatMap(Standin.install, (standin) => Cluster.slurmNodes(2, standin, alias))
 
 type TwoNodes = Effect.Effect.Success<typeof twoNodeCluster>
 
-/** On each node, the live processes holding stand-in GPU memory (their registry entries). */
-const gpuHolders = (cluster: TwoNodes): ReadonlyArray<ReadonlyArray<number>> =>
-  cluster.gpuDirs.map((dir) =>
-    fs
-      .readdirSync(dir)
-      .filter((entry) => /^\d+$/.test(entry))
-      .flatMap((pid) => {
-        try {
-          const started = fs.readFileSync(path.join(dir, pid), "utf8").trim().split(/\s+/)[2]
-          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-          return fields[0] !== "Z" && fields[19] === started ? [Number(pid)] : []
-        } catch {
-          return []
-        }
-      })
-  )
+/** On each node, the live processes holding stand-in GPU memory. */
+const gpuHolders = (cluster: TwoNodes) => Cluster.registryHolders(cluster.gpuDirs)
 
 /** The pid of the stand-in's rank `rank` (its `--node-rank`), if it runs. */
 const rankProcess = (rank: number): number | undefined => {
@@ -131,7 +83,11 @@ describe("a Slurm job across two nodes (a slurmd in each of two network namespac
           assert.strictEqual(jobField(cluster, job, "NodeList"), "node-a,node-b")
           // rank 0 serves on the first node
           assert.strictEqual(launched.deployment.url, `http://${cluster.hosts[0]!.address}:${port}`)
-          // each node runs its rank on its two GPUs
+          // each rank runs on its own node (that node's network namespace), on its two GPUs
+          assert.deepStrictEqual(Cluster.rankHosts(cluster.hosts, cluster.standin.modelPath), [
+            { rank: 0, host: cluster.hosts[0]!.name },
+            { rank: 1, host: cluster.hosts[1]!.name }
+          ])
           assert.deepStrictEqual(
             gpuHolders(cluster).map((pids) => pids.length),
             [2, 2]
