@@ -61,7 +61,7 @@ const jobField = (cluster: TwoNodes, job: string, field: string): string | undef
 
 describe("a Slurm job across two nodes (a slurmd in each of two network namespaces, stand-in SGLang)", () => {
   it.live(
-    "ready with one rank on each node, meeting at the first node's address; stop ends the job and frees every node's GPUs",
+    "ready with one rank on each node, meeting at the first node's address; status shows the job on both, the same launch is the running job; stop ends it and frees every node's GPUs",
     () =>
       Effect.gen(function* () {
         const cluster = yield* twoNodeCluster
@@ -94,6 +94,26 @@ describe("a Slurm job across two nodes (a slurmd in each of two network namespac
           )
           const log = fs.readFileSync(launched.deployment.logPath, "utf8")
           assert.include(log, `meet at ${cluster.hosts[0]!.address}`)
+
+          // status: one deployment, the job running on both nodes, healthy through the first
+          const [row] = yield* Serving.statusOfHost(alias, { name: "spread" })
+          assert.isTrue(row?.alive)
+          assert.isTrue(row?.healthy)
+          assert.include(row?.state ?? "", "RUNNING on node-a,node-b")
+          // the same launch again is the running job, not a second one
+          const again: Array<Launch.LaunchProgress> = []
+          yield* Serving.launch({
+            host: alias,
+            name: "spread",
+            argv: argvOf(cluster, port),
+            env,
+            placement: SlurmPlacement.spec({ nodes: 2 })
+          }).pipe(Stream.runForEach((e) => Effect.sync(() => again.push(e))))
+          assert.isTrue(
+            again.some((e) => e._tag === "AlreadyRunning"),
+            JSON.stringify(again.map((e) => e._tag))
+          )
+          assert.strictEqual(jobField(cluster, job, "JobState"), "RUNNING")
 
           yield* Stop.stop(alias, "spread")
           assert.strictEqual(jobField(cluster, job, "JobState"), "CANCELLED")

@@ -11,7 +11,15 @@ import type { NetHostsError } from "../../../core/test/support/NetHosts.js"
 import type { SshdError } from "../../../core/test/support/Sshd.js"
 import * as Standin from "./standin/install.js"
 
-export { gpuHolders, killRank, on, processesOf } from "../../../core/test/support/Cluster.js"
+export {
+  gpuHolders,
+  killRank,
+  on,
+  processesOf,
+  rankHosts,
+  registryHolders,
+  slurmNodes
+} from "../../../core/test/support/Cluster.js"
 
 /** The hosts, their sshds, state and GPU directories, and the layer that reaches them. */
 export type Cluster = CoreCluster.Cluster<Standin.Standin>
