@@ -29,15 +29,15 @@ describe("help", () => {
       }
   })
 
-  it("usage lines start with mlops; launch (one host or several) and check end with -- <sglang flags>, others do not", () => {
+  it("usage lines start with mlops; launch (one host or several) and check end with -- <engine flags>, others do not", () => {
     const usage = (sub: string) => mlops({}, sub, "--help").stdout.split("\n")[1]!.trim()
     assert.match(
       usage("launch"),
-      /^mlops launch (?:\[--engine sglang \| vllm\] )?\[--host text\] \[--hosts text\] .* -- <sglang flags>$/
+      /^mlops launch (?:\[--engine sglang \| vllm\] )?\[--host text\] \[--hosts text\] .* -- <engine flags>$/
     )
-    assert.match(usage("check"), /^mlops check .* -- <sglang flags>$/)
+    assert.match(usage("check"), /^mlops check .* -- <engine flags>$/)
     assert.match(usage("logs"), /^mlops logs --host text --name text/)
-    assert.notInclude(usage("logs"), "<sglang flags>")
+    assert.notInclude(usage("logs"), "<engine flags>")
   })
 
   it("only options that do something: no --wizard, --log-level or --completions; --env optional; defaults shown", () => {

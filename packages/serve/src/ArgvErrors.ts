@@ -127,17 +127,19 @@ export class UnexpectedValue extends Schema.TaggedError<UnexpectedValue>()("Unex
   }
 }
 
-/** A bare word where a flag was expected: launch_server takes no positional arguments. @category errors */
+/** A bare word where a flag was expected (SGLang takes no positional argument, vLLM only its model). @category errors */
 export class UnexpectedArgument extends Schema.TaggedError<UnexpectedArgument>()("UnexpectedArgument", {
   argument: Schema.String,
   /** The flag before it, if any (a list flag given with `=` takes one value only). */
   after: Schema.NullOr(Schema.String),
+  /** What the engine's command takes besides flags, in its own words (`vllm serve takes the model as its one positional argument`). */
+  takes: Schema.String,
   ...standIn
 }) {
   override get message() {
     const where = this.after === null ? "" : ` after ${this.after}`
     return withNote(
-      `unexpected argument ${JSON.stringify(this.argument)}${where}: launch_server takes only --flags; put the model behind --model-path, and give lists as \`--flag a b\` (not \`--flag=a b\`)`,
+      `unexpected argument ${JSON.stringify(this.argument)}${where}: ${this.takes}, and lists are given as \`--flag a b\` (not \`--flag=a b\`)`,
       this.note
     )
   }

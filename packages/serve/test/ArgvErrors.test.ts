@@ -62,10 +62,12 @@ describe("ArgvErrors", () => {
         flag: "--trust-remote-code",
         inline: false
       })
-      assert.deepInclude(yield* fail("/models/llama", ...M), {
+      const positional = yield* fail("/models/llama", ...M)
+      assert.deepInclude(positional, {
         _tag: "UnexpectedArgument",
         argument: "/models/llama"
       })
+      assert.include(positional.message, "SGLang's launch_server takes only --flags; put the model behind --model-path")
       assert.deepInclude(yield* fail(...M, "--cuda-graph-bs=1", "2"), {
         _tag: "UnexpectedArgument",
         after: "--cuda-graph-bs"

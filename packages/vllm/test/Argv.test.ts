@@ -87,7 +87,11 @@ describe("vllm serve argv", () => {
     const choice = refuse(["m", "--dtype", "bf16"])
     assert.strictEqual(choice._tag, "InvalidChoice")
     assert.strictEqual(refuse(["m", "--port"])._tag, "MissingValue")
-    assert.strictEqual(refuse(["m", "other"])._tag, "UnexpectedArgument")
+    const extra = refuse(["m", "other"])
+    assert.strictEqual(extra._tag, "UnexpectedArgument")
+    // in vLLM's own terms, not SGLang's
+    assert.include(extra.message, "vllm serve takes one positional argument, the model")
+    assert.notInclude(extra.message, "launch_server")
   })
 
   it("names --config file.yaml as unsupported, and a missing model", () => {

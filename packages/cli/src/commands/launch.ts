@@ -1,5 +1,5 @@
 /**
- * `mlops launch --host H [options] -- <sglang flags>`: everything after `--` reaches SGLang
+ * `mlops launch --host H [options] -- <engine flags>`: everything after `--` reaches the engine
  * untouched. Human output follows the launch phase by phase; `--json` prints one NDJSON line
  * per event, the last one being the result (`Launched`) or the failure (with `_tag` and fix).
  *

@@ -57,7 +57,7 @@ export class MlopsWords extends Context.Reference<MlopsWords>()("@mlops/cli/Mlop
   defaultValue: (): ReadonlyArray<string> => []
 }) {}
 
-/** A command line mlops cannot act on (a malformed option value, no SGLang flags); the message says how to fix it. */
+/** A command line mlops cannot act on (a malformed option value, no engine flags); the message says how to fix it. */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
 
 /** The command is over; exit with `code` (its output is already printed). */

@@ -1,5 +1,5 @@
 /**
- * `mlops launch --host H [options] -- <sglang flags>`: everything after `--` reaches SGLang
+ * `mlops launch --host H [options] -- <engine flags>`: everything after `--` reaches the engine
  * untouched. Human output follows the launch phase by phase; `--json` prints one NDJSON line
  * per event, the last one being the result (`Launched`) or the failure (with `_tag` and fix).
  *
@@ -272,7 +272,8 @@ export const launch = (options: Parsed): Effect.Effect<void, CommandExit, Progra
         if (parsed.flags.length === 0) {
           return yield* Effect.fail(
             new UsageError({
-              message: "no SGLang flags: put them after `--`, e.g. mlops launch --host sim -- --model-path /m"
+              message:
+                "no engine flags: put them after `--`, e.g. mlops launch --host sim -- --model-path /m (SGLang) or mlops launch --host sim --engine vllm -- Qwen/Qwen2.5-7B (vLLM)"
             })
           )
         }

@@ -1,6 +1,6 @@
 /**
  * `--help` as people expect it from a command on their PATH: usage lines that start with
- * `mlops` (and end in `-- <sglang flags>` for the commands that take SGLang's flags), options
+ * `mlops` (and end in `-- <engine flags>` for the commands that take the engine's flags), options
  * that do something (none of @effect/cli's built-ins: `--wizard`, `--log-level`,
  * `--completions` are not mlops features; `mlops completion` is), a repeatable option shown as
  * optional, no type boilerplate ("A user-defined piece of text."), and no escapes unless the
@@ -15,7 +15,7 @@ import { HashMap } from "effect"
 import { bold, type Style } from "./style.js"
 
 /** Commands whose arguments after `--` are SGLang's. */
-const TAKES_SGLANG_FLAGS: ReadonlySet<string> = new Set(["launch", "check"])
+const TAKES_ENGINE_FLAGS: ReadonlySet<string> = new Set(["launch", "check"])
 
 /** @effect/cli's description of a value's type, which says nothing the option name does not. */
 const BOILERPLATE =
@@ -62,7 +62,7 @@ const blocks = (doc: HelpDoc.HelpDoc, style: Style, indent: string): Array<strin
   }
 }
 
-/** The usage line of a command: `mlops <name> ...`, repeatables optional, SGLang's flags last. */
+/** The usage line of a command: `mlops <name> ...`, repeatables optional, the engine's flags last. */
 export const usageLine = (name: string, command: CommandDescriptor.Command<unknown>): string => {
   const plain: Style = { live: false, color: false }
   const usage = blocks(Usage.getHelp(CommandDescriptor.getUsage(command)), plain, "")
@@ -70,7 +70,7 @@ export const usageLine = (name: string, command: CommandDescriptor.Command<unkno
     .trim()
   const optionalRepeats = usage.replace(/(?<!\[)(--[\w-]+ \w+)\.\.\./g, "[$1]...")
   const line = `mlops ${optionalRepeats}`
-  return TAKES_SGLANG_FLAGS.has(name) ? `${line} -- <sglang flags>` : line
+  return TAKES_ENGINE_FLAGS.has(name) ? `${line} -- <engine flags>` : line
 }
 
 /** Help for one subcommand. */

@@ -134,7 +134,7 @@ export const lines = (style: Style, event: Progress, context: Context = {}): Rea
       ]
     case "RemoteChecked":
       return [
-        `${green(style, "✓")} the host's SGLang accepts the flags${event.reason === "rules-unverified" ? " (its own validation, run because the rules are unverified)" : ""} ${dim(style, duration(event.elapsedMs))}`
+        `${green(style, "✓")} the host's ${event.engine} accepts the flags${event.reason === "rules-unverified" ? " (its own validation, run because the rules are unverified)" : ""} ${dim(style, duration(event.elapsedMs))}`
       ]
     case "AlreadyRunning":
       return [`${green(style, "✓")} already running with the same flags (${event.deployment.server.label})`]

@@ -220,4 +220,24 @@ describe("render/progress", () => {
       ["    Slurm job 12: PENDING (Resources) 1.5 s"]
     )
   })
+
+  it("the host's own check and a rank's pull speak of the deployment's engine and rank", () => {
+    const plainStyle = { live: false, color: false }
+    const [checked] = Progress.lines(plainStyle, {
+      _tag: "RemoteChecked",
+      engine: "vLLM",
+      elapsedMs: 800,
+      reason: "rules-unverified"
+    })
+    assert.include(checked, "the host's vLLM accepts the flags (its own validation")
+    assert.notInclude(checked, "SGLang")
+    const [pulling] = Progress.lines(plainStyle, {
+      _tag: "Preparing",
+      step: "pulling vllm/vllm-openai:v0.13.0",
+      detail: "Downloading 12MB/1.2GB",
+      elapsedMs: 2000,
+      rank: { rank: 1, host: "node-b" }
+    })
+    assert.include(pulling, "[rank 1 on node-b] pulling vllm/vllm-openai:v0.13.0: Downloading")
+  })
 })

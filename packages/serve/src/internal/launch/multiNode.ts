@@ -376,6 +376,7 @@ export const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.
       )
       yield* emit({
         _tag: "RemoteChecked",
+        engine: engine.displayName,
         elapsedMs: yield* since,
         reason: request.remoteCheck === true ? "requested" : "rules-unverified"
       })

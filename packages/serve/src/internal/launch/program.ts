@@ -197,6 +197,7 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
         )
         yield* emit({
           _tag: "RemoteChecked",
+          engine: engine.displayName,
           elapsedMs: yield* since,
           reason: request.remoteCheck === true ? "requested" : "rules-unverified"
         })

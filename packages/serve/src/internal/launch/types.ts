@@ -188,6 +188,8 @@ export type LaunchProgress =
     }
   | {
       readonly _tag: "RemoteChecked"
+      /** The engine whose own parser checked the command (`SGLang`, `vLLM`). */
+      readonly engine: string
       readonly elapsedMs: number
       /** Asked for, or run because mlops has not verified its rules for this version. */
       readonly reason: "requested" | "rules-unverified"

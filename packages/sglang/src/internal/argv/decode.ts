@@ -33,6 +33,9 @@ export interface DecodedArgs {
 }
 
 // argparse treats these as values, not options, because no option looks like a negative number.
+/** What `python -m sglang.launch_server` takes besides its flags. */
+const TAKES = "SGLang's launch_server takes only --flags; put the model behind --model-path"
+
 const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/
 
 interface OptionMatch {
@@ -135,13 +138,16 @@ export const decode = (
     const word = argv[i]!
     if (word === "--") {
       const rest = argv[i + 1]
-      if (rest !== undefined) unrecognized.push(new UnexpectedArgument({ argument: rest, after: previous }))
+      if (rest !== undefined)
+        unrecognized.push(new UnexpectedArgument({ argument: rest, after: previous, takes: TAKES }))
       break
     }
     const token = classify(catalogue, word)
     if (Either.isLeft(token) || token.right.kind === "value") {
       unrecognized.push(
-        Either.isLeft(token) ? token.left : new UnexpectedArgument({ argument: word, after: previous })
+        Either.isLeft(token)
+          ? token.left
+          : new UnexpectedArgument({ argument: word, after: previous, takes: TAKES })
       )
       i++
       continue

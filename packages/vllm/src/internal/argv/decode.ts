@@ -35,6 +35,10 @@ export interface Decoded {
 }
 
 /** A word argparse takes as a value, not an option: not dashed, or a negative number. */
+/** What `vllm serve` takes besides its flags. */
+const TAKES =
+  "vllm serve takes one positional argument, the model (or --model), and every other setting as a --flag"
+
 const isValueWord = (word: string) => !word.startsWith("-") || /^-\d*\.?\d+$/.test(word) || word === "-"
 
 /** The flag a long spelling names: exact, else the one flag it is a prefix of. */
@@ -92,7 +96,10 @@ export const decode = (
         continue
       }
       if (model === undefined) model = word
-      else unknown.push(new UnexpectedArgument({ argument: word, after: i > 0 ? words[i - 1]! : null }))
+      else
+        unknown.push(
+          new UnexpectedArgument({ argument: word, after: i > 0 ? words[i - 1]! : null, takes: TAKES })
+        )
       continue
     }
     const eq = word.startsWith("--") ? word.indexOf("=") : -1
