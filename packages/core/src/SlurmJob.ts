@@ -108,10 +108,21 @@ export const describeState = (job: Pick<SlurmJob, "state" | "slurmState">): stri
  * @category rendering
  */
 export const firstNode = (list: string): string => {
-  const found = /^([^,[]*)(?:\[([^\]]*)\])?([^,]*)/.exec(list.trim())
-  if (found === null) return list
-  const [, prefix = "", range, suffix = ""] = found
-  if (range === undefined) return `${prefix}${suffix}`
-  const first = range.split(",")[0]!.split("-")[0]!
-  return `${prefix}${first}${suffix}`
+  // the first name: up to the first comma outside brackets
+  let depth = 0
+  let end = list.length
+  for (let i = 0; i < list.length; i++) {
+    const char = list[i]
+    if (char === "[") depth++
+    else if (char === "]") depth--
+    else if (char === "," && depth === 0) {
+      end = i
+      break
+    }
+  }
+  // each bracket's first value (`gpu[01-02,05]` → `gpu01`; `a[1-2]b[3-4]` → `a1b3`)
+  return list
+    .slice(0, end)
+    .trim()
+    .replace(/\[([^\]]*)\]/g, (_, range: string) => range.split(",")[0]!.split("-")[0]!)
 }

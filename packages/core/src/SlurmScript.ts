@@ -106,6 +106,8 @@ export const render = (script: JobScript): Either.Either<string, string> => {
       'if [ -z "$MLOPS_HEAD" ]; then echo "[mlops] no address for the first node of $SLURM_JOB_NODELIST"; exit 1; fi',
       'echo "[mlops] ranks on nodes $SLURM_JOB_NODELIST meet at $MLOPS_HEAD"',
       "export MLOPS_HEAD MLOPS_RANK_STEP=1",
+      "# since Slurm 22.05 a step does not inherit the job's --cpus-per-task: each rank gets them again",
+      `if [ -n "\${SLURM_CPUS_PER_TASK-}" ]; then export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"; fi`,
       `exec srun --nodes=${nodes} --ntasks=${nodes} --ntasks-per-node=1 --kill-on-bad-exit=1 /bin/sh ${RemoteCommand.quote(spread.scriptPath)}`,
       ""
     ].join("\n")

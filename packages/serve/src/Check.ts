@@ -23,7 +23,7 @@ import {
   UnsupportedEngineVersion
 } from "./Engine.js"
 import * as ModelTraits from "./ModelTraits.js"
-import type { InvalidPlacement, Spec as PlacementSpec } from "./Placement.js"
+import { type InvalidPlacement, type Spec as PlacementSpec, rankCommands } from "./Placement.js"
 import * as Placements from "./Placements.js"
 import * as Preflight from "./Preflight.js"
 import type { InvalidRuntime, Located, Spec as RuntimeSpec } from "./Runtime.js"
@@ -209,6 +209,8 @@ export const host = Effect.fn("Check.host")(function* (
     : { engine: engines, located: undefined }
   const engine = chosen.engine
   const argv = Secrets.redactArgv(o.argv, engine.latestFlags)
+  // as a launch would: a placement that spans nodes checks rank 0's command, with its node count
+  const [rank0] = rankCommands(placement, engine.ranks, argv, { name: "check" })
   const result = yield* Preflight.run(conn, {
     engine,
     runtime,
@@ -218,13 +220,14 @@ export const host = Effect.fn("Check.host")(function* (
         : Effect.succeed(chosen.located),
     placement,
     name: "check",
-    argv,
+    argv: rank0,
     env,
     port: engine.portOf(argv),
     modelPath: engine.modelOf(argv) ?? "model",
     checkPort: false,
     busyGpus: "ignore",
-    flagsFromHost: o.flagsFromHost === true
+    flagsFromHost: o.flagsFromHost === true,
+    hosts: placement.nodes
   })
   const { facts } = result
   const { interpreter, source, engineVersion, setting, versionSource } = result.located

@@ -56,6 +56,11 @@ export interface Context {
   readonly importErrors: ReadonlyArray<EvidenceLine>
   /** The last argparse `usage:` line, cited with an argparse error. */
   readonly usage: EvidenceLine | undefined
+  /**
+   * srun's `task N: ...` lines before this subject: only the first names the task that ended
+   * the step; srun then ends the others (`--kill-on-bad-exit`), and their lines follow.
+   */
+  readonly srunTaskLines: number
 }
 
 /** How fixes name the engine. */
@@ -79,7 +84,7 @@ export interface Signature {
   readonly tier: Tier
   readonly variants: ReadonlyArray<Variant>
   /** A line (outside records) or an exception record this signature names. */
-  readonly match: (subject: Subject) => boolean
+  readonly match: (subject: Subject, context: Context) => boolean
   readonly build: (subject: Subject, ctx: Context) => LaunchFailure
 }
 

@@ -19,7 +19,7 @@ import type { SpawnError } from "@mlops/core/Errors"
 import type { HostConfig } from "@mlops/core/HostConfig"
 import type { RemoteCommand } from "@mlops/core/RemoteCommand"
 import { type Duration, type Effect, Either, type Schedule, Schema, type Stream } from "effect"
-import type { GpuPlan } from "./Engine.js"
+import type { GpuPlan, Rendezvous } from "./Engine.js"
 import type { LaunchFailure } from "./Failures.js"
 import * as Seams from "./internal/seams.js"
 import type { Form, Runnable, ServerPaths } from "./Runtime.js"
@@ -212,6 +212,36 @@ export interface SpawnRequest {
  * @category constants
  */
 export const headAddress = "$MLOPS_HEAD"
+
+/**
+ * The commands one start of `placement` runs: the argv itself, or, for a placement that spans
+ * nodes, each node's rank as the engine writes it (rank 0's first) meeting at `headAddress` on
+ * `port`. Without a port, one from 29500 up that the deployment's name picks, so that two
+ * deployments sharing a head node do not pick the same one.
+ *
+ * @category running
+ */
+export const rankCommands = (
+  placement: { readonly nodes: number },
+  ranks: (argv: ReadonlyArray<string>, rendezvous: Rendezvous) => ReadonlyArray<ReadonlyArray<string>>,
+  argv: ReadonlyArray<string>,
+  o: { readonly name: string; readonly port?: number | undefined }
+): readonly [ReadonlyArray<string>, ...Array<ReadonlyArray<string>>] => {
+  if (placement.nodes <= 1) return [argv]
+  const [first, ...rest] = ranks(argv, {
+    nodes: placement.nodes,
+    head: headAddress,
+    port: o.port ?? rendezvousPortOf(o.name)
+  })
+  return [first ?? argv, ...rest]
+}
+
+/** 29500 (torch's default) to 29999, by the name (a stable string hash). */
+const rendezvousPortOf = (name: string): number => {
+  let hash = 0
+  for (const char of name) hash = (hash * 31 + char.charCodeAt(0)) >>> 0
+  return 29500 + (hash % 500)
+}
 
 /** The host's files a server uses (defined with the runtime's programs, which read them too). @category models */
 export type { ServerPaths } from "./Runtime.js"

@@ -67,7 +67,10 @@ describe("ArgvErrors", () => {
         _tag: "UnexpectedArgument",
         argument: "/models/llama"
       })
-      assert.include(positional.message, "SGLang's launch_server takes only --flags; put the model behind --model-path")
+      assert.include(
+        positional.message,
+        "SGLang's launch_server takes only --flags; put the model behind --model-path"
+      )
       assert.deepInclude(yield* fail(...M, "--cuda-graph-bs=1", "2"), {
         _tag: "UnexpectedArgument",
         after: "--cuda-graph-bs"

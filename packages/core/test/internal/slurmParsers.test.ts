@@ -224,5 +224,7 @@ describe("slurmParsers", () => {
     assert.strictEqual(firstNode("gpu[01-02,05]"), "gpu01")
     assert.strictEqual(firstNode("gpu[07,09-10],cpu1"), "gpu07")
     assert.strictEqual(firstNode("rack1-[3-4]-gpu"), "rack1-3-gpu")
+    assert.strictEqual(firstNode("a[1-2]b[3-4]"), "a1b3")
+    assert.strictEqual(firstNode("a[1-2]b[3-4],c9"), "a1b3")
   })
 })

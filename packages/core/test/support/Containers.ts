@@ -340,7 +340,9 @@ export interface DockerOptions {
   /**
    * Run dockerd inside this network namespace (`NetHosts`; joined with `nsenter`): its `--network host`
    * containers then live on that test host's network, as a daemon on another machine's would.
-   * Its socket is a file, so clients reach it from anywhere on this machine.
+   * Its socket is a file, so clients reach it from anywhere on this machine. The guard proxy
+   * (127.0.0.1 of this process's namespace) is not reachable from there: `networkAttempts()`
+   * records nothing; the namespace's only route, the test's bridge, keeps everything here.
    */
   readonly namespace?: string
 }

@@ -89,6 +89,8 @@ export class Classifier {
   /** The line where the server said it is up (SGLang's ready line, vLLM's startup complete). */
   private upAt: number | undefined
   private usage: EvidenceLine | undefined
+  /** srun's `task N:` lines so far (see `Context.srunTaskLines`). */
+  private srunTaskLines = 0
   private waiting = 0
   /** Whether the last meaningful line was NCCL's start-up banner. */
   private ncclLast = false
@@ -234,7 +236,8 @@ export class Classifier {
       engine: this.sniffer.guess().engine,
       memFractionStatic: this.memFractionStatic,
       importErrors: this.importErrors,
-      usage: this.usage
+      usage: this.usage,
+      srunTaskLines: this.srunTaskLines
     }
   }
 
@@ -247,10 +250,11 @@ export class Classifier {
   }
 
   private offer(subject: Subject) {
+    const context = this.context()
     for (const signature of this.signatures) {
-      if (!signature.match(subject)) continue
+      if (!signature.match(subject, context)) continue
       if (this.loses(signature.tier, signature.tag, subject)) return
-      let failure = signature.build(subject, this.context())
+      let failure = signature.build(subject, context)
       if (
         failure._tag === "Unclassified" ||
         (failure._tag === "UnsupportedConfig" && failure.kind === "architecture") ||
@@ -319,6 +323,7 @@ export class Classifier {
       level,
       afterUp: this.upAt !== undefined
     })
+    if (SRUN_TASK_LINE.test(text)) this.srunTaskLines++
     const inner = EMBEDDED.exec(text)
     // an exception the line starts with opened a record; this is one named further in
     const named = inner === null ? -1 : inner.index + inner[0].indexOf(inner[1]!)
@@ -379,6 +384,9 @@ export class Classifier {
 }
 
 /** A line at WARNING level or below names a failure only when nothing raised one. */
+/** srun's word on one task of a step: `srun: error: node-b: task 1: Killed`. */
+const SRUN_TASK_LINE = /^srun: error: \S+: tasks? [\d,-]+: /
+
 const tierOf = (failure: LaunchFailure, tier: number, subject: Subject): number =>
   subject.level !== undefined && subject.level !== "error"
     ? Math.min(tier, Tier.Unknown - 0.5)

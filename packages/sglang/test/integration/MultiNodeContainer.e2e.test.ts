@@ -9,7 +9,9 @@
  * address); stop leaves no container and no GPU memory on either. node-b's image under the same
  * name but another id: refused before anything starts, naming both ids. The image missing on
  * node-b (pull `never` there): refused by node-b's own preparation, nothing started on node-a.
- * Needs root, iproute2 and `docker.io runc`.
+ * Each daemon lives in a namespace whose only route is the test's bridge: nothing it does can
+ * leave this machine (its guard proxy, on 127.0.0.1 of the root namespace, is not reachable from
+ * there, so a pull would fail at once). Needs root, iproute2 and `docker.io runc`.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -225,8 +227,6 @@ describe("a deployment across hosts from one image (a Docker Engine in each host
             assert.deepStrictEqual(yield* containersOf(engine, name), [])
             assert.isFalse(fs.existsSync(path.join(cluster.stateDirs[i]!, "deployments", name)))
           }
-          // nothing tried to leave this machine
-          for (const engine of engines) assert.deepStrictEqual(engine.networkAttempts(), [])
         }).pipe(Effect.provide(cluster.layer))
       }).pipe(Effect.scoped),
     240_000

@@ -39,9 +39,6 @@ import * as Session from "./session.js"
 import * as Spawn from "./spawn.js"
 import { type LaunchError, type LaunchProgress, type LaunchRequest, NotHealthy } from "./types.js"
 
-/** Where the ranks of a placement that spans nodes meet on the head when no port is given (torch's default). */
-const defaultRendezvousPort = 29500
-
 const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<void>) =>
   Effect.gen(function* () {
     const t0 = yield* Clock.currentTimeMillis
@@ -115,17 +112,8 @@ const run = (request: LaunchRequest, emit: (p: LaunchProgress) => Effect.Effect<
 
     // a placement that spans nodes (a Slurm job across several) runs a rank on each: the engine
     // writes their flags, the head's address filled in where the job runs
-    const ranksOf = (
-      of: ReadonlyArray<string>
-    ): readonly [ReadonlyArray<string>, ...Array<ReadonlyArray<string>>] => {
-      if (placement.nodes <= 1) return [of]
-      const [first, ...rest] = engine.ranks(of, {
-        nodes: placement.nodes,
-        head: Placement.headAddress,
-        port: request.rendezvousPort ?? defaultRendezvousPort
-      })
-      return [first ?? of, ...rest]
-    }
+    const ranksOf = (of: ReadonlyArray<string>) =>
+      Placement.rankCommands(placement, engine.ranks, of, { name, port: request.rendezvousPort })
 
     // preflight + resolve (violations can be auto-fixed without spending an attempt); nothing is
     // written on the host before it passes

@@ -45,7 +45,8 @@ export const crash: Signature = {
     { from: "a shell (OOM killer, kill -9)", text: "Killed" },
     { from: "multiprocessing", text: "Process SpawnProcess-1 died with <Signals.SIGKILL: 9>" }
   ],
-  match: (s) => s.record === undefined && CRASH.test(s.text),
+  // srun's lines about its tasks are srunTask's (the first) or consequences
+  match: (s) => s.record === undefined && CRASH.test(s.text) && !SRUN_TASK.test(s.text.trim()),
   build: (s, ctx) => {
     const signal = signalOf(s.text)
     // SGLang enables faulthandler in its schedulers: a bare `Fatal Python error` there is a rank's
@@ -74,15 +75,16 @@ export const crash: Signature = {
 
 /**
  * srun's word on a task of a step across nodes (Slurm 22.05, seen on the test cluster):
- * `srun: error: node-b: task 1: Killed`. With `--kill-on-bad-exit` the first such line is the
- * task that died; srun then ends the others (`task 0: Terminated`), their lines consequences.
+ * `srun: error: node-b: task 1: Killed`; a cgroup's memory limit reads `task 1: Out Of Memory`.
+ * With `--kill-on-bad-exit` the first such line is the task that ended the step: srun then ends
+ * the others (`task 0: Terminated`, or `Killed` after KillWait), and their lines are consequences.
  */
 const SRUN_TASK = /^srun: error: (\S+): tasks? ([\d,-]+): (.+)$/
 
 const srunEnd = (what: string): { readonly signal?: string; readonly exitCode?: number } => {
   const code = /Exited with exit code (\d+)/.exec(what)
   if (code !== null) return { exitCode: Number(code[1]) }
-  return /Killed/.test(what)
+  return /Killed|Out Of Memory/.test(what)
     ? { signal: "SIGKILL" }
     : /Segmentation fault/.test(what)
       ? { signal: "SIGSEGV" }
@@ -99,26 +101,29 @@ export const srunTask: Signature = {
   id: "srun-task-died",
   tag: "ProcessExited",
   tier: Tier.Crash,
-  variants: [{ from: "Slurm 22.05 srun (--kill-on-bad-exit)", text: "srun: error: node-b: task 1: Killed" }],
-  // a task srun ended itself after another died (Terminated), or one that exited with a code
-  // (its own error is above), is the first's consequence: only a task killed by a signal is a crash here
-  match: (s) => {
-    const m = s.record === undefined ? SRUN_TASK.exec(s.text.trim()) : null
-    return m !== null && srunEnd(m[3]!).signal !== undefined && srunEnd(m[3]!).signal !== "SIGTERM"
+  variants: [
+    { from: "Slurm 22.05 srun (--kill-on-bad-exit)", text: "srun: error: node-b: task 1: Killed" },
+    { from: "Slurm srun (task/cgroup memory limit)", text: "srun: error: gpu02: task 1: Out Of Memory" },
+    { from: "Slurm srun", text: "srun: error: gpu02: task 0: Segmentation fault (core dumped)" }
+  ],
+  // only the first task line, and only a task ended by a signal (one that exited with a code
+  // printed its own error above it; one srun terminated is another's consequence)
+  match: (s, ctx) => {
+    if (s.record !== undefined || ctx.srunTaskLines > 0) return false
+    const m = SRUN_TASK.exec(s.text.trim())
+    const signal = m === null ? undefined : srunEnd(m[3]!).signal
+    return signal !== undefined && signal !== "SIGTERM"
   },
   build: (s, ctx) => {
     const [, node, task, what] = SRUN_TASK.exec(s.text.trim())!
     const end = srunEnd(what!)
+    const action = /Out Of Memory/.test(what!)
+      ? `task ${task} on ${node} went over the job's memory limit on that node (its cgroup): ask for more host memory (--mem, hosts.json "slurm": {"mem": ...}) or load less at once`
+      : end.signal === "SIGKILL"
+        ? `task ${task} on ${node} was killed from outside, most often that node's OOM killer: check \`dmesg -T | grep -i oom\` on ${node}`
+        : `task ${task} on ${node} crashed (${end.signal}): its own lines above say where`
     return new F.ProcessExited({
-      ...base(
-        s,
-        s.text.trim(),
-        end.signal === "SIGKILL"
-          ? {
-              action: `task ${task} on ${node} was killed from outside, most often that node's OOM killer: check \`dmesg -T | grep -i oom\` on ${node}`
-            }
-          : { action: `task ${task} on ${node} crashed: its own lines above say where` }
-      ),
+      ...base(s, s.text.trim(), { action }),
       process: `task ${task} on ${node}`,
       ...end,
       ...namedEngine(ctx.engine)

@@ -47,8 +47,8 @@ export const signatures: ReadonlyArray<Signature> = [
   assertion,
   stalled,
   interrupted,
-  crash,
   srunTask,
+  crash,
   consequence,
   errorLine,
   unclassified
