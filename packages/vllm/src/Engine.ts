@@ -34,19 +34,24 @@ const shippedFlags = (version: string): Flags | undefined => {
 
 const num = (v: unknown, fallback: number): number => (typeof v === "number" && v > 0 ? v : fallback)
 
-/** tensor × pipeline × prefill-context parallel GPUs per replica, × data-parallel replicas, over `--nnodes`. */
+/**
+ * tensor × pipeline × prefill-context parallel GPUs per replica, × data-parallel replicas, over
+ * `--nnodes`; in the data-parallel form across nodes, `--data-parallel-size-local` replicas on each.
+ */
 const gpusOf = (engineArgs: object): GpuPlan => {
   const args = valuesOf(engineArgs)
   const world =
     num(args.tensor_parallel_size, 1) *
     num(args.pipeline_parallel_size, 1) *
     num(args.prefill_context_parallel_size, 1)
-  const total = world * num(args.data_parallel_size, 1)
-  const nodes = num(args.nnodes, 1)
+  const replicas = num(args.data_parallel_size, 1)
+  const total = world * replicas
+  const local = num(args.data_parallel_size_local, replicas)
+  const nodes = local < replicas ? Math.ceil(replicas / local) : num(args.nnodes, 1)
   return {
     total,
     nodes,
-    perNode: Math.max(1, Math.ceil(total / nodes)),
+    perNode: local < replicas ? world * local : Math.max(1, Math.ceil(total / nodes)),
     first: 0,
     step: 1,
     elsewhere: "CUDA_VISIBLE_DEVICES in --env",
@@ -56,13 +61,58 @@ const gpusOf = (engineArgs: object): GpuPlan => {
 
 const latestFlags = flagsOf(Catalogue.latest, Catalogue.latest.snapshot.near, "shipped", null)
 
+/** The flags of the other multi-node form: one form's flags are dropped when the other is written. */
+const TENSOR_FORM = ["--nnodes", "--node-rank", "--master-addr", "--master-port"]
+const DATA_PARALLEL_FORM = [
+  "--data-parallel-size-local",
+  "--data-parallel-start-rank",
+  "--data-parallel-address",
+  "--data-parallel-rpc-port"
+]
+
+/** `--data-parallel-size` (or `-dp`) as the argv gives it; 1 when not given. */
+const dataParallelSize = (argv: ReadonlyArray<string>): number => {
+  let size = 1
+  argv.forEach((word, i) => {
+    const inline = /^(?:--data-parallel-size|--data_parallel_size|-dp)=(\d+)$/.exec(word)
+    if (inline !== null) size = Number(inline[1])
+    else if (
+      /^(?:--data-parallel-size|--data_parallel_size|-dp)$/.test(word) &&
+      /^\d+$/.test(argv[i + 1] ?? "")
+    )
+      size = Number(argv[i + 1])
+  })
+  return size
+}
+
 /**
- * vLLM's multi-node recipe without Ray: the same command on every node, `--nnodes N
- * --node-rank i --master-addr head --master-port port`, the others `--headless` (rank 0
- * serves HTTP).
+ * vLLM's multi-node recipes without Ray, the others `--headless` (rank 0 serves HTTP): a
+ * command with `--data-parallel-size` that the nodes share evenly is written in the data-parallel
+ * form (`--data-parallel-size-local L --data-parallel-address head --data-parallel-rpc-port
+ * port`, node i from `--data-parallel-start-rank i×L`); any other in the tensor/pipeline form,
+ * the same command on every node with `--nnodes N --node-rank i --master-addr head
+ * --master-port port`.
  */
-const ranks = (argv: ReadonlyArray<string>, r: Rendezvous): ReadonlyArray<ReadonlyArray<string>> =>
-  ranksOf(
+const ranks = (argv: ReadonlyArray<string>, r: Rendezvous): ReadonlyArray<ReadonlyArray<string>> => {
+  const replicas = dataParallelSize(argv)
+  if (replicas > 1 && replicas % r.nodes === 0) {
+    const local = replicas / r.nodes
+    return ranksOf(
+      argv,
+      r.nodes,
+      (rank) => ({
+        flags: {
+          "--data-parallel-size-local": local,
+          "--data-parallel-address": r.head,
+          "--data-parallel-rpc-port": r.port,
+          ...(rank === 0 ? {} : { "--data-parallel-start-rank": rank * local, "--headless": null })
+        },
+        removeFlags: [...TENSOR_FORM, ...(rank === 0 ? ["--headless", "--data-parallel-start-rank"] : [])]
+      }),
+      latestFlags
+    )
+  }
+  return ranksOf(
     argv,
     r.nodes,
     (rank) => ({
@@ -73,10 +123,11 @@ const ranks = (argv: ReadonlyArray<string>, r: Rendezvous): ReadonlyArray<Readon
         "--master-port": r.port,
         ...(rank === 0 ? {} : { "--headless": null })
       },
-      ...(rank === 0 ? { removeFlags: ["--headless"] } : {})
+      removeFlags: [...DATA_PARALLEL_FORM, ...(rank === 0 ? ["--headless"] : [])]
     }),
     latestFlags
   )
+}
 
 /** The shipped snapshots as messages name them: the release each is near, and its name. */
 const releases = Catalogue.snapshots.map((s) => `${s.near} (${s.name})`)

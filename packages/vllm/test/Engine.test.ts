@@ -71,6 +71,50 @@ describe("VllmEngine", () => {
     ])
   })
 
+  it("a data-parallel command the nodes share evenly is written in vLLM's data-parallel form, node i from start rank i×local", () => {
+    const argv = ["/m", "--data-parallel-size", "4", "--enable-expert-parallel"]
+    const [head, other] = VllmEngine.ranks(argv, { nodes: 2, head: "10.99.48.128", port: 13345 })
+    // the reference's recipe: node0 serves, node1 is headless from start rank 2
+    assert.deepStrictEqual(head, [
+      "/m",
+      "--data-parallel-size",
+      "4",
+      "--enable-expert-parallel",
+      "--data-parallel-size-local",
+      "2",
+      "--data-parallel-address",
+      "10.99.48.128",
+      "--data-parallel-rpc-port",
+      "13345"
+    ])
+    assert.deepStrictEqual(other, [
+      "/m",
+      "--data-parallel-size",
+      "4",
+      "--enable-expert-parallel",
+      "--data-parallel-size-local",
+      "2",
+      "--data-parallel-address",
+      "10.99.48.128",
+      "--data-parallel-rpc-port",
+      "13345",
+      "--data-parallel-start-rank",
+      "2",
+      "--headless"
+    ])
+    // each node runs its local replicas: 2 GPUs per node of 4 in all
+    const plan = VllmEngine.gpusOf(values({ data_parallel_size: 4, data_parallel_size_local: 2 }))
+    assert.deepStrictEqual([plan.total, plan.nodes, plan.perNode], [4, 2, 2])
+    // replicas the nodes cannot share evenly: the tensor form, and no stale data-parallel placement
+    const uneven = VllmEngine.ranks(["/m", "-dp", "3", "--data-parallel-start-rank", "1"], {
+      nodes: 2,
+      head: "h",
+      port: 1
+    })
+    assert.include(uneven[1]!, "--node-rank")
+    assert.notInclude(uneven[1]!, "--data-parallel-start-rank")
+  })
+
   it("ships flags near an installed version, names the stand-in otherwise, and knows secrets", () => {
     const near = VllmEngine.shippedFlags("0.13.0")!
     assert.strictEqual(near.source, "shipped")

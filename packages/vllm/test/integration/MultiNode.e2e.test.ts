@@ -2,8 +2,9 @@
  * vLLM across two hosts, end to end: two network-namespace hosts with their own sshd running the
  * stand-in vLLM, whose nodes really meet (node 0's engine core listens on the master port, the
  * headless node connects and compares the arguments that shape the model; anything wrong leaves
- * them waiting silently, as NCCL does). Ready with node 1 headless; its death while loading ends
- * the deployment, named with its rank and host.
+ * them waiting silently, as NCCL does). Ready with node 1 headless, in the tensor form and in
+ * the data-parallel form; its death while loading ends the deployment, named with its rank and
+ * host.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -54,6 +55,33 @@ describe("vLLM across hosts (network-namespace hosts, stand-in vLLM)", () => {
           const stopped = yield* Stop.stop("node-a", "pair")
           assert.lengthOf(stopped.ranks, 2)
           assert.deepStrictEqual(Cluster.processesOf(c, "pair"), [[], []])
+        }).pipe(Effect.provide(c.layer))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "the data-parallel form: one replica on each of two hosts, node 1 headless from start rank 1, meeting at node-a's RPC port; stop leaves nothing",
+    () =>
+      Effect.gen(function* () {
+        const c = yield* cluster(2)
+        yield* Effect.gen(function* () {
+          const d = yield* Launch.launchDeployment({
+            ...request(c, "replicas", "0.02"),
+            argv: [c.standin.modelPath, "--data-parallel-size", "2"]
+          })
+          assert.deepStrictEqual(d.hosts, ["node-a", "node-b"])
+          const head = startedArgv(c, 0, "replicas")
+          const worker = startedArgv(c, 1, "replicas")
+          const at = (argv: ReadonlyArray<string>, flag: string) =>
+            argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined
+          assert.strictEqual(at(head, "--data-parallel-address"), c.hosts[0]!.address)
+          assert.strictEqual(at(head, "--data-parallel-size-local"), "1")
+          assert.strictEqual(at(worker, "--data-parallel-start-rank"), "1")
+          assert.isTrue(worker.includes("--headless"))
+          assert.isFalse(head.includes("--nnodes") || worker.includes("--nnodes"))
+          yield* Stop.stop("node-a", "replicas")
+          assert.deepStrictEqual(Cluster.processesOf(c, "replicas"), [[], []])
         }).pipe(Effect.provide(c.layer))
       }).pipe(Effect.scoped),
     120_000

@@ -21,6 +21,10 @@
   node 0 becomes ready once every node has loaded. Arguments that differ, a node that never
   comes or one that goes away before it loaded leave the others waiting forever, silently, as
   NCCL does; a master port node 0 cannot bind fails at once, as the store does.
+- Data parallel across nodes (`--data-parallel-size N --data-parallel-size-local L
+  --data-parallel-address head --data-parallel-rpc-port port`, the others `--headless
+  --data-parallel-start-rank k`): N / L nodes meet the same way, node 0 (start rank 0) listening
+  on the RPC port; the node's place is its start rank / L.
 - With `STANDIN_GPU_REGISTRY` set (images set /var/lib/standin-gpu), the engine core registers
   its fake GPU memory there (`<pid>`: `<physical GPU> <MiB> <start time>`) for the host's stand-in
   nvidia-smi; unset (a plain host), it registers nothing, as before.
@@ -210,11 +214,29 @@ def parser():
     p.add_argument("--master-addr", default="127.0.0.1")
     p.add_argument("--master-port", type=int, default=29501)
     p.add_argument("--headless", action="store_true")
+    p.add_argument("--data-parallel-size", "-dp", type=int, default=1)
+    p.add_argument("--data-parallel-size-local", "-dpl", type=int, default=None)
+    p.add_argument("--data-parallel-start-rank", "-dpr", type=int, default=0)
+    p.add_argument("--data-parallel-address", "-dpa", default=None)
+    p.add_argument("--data-parallel-rpc-port", "-dpp", type=int, default=29550)
     return p
 
 
+def data_parallel_nodes(args):
+    """The data-parallel form across nodes as the nodes' meeting: N / L nodes, this one at start rank / L."""
+    local = args.data_parallel_size_local
+    if args.data_parallel_size > 1 and local and local < args.data_parallel_size:
+        args.nnodes = args.data_parallel_size // local
+        args.node_rank = args.data_parallel_start_rank // local
+        args.master_addr = args.data_parallel_address or "127.0.0.1"
+        args.master_port = args.data_parallel_rpc_port
+
+
 # what may differ between the nodes of one deployment: where a node listens, which node it is, secrets
-NOT_SHAPING = ("host", "port", "node_rank", "master_addr", "master_port", "headless", "api_key", "model_tag")
+NOT_SHAPING = (
+    "host", "port", "node_rank", "master_addr", "master_port", "headless", "api_key", "model_tag",
+    "data_parallel_start_rank", "data_parallel_address", "data_parallel_rpc_port",
+)
 
 
 def shape_of(args):
@@ -531,6 +553,7 @@ class Api(BaseHTTPRequestHandler):
 
 def serve(argv):
     args = parser().parse_args(dashes(argv))
+    data_parallel_nodes(args)
     args.model = args.model or args.model_tag
     if args.model is None:
         args.model = "Qwen/Qwen3-0.6B"
