@@ -1,13 +1,24 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as RemoteCommand from "../src/RemoteCommand.js"
 import * as SlurmScript from "../src/SlurmScript.js"
 
 const SECRET = "hf_s3cr3t value with 'quotes'"
+
+// the scripts' directories, removed when the tests end
+const made: Array<string> = []
+const tempDir = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  made.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+})
 
 const script = (dir: string, overrides: Partial<SlurmScript.JobScript> = {}): SlurmScript.JobScript => ({
   jobName: "mlops-qwen",
@@ -41,7 +52,7 @@ describe("SlurmScript", () => {
   })
 
   it("the engine is exec'd (the job's main process), never backgrounded; the secret is only in the env file", () => {
-    const dir = mkdtempSync(join(tmpdir(), "mlops-slurm-script-"))
+    const dir = tempDir("mlops-slurm-script-")
     const job = script(dir)
     const text = Either.getOrThrow(SlurmScript.render(job))
     assert.notInclude(text, "hf_s3cr3t")
@@ -74,7 +85,7 @@ describe("SlurmScript", () => {
   })
 
   it("across nodes: the script runs one srun step with a task per node, and each task runs its own rank with the head's address", () => {
-    const dir = mkdtempSync(join(tmpdir(), "mlops-slurm-spread-"))
+    const dir = tempDir("mlops-slurm-spread-")
     const token = "$MLOPS_HEAD"
     const rank = (n: number) =>
       RemoteCommand.make(
