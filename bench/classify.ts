@@ -14,7 +14,8 @@
  *
  * By default the measurement runs in a child under plain `node` (this file bundled with esbuild
  * first), because tsx's on-the-fly compiler alone holds ~90 MB of RSS that is not the
- * classifier's. `--tsx` measures in the tsx process instead. Memory is reported three ways: RSS
+ * classifier's; the parent writes the log first, so the child's maxRSS is the reading's (writing
+ * a 1 GiB vLLM-style log alone peaked at ~205 MB). `--tsx` measures in the tsx process instead. Memory is reported three ways: RSS
  * after loading (runtime + code), the classifier's own peak (RSS and heap growth over the read,
  * after a GC), and the process's absolute peak RSS (the target). `--check` exits 1 when a
  * target is missed. The temp files are always deleted.
@@ -22,7 +23,7 @@
 import { spawnSync } from "node:child_process"
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { resourceUsage } from "node:process"
 import { StringDecoder } from "node:string_decoder"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -248,12 +249,30 @@ const readLines = (
 // Collect garbage when node runs with --expose-gc, so "before" figures hold only live memory.
 const collect = () => (globalThis as { gc?: () => void }).gc?.()
 
-export const run = (options: Options): Result => {
-  const loadedRssMB = process.memoryUsage.rss() / 1e6
+/** The log to read, written in a directory of its own (removed by the caller). */
+export interface Log {
+  readonly dir: string
+  readonly path: string
+  readonly bytes: number
+}
+
+/** Writes the log of `options.style` and size. */
+export const writeLog = (options: Options): Log => {
   const dir = mkdtempSync(join(tmpdir(), "mlops-bench-classify-"))
   const path = join(dir, "sglang.log")
+  const bytes = options.style === "vllm" ? generateVllm(path, options.size) : generate(path, options.size)
+  return { dir, path, bytes }
+}
+
+/**
+ * Reads `log` twice (baseline, classifier). Given no log, writes one first in this process (its
+ * writing then counts in maxRSS: the plain-node child is given one its parent wrote).
+ */
+export const run = (options: Options, given?: Log): Result => {
+  const loadedRssMB = process.memoryUsage.rss() / 1e6
+  const log = given ?? writeLog(options)
+  const { path, bytes } = log
   try {
-    const bytes = options.style === "vllm" ? generateVllm(path, options.size) : generate(path, options.size)
     const mb = bytes / 1e6
 
     let checksum = 0
@@ -298,7 +317,7 @@ export const run = (options: Options): Result => {
       targetsMet
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    if (given === undefined) rmSync(log.dir, { recursive: true, force: true })
   }
 }
 
@@ -321,10 +340,14 @@ const report = (options: Options, r: Result, runtime: string) => {
   if (options.check && !r.targetsMet) process.exitCode = 1
 }
 
-/** Bundles this file (effect and the classifier included) so plain node can run it without tsx. */
+/**
+ * Bundles this file (effect and the classifier included) so plain node can run it without tsx;
+ * the log is written here first, so the child's maxRSS is its reading's alone.
+ */
 const runUnderPlainNode = async (argv: ReadonlyArray<string>): Promise<number> => {
   const { build } = await import("esbuild")
   const dir = mkdtempSync(join(tmpdir(), "mlops-bench-classify-bundle-"))
+  const log = writeLog(parseArgs(argv))
   try {
     const bundle = join(dir, "classify.mjs")
     await build({
@@ -340,19 +363,32 @@ const runUnderPlainNode = async (argv: ReadonlyArray<string>): Promise<number> =
       loader: { ".node": "empty" },
       logLevel: "warning"
     })
-    const child = spawnSync(process.execPath, ["--expose-gc", bundle, ...argv, "--in-child"], {
-      stdio: "inherit"
-    })
+    const child = spawnSync(
+      process.execPath,
+      ["--expose-gc", bundle, ...argv, "--in-child", "--log", log.path, "--log-bytes", String(log.bytes)],
+      { stdio: "inherit" }
+    )
     return child.status ?? 1
   } finally {
     rmSync(dir, { recursive: true, force: true })
+    rmSync(log.dir, { recursive: true, force: true })
   }
+}
+
+/** The log the parent wrote (`--log PATH --log-bytes N`), in the child. */
+const givenLog = (argv: ReadonlyArray<string>): Log | undefined => {
+  const at = argv.indexOf("--log")
+  const bytesAt = argv.indexOf("--log-bytes")
+  if (at === -1 || bytesAt === -1) return undefined
+  const path = argv[at + 1]!
+  return { dir: dirname(path), path, bytes: Number(argv[bytesAt + 1]) }
 }
 
 const main = async () => {
   const argv = process.argv.slice(2)
   const options = parseArgs(argv)
-  if (argv.includes("--in-child")) return report(options, run(options), "plain node (bundled)")
+  if (argv.includes("--in-child"))
+    return report(options, run(options, givenLog(argv)), "plain node (bundled)")
   if (options.tsx) return report(options, run(options), "in the tsx process")
   // both log styles unless one is asked for: SGLang's fast path and vLLM's prefixed lines
   const styles = argv.includes("--style") ? [argv] : [argv, [...argv, "--style", "vllm"]]
