@@ -17,5 +17,10 @@ console.log(reports.map(render).join("\n\n"))
 console.log("")
 for (const r of reports)
   console.log(
-    `${r.part === "dev" ? "development" : "held-out"}: ${(r.accuracy * 100).toFixed(1)}% (${r.correct}/${r.cases})`
+    `${r.part === "dev" ? "development" : "held-out"}: ${(r.accuracy * 100).toFixed(1)}% (${r.correct}/${r.cases}); basis: ${[
+      ...r.basis.entries()
+    ]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([basis, n]) => `${basis} ${n.cases} (${n.correct} right)`)
+      .join(", ")}`
   )

@@ -8,9 +8,10 @@ const engines = [SglangEngine.engine.logs]
 
 export const predict = (c: Case): Prediction => {
   const { failure } = Diagnose.text(c.id, c.text, engines)
-  if (failure === undefined) return { label: "none", reason: "no failure found" }
+  if (failure === undefined) return { label: "none", reason: "no failure found", basis: "none" }
   return {
     label: failure._tag === "Unclassified" ? "other" : failure._tag,
-    reason: failure.reason
+    reason: failure.reason,
+    basis: failure.basis ?? "signature"
   }
 }

@@ -41,6 +41,8 @@ export interface Prediction {
   readonly label: string
   /** The classifier's one-line reason, for the miss list. */
   readonly reason: string
+  /** How it was reached: a signature, a fallback from the exception's structure, or none found. */
+  readonly basis: "signature" | "fallback" | "none"
 }
 
 export interface ClassScore {
@@ -69,6 +71,8 @@ export interface Report {
   /** label -> predicted -> count */
   readonly confusion: ReadonlyMap<string, ReadonlyMap<string, number>>
   readonly misses: ReadonlyArray<Miss>
+  /** basis -> verdicts reached that way and how many of them were right */
+  readonly basis: ReadonlyMap<string, { readonly cases: number; readonly correct: number }>
 }
 
 export const score = (part: Part, cases: ReadonlyArray<Case>, classify: (c: Case) => Prediction): Report => {
@@ -97,7 +101,21 @@ export const score = (part: Part, cases: ReadonlyArray<Case>, classify: (c: Case
     }
   })
   const correct = cases.length - misses.length
-  return { part, cases: cases.length, correct, accuracy: correct / cases.length, classes, confusion, misses }
+  const basis = new Map<string, { cases: number; correct: number }>()
+  for (const { c, p } of predictions) {
+    const entry = basis.get(p.basis) ?? { cases: 0, correct: 0 }
+    basis.set(p.basis, { cases: entry.cases + 1, correct: entry.correct + (p.label === c.label ? 1 : 0) })
+  }
+  return {
+    part,
+    cases: cases.length,
+    correct,
+    accuracy: correct / cases.length,
+    classes,
+    confusion,
+    misses,
+    basis
+  }
 }
 
 const pct = (x: number) => (Number.isNaN(x) ? "   -" : `${(x * 100).toFixed(0).padStart(3)}%`)

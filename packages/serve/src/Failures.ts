@@ -40,7 +40,12 @@ const common = {
   reason: Schema.String,
   fix: Schema.optional(Fix),
   /** Set when the offline check predicted this failure before anything started: the rule's id. */
-  ruleId: Schema.optional(Schema.String)
+  ruleId: Schema.optional(Schema.String),
+  /**
+   * How the verdict was reached: absent for a signature that knows the wording; `fallback` when
+   * no signature did and the class comes from the exception's type, module and words (less sure).
+   */
+  basis: Schema.optional(Schema.Literal("fallback"))
 }
 
 /** Renders a fix as the flags to pass (`--a 1 --b`), the flags to drop and the action. */

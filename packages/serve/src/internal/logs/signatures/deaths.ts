@@ -7,6 +7,7 @@
  */
 import * as F from "../../../Failures.js"
 import { base, namedEngine, reasonOf, type Signature, type Subject, Tier } from "../../../LogSignature.js"
+import { fallbackOf } from "./fallback.js"
 
 const SIGNALS: Record<number, string> = {
   1: "SIGHUP",
@@ -232,7 +233,9 @@ export const unclassified: Signature = {
   variants: [{ from: "any", text: "KeyError: 'lm_head.weight'" }],
   match: (s: Subject) =>
     s.final !== undefined && !/Warning$|^(?:SystemExit|KeyboardInterrupt)$/.test(s.final.type),
-  build: (s) =>
+  // from the exception's structure when it says enough (`basis: "fallback"`), else the exception itself
+  build: (s, ctx) =>
+    fallbackOf(s, ctx) ??
     new F.Unclassified({
       ...base(s, unknownReason(s), {
         action:

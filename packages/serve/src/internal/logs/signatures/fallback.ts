@@ -1,0 +1,89 @@
+/**
+ * When no signature knows an exception: a class from the structure that is there instead of
+ * `Unclassified`, marked `basis: "fallback"` so users and tests see how sure it is. Decided, in
+ * order, from the message's own words (memory, a port, CUDA, NCCL), then the exception's type
+ * (an import or a version conflict is a dependency problem), then where it was raised (a
+ * `ValueError`/`TypeError`/`AssertionError` from the engine's argument or config modules, or one
+ * naming a `--flag`, is an argument problem). Written from the engines' module layout and
+ * Python's exception hierarchy, not fitted to any log; an exception none of this describes stays
+ * `Unclassified`.
+ * @internal
+ */
+import * as F from "../../../Failures.js"
+import { base, type Context, engineName, flagsIn, type Subject } from "../../../LogSignature.js"
+
+/** The engines' argument and configuration modules (SGLang's server_args and arg groups, vLLM's arg_utils and config package). */
+const ARGUMENT_MODULES =
+  /server_args\.py|arg_groups|arg_utils\.py|\/config\/[\w/]*\.py|argparse\.py|cli_args\.py/
+
+const OUT_OF_MEMORY = /out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/i
+const PORT_TAKEN = /address already in use|EADDRINUSE/i
+const CUDA =
+  /\bCUDA error\b|cudaError|CUDA driver|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image is available|CUDA kernel errors/i
+const DISTRIBUTED = /\bNCCL\b|nccl[A-Z]\w*|ProcessGroup|c10d|\bGloo\b|DistBackendError|DistNetworkError/
+const DEPENDENCY_TYPES = /^(?:ImportError|ModuleNotFoundError)$/
+const DEPENDENCY_WORDS =
+  /undefined symbol|cannot import name|No module named|requires .* but you have|version conflict|incompatible with (?:the installed|this version)/i
+const ARGUMENT_TYPES =
+  /^(?:ValueError|TypeError|AssertionError|argparse\.ArgumentError|pydantic_core\._pydantic_core\.ValidationError|ValidationError)$/
+
+/** The fallback's failure for a record no signature knows, or undefined (then `Unclassified`). */
+export const fallbackOf = (s: Subject, ctx: Context): F.LaunchFailure | undefined => {
+  const final = s.final
+  if (final === undefined) return undefined
+  const text = `${final.type}: ${final.message}`
+  const basis = { basis: "fallback" as const }
+  const engine = engineName(ctx)
+  if (OUT_OF_MEMORY.test(text))
+    return new F.OOM({
+      ...base(s, undefined, {
+        action: `free GPU memory or ask for less: lower --mem-fraction-static (SGLang) / --gpu-memory-utilization (vLLM), --max-model-len or the batch size`
+      }),
+      kind: "cuda-alloc",
+      ...basis
+    })
+  if (PORT_TAKEN.test(text))
+    return new F.PortInUse({
+      ...base(s, undefined, {
+        action: "a port the server needs is taken: stop what holds it or give another port"
+      }),
+      kind: "other",
+      ...basis
+    })
+  if (CUDA.test(text))
+    return new F.CudaError({
+      ...base(s, undefined, {
+        action: `a CUDA failure: check the driver against the ${engine} build's CUDA (nvidia-smi), and rerun with CUDA_LAUNCH_BLOCKING=1 to see where`
+      }),
+      ...basis
+    })
+  if (DISTRIBUTED.test(text))
+    return new F.DistributedError({
+      ...base(s, undefined, {
+        action:
+          "the ranks could not talk: rerun with NCCL_DEBUG=INFO, and check the interfaces (NCCL_SOCKET_IFNAME) and ports between them"
+      }),
+      ...basis
+    })
+  if (DEPENDENCY_TYPES.test(final.type) || DEPENDENCY_WORDS.test(text)) {
+    const module = /No module named '([^']+)'/.exec(text)?.[1]
+    return new F.DependencyError({
+      ...base(s, undefined, {
+        action: `install the missing package or the versions this ${engine} release pins`
+      }),
+      ...(module === undefined ? {} : { module }),
+      ...basis
+    })
+  }
+  const raisedIn = s.record?.frames.at(-1)?.file ?? ""
+  const flags = flagsIn(text)
+  if (ARGUMENT_TYPES.test(final.type) && (ARGUMENT_MODULES.test(raisedIn) || flags.length > 0))
+    return new F.InvalidArgument({
+      ...base(s, undefined, {
+        action: `${engine} refused the launch's arguments: read the message above and change ${flags.length > 0 ? flags.join(", ") : "the flags it names"}`
+      }),
+      flags,
+      ...basis
+    })
+  return undefined
+}
