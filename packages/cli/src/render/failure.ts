@@ -125,6 +125,9 @@ export const human = (style: Style, failure: unknown, context: FailureContext = 
   const headline =
     said !== undefined && v.headline.endsWith(said) ? v.headline.slice(0, -said.length) : v.headline
   const lines = [`${red(style, "✗")} ${bold(style, headline)} ${dim(style, `[${v.tag}]`)}`]
+  // a class read from the exception's structure, not a known wording: said, so it is weighed
+  if (isRecord(failure) && failure.basis === "fallback")
+    lines.push(`  ${dim(style, "(no known wording: classed from the exception's type, words and module)")}`)
   for (const detail of v.details) lines.push(...detail.split("\n").map((l) => `  ${l}`))
   if (v.evidence.length > 0) {
     lines.push("  evidence:")

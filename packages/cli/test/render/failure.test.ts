@@ -56,6 +56,14 @@ describe("render/failure", () => {
     assert.include(RenderFailure.human({ live: true, color: true }, oom), "\x1b[31m")
   })
 
+  it("a verdict from the exception's structure says so, in text and JSON; a signature's does not", () => {
+    const guessed = new OOM({ ...oom, basis: "fallback" })
+    const text = RenderFailure.human(plain, guessed)
+    assert.include(text, "no known wording: classed from the exception's type, words and module")
+    assert.strictEqual(RenderFailure.json(guessed).basis, "fallback")
+    assert.notInclude(RenderFailure.human(plain, oom), "no known wording")
+  })
+
   it("JSON keeps _tag, the failure's fields and the fixed command", () => {
     const json = RenderFailure.json(oom, { host: "sim", argv: ["--model-path", "/m"] })
     assert.strictEqual(json._tag, "OOM")
