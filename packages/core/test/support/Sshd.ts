@@ -235,8 +235,9 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
     const launch = (port: number) =>
       Effect.gen(function* () {
         const config = writeConfig(port)
-        // `ip netns exec`, `unshare -m` (private propagation) and `sh -c '... exec'` each exec
-        // the next: the pid is sshd's
+        // `nsenter`, `unshare -m` (private propagation) and `sh -c '... exec'` each exec the next:
+        // the pid is sshd's. nsenter joins the network namespace only (`ip netns exec` would also
+        // remount /sys, hiding the cgroup mounts a container engine in a session needs)
         const binds = options.binds ?? []
         const sshd =
           binds.length === 0
@@ -251,7 +252,9 @@ export const start = (options: SshdOptions = {}): Effect.Effect<Sshd, SshdError,
                 ...binds.flatMap((b) => [b.from, b.to])
               ]
         const argv =
-          options.namespace === undefined ? sshd : ["ip", "netns", "exec", options.namespace.name, ...sshd]
+          options.namespace === undefined
+            ? sshd
+            : ["nsenter", `--net=/var/run/netns/${options.namespace.name}`, ...sshd]
         const proc = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe"] })
         proc.stderr?.on("data", (chunk: Buffer) => {
           stderr += chunk.toString("utf8")

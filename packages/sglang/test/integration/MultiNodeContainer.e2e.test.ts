@@ -6,7 +6,9 @@
  * each host's stand-in `nvidia-smi` seeing only its own engine's containers.
  *
  * Ready on two hosts (each rank a container on its own host's engine, meeting at node-a's
- * address); stop leaves no container and no GPU memory on either. node-b's image under the same
+ * address); stop leaves no container and no GPU memory on either. The same with podman, which
+ * has no daemon: the container runs in the namespace of the ssh session that starts it, with
+ * the host's own storage and CDI GPUs. node-b's image under the same
  * name but another id: refused before anything starts, naming both ids. The image missing on
  * node-b (pull `never` there): refused by node-b's own preparation, nothing started on node-a.
  * Each daemon lives in a namespace whose only route is the test's bridge: nothing it does can
@@ -33,19 +35,26 @@ const env = { STANDIN_PHASE_SECONDS: "0.02" }
 /** node-b's image: the same as node-a's (saved and loaded), another build under the same name, or none. */
 type NodeBImage = "same" | "other" | "none"
 
+/** A host's container engine: a Docker Engine started in its namespace, or podman (daemonless: it runs where the session runs) with its own storage. */
+type Tool = "docker" | "podman"
+type Engine = Containers.Target & { readonly dir: string }
+
 /**
- * Two hosts, each with a Docker Engine in its namespace; node-a's image built there, node-b's
+ * Two hosts, each with a container engine of its own; node-a's image built there, node-b's
  * as asked. hosts.json runs every launch on them from the image (node-b never pulls).
  */
-const containerCluster = (nodeB: NodeBImage) =>
+const containerCluster = (nodeB: NodeBImage, tool: Tool = "docker") =>
   Effect.gen(function* () {
     const standin = yield* Standin.install
     const contents = yield* installInImage()
-    const engines: Array<Containers.DockerDaemon> = []
+    const engines: Array<Engine> = []
     const images: Array<string> = []
     const cluster = yield* CoreCluster.on(2, standin, (host, index, gpuDir) =>
       Effect.gen(function* () {
-        const docker = yield* Containers.startDocker({ gpuHook: true, namespace: host.name })
+        const docker: Engine =
+          tool === "docker"
+            ? yield* Containers.startDocker({ gpuHook: true, namespace: host.name })
+            : yield* Containers.podmanEnv()
         engines.push(docker)
         if (index === 0) {
           const image = yield* Containers.buildImage(docker, {
@@ -73,7 +82,7 @@ const containerCluster = (nodeB: NodeBImage) =>
         // this host's nvidia-smi counts this host's engine's containers only
         fs.writeFileSync(path.join(gpuDir, "containers"), `${docker.dir}\n`)
         return {
-          entry: { image: IMAGE, runtime: "docker", ...(index === 1 ? { pull: "never" } : {}) },
+          entry: { image: IMAGE, runtime: tool, ...(index === 1 ? { pull: "never" } : {}) },
           env: docker.env
         }
       })
@@ -82,7 +91,7 @@ const containerCluster = (nodeB: NodeBImage) =>
   })
 
 /** The containers of a deployment (any state) on one host's engine, by mlops' label. */
-const containersOf = (engine: Containers.DockerDaemon, name: string) =>
+const containersOf = (engine: Engine, name: string) =>
   Effect.map(
     Containers.runOk(engine, [
       "ps",
@@ -130,56 +139,64 @@ const argvOf = (cluster: CoreCluster.Cluster<Standin.Standin>) => [
   "4"
 ]
 
-describe("a deployment across hosts from one image (a Docker Engine in each host's namespace)", () => {
-  it.live(
-    "ready on two hosts, each rank a container on its own host's engine meeting at node-a's address; stop leaves no container and no GPU memory on either",
-    () =>
-      Effect.gen(function* () {
-        const { cluster, engines } = yield* containerCluster("same")
-        yield* Effect.gen(function* () {
-          const name = "imaged"
-          const events: Array<Launch.LaunchProgress> = []
-          yield* Serving.launch({
-            host: "node-a",
-            hosts: cluster.aliases,
-            name,
-            argv: argvOf(cluster),
-            env
-          }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
-          const launched = events.at(-1)
-          assert.strictEqual(launched?._tag, "Launched", JSON.stringify(events.at(-1)))
-          const planned = events.find((e) => e._tag === "RanksPlanned")
-          assert.strictEqual(
-            planned?._tag === "RanksPlanned" ? planned.rendezvous.address : "",
-            cluster.hosts[0]!.address
-          )
-          // one container per host, on that host's own engine, on that host's network
-          for (const engine of engines) {
-            const ids = yield* containersOf(engine, name)
-            assert.lengthOf(ids, 1)
-            const [inspected] = JSON.parse(yield* Containers.runOk(engine, ["inspect", ids[0]!])) as Array<{
-              readonly State: { readonly Status: string }
-              readonly HostConfig: { readonly NetworkMode: string }
-              readonly Config: { readonly Cmd: ReadonlyArray<string> }
-            }>
-            assert.strictEqual(inspected?.State.Status, "running")
-            assert.strictEqual(inspected?.HostConfig.NetworkMode, "host")
-          }
-          // each host's nvidia-smi sees its own rank's two GPU processes
-          assert.lengthOf(gpuApps(cluster, 0), 2)
-          assert.lengthOf(gpuApps(cluster, 1), 2)
-          // both ranks' records name the image id they run
-          for (const dir of cluster.stateDirs) {
-            const meta = JSON.parse(fs.readFileSync(path.join(dir, "deployments", name, "meta.json"), "utf8"))
-            assert.match(String(meta.install), /^sha256:[0-9a-f]{64}$/)
-          }
+describe("a deployment across hosts from one image (a container engine of its own on each host)", () => {
+  const readyOnTwoHosts = (tool: Tool) =>
+    Effect.gen(function* () {
+      const { cluster, engines } = yield* containerCluster("same", tool)
+      yield* Effect.gen(function* () {
+        const name = "imaged"
+        const events: Array<Launch.LaunchProgress> = []
+        yield* Serving.launch({
+          host: "node-a",
+          hosts: cluster.aliases,
+          name,
+          argv: argvOf(cluster),
+          env
+        }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
+        const launched = events.at(-1)
+        assert.strictEqual(launched?._tag, "Launched", JSON.stringify(events.at(-1)))
+        const planned = events.find((e) => e._tag === "RanksPlanned")
+        assert.strictEqual(
+          planned?._tag === "RanksPlanned" ? planned.rendezvous.address : "",
+          cluster.hosts[0]!.address
+        )
+        // one container per host, on that host's own engine, on that host's network
+        for (const engine of engines) {
+          const ids = yield* containersOf(engine, name)
+          assert.lengthOf(ids, 1)
+          const [inspected] = JSON.parse(yield* Containers.runOk(engine, ["inspect", ids[0]!])) as Array<{
+            readonly State: { readonly Status: string }
+            readonly HostConfig: { readonly NetworkMode: string }
+            readonly Config: { readonly Cmd: ReadonlyArray<string> }
+          }>
+          assert.strictEqual(inspected?.State.Status, "running")
+          assert.strictEqual(inspected?.HostConfig.NetworkMode, "host")
+        }
+        // each host's nvidia-smi sees its own rank's two GPU processes
+        assert.lengthOf(gpuApps(cluster, 0), 2)
+        assert.lengthOf(gpuApps(cluster, 1), 2)
+        // both ranks' records name the image id they run
+        for (const dir of cluster.stateDirs) {
+          const meta = JSON.parse(fs.readFileSync(path.join(dir, "deployments", name, "meta.json"), "utf8"))
+          assert.match(String(meta.install), /^sha256:[0-9a-f]{64}$/)
+        }
 
-          const stopped = yield* Stop.stop("node-a", name)
-          assert.lengthOf(stopped.ranks, 2)
-          for (const engine of engines) assert.deepStrictEqual(yield* containersOf(engine, name), [])
-          assert.deepStrictEqual([gpuApps(cluster, 0), gpuApps(cluster, 1)], [[], []])
-        }).pipe(Effect.provide(cluster.layer))
-      }).pipe(Effect.scoped),
+        const stopped = yield* Stop.stop("node-a", name)
+        assert.lengthOf(stopped.ranks, 2)
+        for (const engine of engines) assert.deepStrictEqual(yield* containersOf(engine, name), [])
+        assert.deepStrictEqual([gpuApps(cluster, 0), gpuApps(cluster, 1)], [[], []])
+      }).pipe(Effect.provide(cluster.layer))
+    }).pipe(Effect.scoped)
+
+  it.live(
+    "docker: ready on two hosts, each rank a container on its own host's engine meeting at node-a's address; stop leaves no container and no GPU memory on either",
+    () => readyOnTwoHosts("docker"),
+    240_000
+  )
+
+  it.live(
+    "podman: ready on two hosts, each rank a container in its host's namespace (CDI GPUs) meeting at node-a's address; stop leaves no container and no GPU memory on either",
+    () => readyOnTwoHosts("podman"),
     240_000
   )
 
