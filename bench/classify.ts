@@ -260,8 +260,14 @@ export interface Log {
 export const writeLog = (options: Options): Log => {
   const dir = mkdtempSync(join(tmpdir(), "mlops-bench-classify-"))
   const path = join(dir, "sglang.log")
-  const bytes = options.style === "vllm" ? generateVllm(path, options.size) : generate(path, options.size)
-  return { dir, path, bytes }
+  try {
+    const bytes = options.style === "vllm" ? generateVllm(path, options.size) : generate(path, options.size)
+    return { dir, path, bytes }
+  } catch (error) {
+    // a full disk: nothing left behind
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
 }
 
 /**
@@ -346,8 +352,8 @@ const report = (options: Options, r: Result, runtime: string) => {
  */
 const runUnderPlainNode = async (argv: ReadonlyArray<string>): Promise<number> => {
   const { build } = await import("esbuild")
-  const dir = mkdtempSync(join(tmpdir(), "mlops-bench-classify-bundle-"))
   const log = writeLog(parseArgs(argv))
+  const dir = mkdtempSync(join(tmpdir(), "mlops-bench-classify-bundle-"))
   try {
     const bundle = join(dir, "classify.mjs")
     await build({

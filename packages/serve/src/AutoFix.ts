@@ -16,17 +16,29 @@ export type FlagSpecs = Pick<Flags, "spec">
 const takesValue = (spec: FlagInfo | undefined, word: string) =>
   !word.includes("=") && spec?.takesValue !== false
 
-/** argv without every occurrence of `flag` (any spelling) and its values. */
+/** The flag a word names: `--long`, `--long=v`, or a short alias the engine knows (`-dp`, `-tp=2`). */
+const flagOf = (flags: FlagSpecs, word: string): FlagInfo | undefined =>
+  word.startsWith("--")
+    ? flags.spec(word)
+    : word.startsWith("-") && word.length > 1
+      ? flags.spec(word.split("=")[0]!)
+      : undefined
+
+/** argv without every occurrence of `flag` (any spelling, short aliases too) and its values. */
 const without = (flags: FlagSpecs, argv: ReadonlyArray<string>, flag: string): Array<string> => {
   const target = flags.spec(flag)
   const out: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i]!
-    const spec = word.startsWith("--") ? flags.spec(word) : undefined
+    const spec = flagOf(flags, word)
     if (spec !== undefined && target !== undefined && spec.flag === target.flag) {
       if (takesValue(spec, word)) {
         // list flags take every value up to the next option
-        while (i + 1 < argv.length && !argv[i + 1]!.startsWith("--")) {
+        while (
+          i + 1 < argv.length &&
+          !argv[i + 1]!.startsWith("--") &&
+          flagOf(flags, argv[i + 1]!) === undefined
+        ) {
           i++
           if (!spec.list) break
         }

@@ -70,17 +70,15 @@ const DATA_PARALLEL_FORM = [
   "--data-parallel-rpc-port"
 ]
 
-/** `--data-parallel-size` (or `-dp`) as the argv gives it; 1 when not given. */
+/** `--data-parallel-size` as the argv gives it (any spelling vLLM takes: `-dp`, underscores, `=`); 1 when not given. */
 const dataParallelSize = (argv: ReadonlyArray<string>): number => {
   let size = 1
   argv.forEach((word, i) => {
-    const inline = /^(?:--data-parallel-size|--data_parallel_size|-dp)=(\d+)$/.exec(word)
-    if (inline !== null) size = Number(inline[1])
-    else if (
-      /^(?:--data-parallel-size|--data_parallel_size|-dp)$/.test(word) &&
-      /^\d+$/.test(argv[i + 1] ?? "")
-    )
-      size = Number(argv[i + 1])
+    if (!word.startsWith("-")) return
+    const [name, inline] = word.split("=")
+    if (latestFlags.spec(name!)?.field !== "data_parallel_size") return
+    const value = inline ?? argv[i + 1] ?? ""
+    if (/^\d+$/.test(value)) size = Number(value)
   })
   return size
 }

@@ -113,6 +113,19 @@ describe("VllmEngine", () => {
     })
     assert.include(uneven[1]!, "--node-rank")
     assert.notInclude(uneven[1]!, "--data-parallel-start-rank")
+    // short and mixed spellings are read and replaced too: no stale start rank on rank 0, no tensor-form flags
+    const short = VllmEngine.ranks(["/m", "--data-parallel_size", "2", "-dpr", "2", "-n", "2", "-r", "0"], {
+      nodes: 2,
+      head: "h",
+      port: 1
+    })
+    assert.notInclude(short[0]!, "-dpr")
+    assert.notInclude(short[0]!, "--data-parallel-start-rank")
+    for (const rank of short) {
+      assert.notInclude(rank, "-n")
+      assert.notInclude(rank, "-r")
+    }
+    assert.strictEqual(short[1]![short[1]!.indexOf("--data-parallel-start-rank") + 1], "1")
   })
 
   it("ships flags near an installed version, names the stand-in otherwise, and knows secrets", () => {

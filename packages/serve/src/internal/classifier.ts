@@ -255,8 +255,10 @@ export class Classifier {
       if (!signature.match(subject, context)) continue
       if (this.loses(signature.tier, signature.tag, subject)) return
       let failure = signature.build(subject, context)
+      // a fallback's class is a guess from the exception: an import error SGLang ignored earlier explains it better
       if (
         failure._tag === "Unclassified" ||
+        failure.basis === "fallback" ||
         (failure._tag === "UnsupportedConfig" && failure.kind === "architecture") ||
         failure._tag === "ProcessExited"
       ) {
@@ -390,7 +392,7 @@ const SRUN_TASK_LINE = /^srun: error: \S+: tasks? [\d,-]+: /
 const tierOf = (failure: LaunchFailure, tier: number, subject: Subject): number =>
   subject.level !== undefined && subject.level !== "error"
     ? Math.min(tier, Tier.Unknown - 0.5)
-    : failure._tag === "DependencyError"
+    : failure._tag === "DependencyError" && failure.basis !== "fallback"
       ? Tier.Root
       : tier
 
@@ -403,7 +405,8 @@ const REQUEST_LEVEL = new Set([
   "AssertionFailure"
 ])
 const requestLevel = (failure: LaunchFailure, subject: Subject): boolean =>
-  REQUEST_LEVEL.has(failure._tag) &&
+  // a fallback's guess is as unsure as Unclassified: after the server is up, a request's
+  (REQUEST_LEVEL.has(failure._tag) || failure.basis === "fallback") &&
   (subject.process === "launcher" || /APIServer|api_server/.test(subject.process))
 
 /** The lines to cite for a record: where it started, the innermost frame, the exceptions. */

@@ -20,7 +20,7 @@ const verdict = (text: string): LaunchFailure => {
 describe("fallbacks from an exception's structure", () => {
   it("the message's words: memory, the ranks' transport", () => {
     const oom = verdict(
-      traceback("/x/pool.py", "RuntimeError: the allocator ran out of memory while growing the pool")
+      traceback("/x/pool.py", "RuntimeError: the GPU allocator ran out of memory while growing the pool")
     )
     assert.deepInclude(oom, { _tag: "OOM", basis: "fallback" })
     const ranks = verdict(
@@ -41,6 +41,23 @@ describe("fallbacks from an exception's structure", () => {
       )
     )
     assert.deepInclude(argument, { _tag: "InvalidArgument", basis: "fallback" })
+  })
+
+  it("a guess never outranks a known failure, and words that only look alike are not taken", () => {
+    const both = verdict(
+      [
+        traceback("/x/z.py", "RuntimeError: flashinfer 0.2 requires torch==2.8 but you have torch 2.9"),
+        traceback("/x/y.py", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+      ].join("\n")
+    )
+    assert.strictEqual(both._tag, "OOM")
+    assert.isUndefined(both.basis)
+    // host memory, an API missing from this torch: not the GPU OOM, not the ranks' transport
+    assert.strictEqual(verdict(traceback("/x/a.py", "MemoryError: out of memory")).basis, undefined)
+    const api = verdict(
+      traceback("/x/b.py", "AttributeError: 'ProcessGroup' object has no attribute '_set_default_backend'")
+    )
+    assert.notStrictEqual(api._tag, "DistributedError")
   })
 
   it("an exception none of that describes stays Unclassified; a signature's verdict has no basis", () => {

@@ -16,14 +16,18 @@ import { base, type Context, engineName, flagsIn, type Subject } from "../../../
 const ARGUMENT_MODULES =
   /server_args\.py|arg_groups|arg_utils\.py|\/config\/[\w/]*\.py|argparse\.py|cli_args\.py/
 
-const OUT_OF_MEMORY = /out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/i
+// GPU memory only: a host's MemoryError or /dev/shm running out is not what the OOM fix is for
+const OUT_OF_MEMORY =
+  /(?:CUDA|GPU|device)\b.*out of memory|out of memory.*\b(?:CUDA|GPU|device)\b|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/i
 const PORT_TAKEN = /address already in use|EADDRINUSE/i
 const CUDA =
   /\bCUDA error\b|cudaError|CUDA driver|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image is available|CUDA kernel errors/i
 const DISTRIBUTED = /\bNCCL\b|nccl[A-Z]\w*|ProcessGroup|c10d|\bGloo\b|DistBackendError|DistNetworkError/
+// an API that is not there (a torch version's) or a library not installed is no transport failure
+const NOT_TRANSPORT_TYPES = /^(?:AttributeError|TypeError|ImportError|ModuleNotFoundError)$/
 const DEPENDENCY_TYPES = /^(?:ImportError|ModuleNotFoundError)$/
 const DEPENDENCY_WORDS =
-  /undefined symbol|cannot import name|No module named|requires .* but you have|version conflict|incompatible with (?:the installed|this version)/i
+  /undefined symbol|cannot import name|No module named|is not installed|requires [\w.-]+\s*(?:[<>=!~]=?)\s*\d[\w.]*.* but you have|version conflict|incompatible with (?:the installed|this version)/i
 const ARGUMENT_TYPES =
   /^(?:ValueError|TypeError|AssertionError|argparse\.ArgumentError|pydantic_core\._pydantic_core\.ValidationError|ValidationError)$/
 
@@ -57,7 +61,7 @@ export const fallbackOf = (s: Subject, ctx: Context): F.LaunchFailure | undefine
       }),
       ...basis
     })
-  if (DISTRIBUTED.test(text))
+  if (DISTRIBUTED.test(text) && !NOT_TRANSPORT_TYPES.test(final.type) && !DEPENDENCY_WORDS.test(text))
     return new F.DistributedError({
       ...base(s, undefined, {
         action:
