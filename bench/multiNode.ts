@@ -16,7 +16,6 @@
  *
  *   npx tsx bench/multiNode.ts      (or `npm run bench -- multiNode`)
  */
-import { execFileSync } from "node:child_process"
 import * as Launch from "@mlops/serve/Launch"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import * as Stop from "@mlops/serve/Stop"
@@ -30,14 +29,6 @@ const LAUNCH_RUNS = Number(process.env.LAUNCH_RUNS ?? 5)
 const DEATH_RUNS = Number(process.env.DEATH_RUNS ?? 20)
 const BASELINE_RUNS = Number(process.env.BASELINE_RUNS ?? 10)
 const SLURM_RUNS = Number(process.env.SLURM_RUNS ?? 10)
-
-/** The pid of the stand-in's rank `rank` of a command holding `marker`, if it runs. */
-const rankPid = (rank: number, marker: string): number | undefined => {
-  const line = execFileSync("ps", ["-A", "-o", "pid=", "-o", "args="], { encoding: "utf8" })
-    .split("\n")
-    .find((l) => l.includes(marker) && l.includes(`--node-rank ${rank} `))
-  return line === undefined ? undefined : Number(line.trim().split(/\s+/)[0])
-}
 
 /** One Slurm job across two nodes: launch overhead against one node, and a rank's death → SlurmJobEnded. */
 const slurm = Effect.gen(function* () {
@@ -80,7 +71,7 @@ const slurm = Effect.gen(function* () {
           e.event.phase === "weights-loading" &&
           killedAt === 0
             ? Effect.sync(() => {
-                const pid = rankPid(1, standin.modelPath)
+                const pid = Cluster.rankPid(1, standin.modelPath)
                 if (pid === undefined) return
                 killedAt = Date.now()
                 process.kill(pid, "SIGKILL")

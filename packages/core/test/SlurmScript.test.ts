@@ -122,13 +122,13 @@ describe("SlurmScript", () => {
           PATH: process.env.PATH,
           MLOPS_RANK_STEP: "1",
           SLURM_NODEID: nodeId,
-          MLOPS_HEAD: "10.1.2.3"
+          MLOPS_HEAD: "127.0.0.3"
         }
       })
     const second = run("1")
     assert.include(second, SECRET)
-    assert.include(second, "['--node-rank', '1', '--dist-init-addr', '10.1.2.3:29500']")
-    assert.include(run("0"), "['--node-rank', '0', '--dist-init-addr', '10.1.2.3:29500']")
+    assert.include(second, "['--node-rank', '1', '--dist-init-addr', '127.0.0.3:29500']")
+    assert.include(run("0"), "['--node-rank', '0', '--dist-init-addr', '127.0.0.3:29500']")
     // a node the job has no rank for says so and fails
     const missing = (() => {
       try {

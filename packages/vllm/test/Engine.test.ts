@@ -73,7 +73,7 @@ describe("VllmEngine", () => {
 
   it("a data-parallel command the nodes share evenly is written in vLLM's data-parallel form, node i from start rank i×local", () => {
     const argv = ["/m", "--data-parallel-size", "4", "--enable-expert-parallel"]
-    const [head, other] = VllmEngine.ranks(argv, { nodes: 2, head: "10.99.48.128", port: 13345 })
+    const [head, other] = VllmEngine.ranks(argv, { nodes: 2, head: "127.0.0.2", port: 13345 })
     // the reference's recipe: node0 serves, node1 is headless from start rank 2
     assert.deepStrictEqual(head, [
       "/m",
@@ -83,7 +83,7 @@ describe("VllmEngine", () => {
       "--data-parallel-size-local",
       "2",
       "--data-parallel-address",
-      "10.99.48.128",
+      "127.0.0.2",
       "--data-parallel-rpc-port",
       "13345"
     ])
@@ -95,7 +95,7 @@ describe("VllmEngine", () => {
       "--data-parallel-size-local",
       "2",
       "--data-parallel-address",
-      "10.99.48.128",
+      "127.0.0.2",
       "--data-parallel-rpc-port",
       "13345",
       "--data-parallel-start-rank",

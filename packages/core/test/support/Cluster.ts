@@ -229,6 +229,23 @@ export const killRank = (
   return at
 }
 
+/** The live processes whose command line holds `marker` and `--node-rank N`: pid and rank, zombies aside. */
+const rankProcesses = (marker: string): ReadonlyArray<{ readonly pid: number; readonly rank: number }> =>
+  execFileSync("ps", ["-A", "-o", "pid=", "-o", "stat=", "-o", "args="], { encoding: "utf8" })
+    .split("\n")
+    .flatMap((line) => {
+      const [pid, stat, ...args] = line.trim().split(/\s+/)
+      const command = args.join(" ")
+      const rank = /--node-rank (\d+)/.exec(command)
+      return pid === undefined || stat?.startsWith("Z") || rank === null || !command.includes(marker)
+        ? []
+        : [{ pid: Number(pid), rank: Number(rank[1]) }]
+    })
+
+/** A live process of rank `rank` (its `--node-rank`) of a command holding `marker`, if one runs. */
+export const rankPid = (rank: number, marker: string): number | undefined =>
+  rankProcesses(marker).find((p) => p.rank === rank)?.pid
+
 /**
  * Where each rank runs: the live processes whose command line holds `marker` and `--node-rank N`,
  * each rank's network namespace among `hosts` (by the inode of `/proc/<pid>/ns/net`), rank order.
@@ -246,15 +263,9 @@ export const rankHosts = (
   }
   const namespaces = hosts.map((host) => ({ name: host.name, inode: inode(`/var/run/netns/${host.name}`) }))
   const found = new Map<number, string | undefined>()
-  for (const line of execFileSync("ps", ["-A", "-o", "pid=", "-o", "stat=", "-o", "args="], {
-    encoding: "utf8"
-  }).split("\n")) {
-    const [pid, stat, ...args] = line.trim().split(/\s+/)
-    const command = args.join(" ")
-    const rank = /--node-rank (\d+)/.exec(command)
-    if (pid === undefined || stat?.startsWith("Z") || rank === null || !command.includes(marker)) continue
+  for (const { pid, rank } of rankProcesses(marker)) {
     const net = inode(`/proc/${pid}/ns/net`)
-    found.set(Number(rank[1]), namespaces.find((n) => n.inode === net)?.name)
+    found.set(rank, namespaces.find((n) => n.inode === net)?.name)
   }
   return [...found.entries()].sort(([a], [b]) => a - b).map(([rank, host]) => ({ rank, host }))
 }

@@ -32,14 +32,6 @@ type TwoNodes = Effect.Effect.Success<typeof twoNodeCluster>
 /** On each node, the live processes holding stand-in GPU memory. */
 const gpuHolders = (cluster: TwoNodes) => Cluster.registryHolders(cluster.gpuDirs)
 
-/** The pid of the stand-in's rank `rank` (its `--node-rank`), if it runs. */
-const rankProcess = (rank: number): number | undefined => {
-  const line = execFileSync("ps", ["-A", "-o", "pid=", "-o", "args="], { encoding: "utf8" })
-    .split("\n")
-    .find((l) => l.includes("sglang.launch_server") && l.includes(`--node-rank ${rank} `))
-  return line === undefined ? undefined : Number(line.trim().split(/\s+/)[0])
-}
-
 const argvOf = (cluster: TwoNodes, port: number) => [
   "--model-path",
   cluster.standin.modelPath,
@@ -50,6 +42,15 @@ const argvOf = (cluster: TwoNodes, port: number) => [
   "--port",
   String(port)
 ]
+
+/** The launch of a job across the two nodes (rank 0 serving on `port`), its phases paced by `phaseSeconds`. */
+const twoNodes = (cluster: TwoNodes, name: string, port: number, phaseSeconds = "0.02") => ({
+  host: alias,
+  name,
+  argv: argvOf(cluster, port),
+  env: { STANDIN_PHASE_SECONDS: phaseSeconds },
+  placement: SlurmPlacement.spec({ nodes: 2 })
+})
 
 const jobField = (cluster: TwoNodes, job: string, field: string): string | undefined => {
   const text = execFileSync("scontrol", ["show", "job", job], {
@@ -68,13 +69,9 @@ describe("a Slurm job across two nodes (a slurmd in each of two network namespac
         yield* Effect.gen(function* () {
           const port = yield* freePort
           const events: Array<Launch.LaunchProgress> = []
-          yield* Serving.launch({
-            host: alias,
-            name: "spread",
-            argv: argvOf(cluster, port),
-            env,
-            placement: SlurmPlacement.spec({ nodes: 2 })
-          }).pipe(Stream.runForEach((e) => Effect.sync(() => events.push(e))))
+          yield* Serving.launch(twoNodes(cluster, "spread", port)).pipe(
+            Stream.runForEach((e) => Effect.sync(() => events.push(e)))
+          )
           const launched = events.at(-1)
           assert.strictEqual(launched?._tag, "Launched", JSON.stringify(launched))
           if (launched?._tag !== "Launched") return
@@ -102,13 +99,9 @@ describe("a Slurm job across two nodes (a slurmd in each of two network namespac
           assert.include(row?.state ?? "", "RUNNING on node-a,node-b")
           // the same launch again is the running job, not a second one
           const again: Array<Launch.LaunchProgress> = []
-          yield* Serving.launch({
-            host: alias,
-            name: "spread",
-            argv: argvOf(cluster, port),
-            env,
-            placement: SlurmPlacement.spec({ nodes: 2 })
-          }).pipe(Stream.runForEach((e) => Effect.sync(() => again.push(e))))
+          yield* Serving.launch(twoNodes(cluster, "spread", port)).pipe(
+            Stream.runForEach((e) => Effect.sync(() => again.push(e)))
+          )
           assert.isTrue(
             again.some((e) => e._tag === "AlreadyRunning"),
             JSON.stringify(again.map((e) => e._tag))
@@ -134,20 +127,14 @@ describe("a Slurm job across two nodes (a slurmd in each of two network namespac
         yield* Effect.gen(function* () {
           const port = yield* freePort
           let killed = false
-          const fiber = yield* Serving.launch({
-            host: alias,
-            name: "broken",
-            argv: argvOf(cluster, port),
-            env: { STANDIN_PHASE_SECONDS: "1" },
-            placement: SlurmPlacement.spec({ nodes: 2 })
-          }).pipe(
+          const fiber = yield* Serving.launch(twoNodes(cluster, "broken", port, "1")).pipe(
             Stream.tap((e) =>
               e._tag === "Log" &&
               e.event._tag === "PhaseStarted" &&
               e.event.phase === "weights-loading" &&
               !killed
                 ? Effect.sync(() => {
-                    const pid = rankProcess(1)
+                    const pid = Cluster.rankPid(1, cluster.standin.modelPath)
                     if (pid !== undefined) {
                       killed = true
                       process.kill(pid, "SIGKILL")

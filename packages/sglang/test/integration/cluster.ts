@@ -17,6 +17,7 @@ export {
   on,
   processesOf,
   rankHosts,
+  rankPid,
   registryHolders,
   slurmNodes
 } from "../../../core/test/support/Cluster.js"
