@@ -38,6 +38,7 @@ import type { Hosts } from "./Hosts.js"
 import * as internal from "./internal/fakeHost.js"
 import { FakeHostControl } from "./internal/fakeHostControl.js"
 import * as tools from "./internal/fakeTools.js"
+import { syncPrograms } from "./internal/sync/fakeTools.js"
 import type { Gpu } from "./Probes.js"
 import type { RemoteCommand } from "./RemoteCommand.js"
 
@@ -233,6 +234,14 @@ export const nvidiaSmi = (
  * @category programs
  */
 export const ss: Program = tools.ss
+
+/**
+ * `tar -x`, `rm` and `mv` as GNU tar and coreutils behave for what a host is sent (`Sync.push`'s
+ * archives, `mlops rm`): the fake's built-ins have none of them. Register them with `programs`.
+ *
+ * @category programs
+ */
+export const fileTools: ReadonlyArray<Program> = syncPrograms
 
 /** A program that prints nothing and never ends (until signalled). @category programs */
 export const hang = (match: string | ((argv: ReadonlyArray<string>) => boolean)): Program => ({
