@@ -24,6 +24,7 @@ const LABELS = new Set([
   "InvalidArgument",
   "MissingSchedulerStrategy",
   "OOM",
+  "HostOutOfMemory",
   "PortInUse",
   "ModelNotFound",
   "TrustRemoteCodeRequired",
@@ -32,6 +33,8 @@ const LABELS = new Set([
   "CudaError",
   "DependencyError",
   "StartupStalled",
+  "Hangup",
+  "LossDiverged",
   "ProcessExited",
   "other",
   "none"

@@ -120,14 +120,32 @@ export class MissingSchedulerStrategy extends Schema.TaggedError<MissingSchedule
   }
 }
 
-/** Out of GPU memory: a CUDA allocation, the KV-cache pool, or a memory-caused graph capture. @category errors */
+/**
+ * Out of GPU memory: a CUDA allocation (a server's or a training step's), the KV-cache pool, or a
+ * memory-caused graph capture. The numbers are the allocator's own, in GiB, when its message
+ * states them: torch >= 2.1 says `Tried to allocate 2.00 GiB. GPU 0 has a total capacity of
+ * 47.53 GiB of which 1.12 GiB is free. ... Of the allocated memory 44.10 GiB is allocated by
+ * PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated`; torch 1.x says `(GPU 0; 23.69
+ * GiB total capacity; 20.10 GiB already allocated; 1.12 GiB free; 21.30 GiB reserved in total by
+ * PyTorch)`. Memory reserved by PyTorch but not allocated is fragmentation.
+ * @category errors
+ */
 export class OOM extends Schema.TaggedError<OOM>()("OOM", {
   ...common,
   kind: Schema.Literal("cuda-alloc", "kv-pool", "cuda-graph", "unbalanced"),
   gpu: Schema.optional(Schema.Number),
+  /** What the failing allocation asked for. */
   triedGiB: Schema.optional(Schema.Number),
+  /** The GPU's total capacity. */
   totalGiB: Schema.optional(Schema.Number),
+  /** What was free on the GPU. */
   freeGiB: Schema.optional(Schema.Number),
+  /** Allocated by PyTorch (torch 1.x: `already allocated`). */
+  allocatedGiB: Schema.optional(Schema.Number),
+  /** Reserved by PyTorch's caching allocator in total (torch 1.x states it; else allocated + unallocated). */
+  reservedGiB: Schema.optional(Schema.Number),
+  /** Reserved by PyTorch but unallocated (torch >= 2.1 states it; else reserved - allocated): fragmentation. */
+  reservedUnallocatedGiB: Schema.optional(Schema.Number),
   memFractionStatic: Schema.optional(Schema.Number)
 }) {
   override get message() {
@@ -182,8 +200,29 @@ export class UnsupportedConfig extends Schema.TaggedError<UnsupportedConfig>()("
   }
 }
 
-/** NCCL or torch.distributed failed (often a consequence of another rank's failure). @category errors */
-export class DistributedError extends Schema.TaggedError<DistributedError>()("DistributedError", common) {
+/**
+ * NCCL or torch.distributed failed (often a consequence of another rank's failure). When the log
+ * says, the rank that reported it, the collective (`ALLREDUCE`), its sequence number and its
+ * timeout: `[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5,
+ * OpType=ALLREDUCE, ... Timeout(ms)=600000) ran for 600011 milliseconds before timing out`.
+ * @category errors
+ */
+export class DistributedError extends Schema.TaggedError<DistributedError>()("DistributedError", {
+  ...common,
+  /**
+   * `collective-timeout`: NCCL's watchdog timed a collective out; `watchdog-stuck`: the watchdog
+   * itself hung in a NCCL/CUDA call; `nccl-error`: NCCL returned an error.
+   */
+  kind: Schema.optional(Schema.Literal("collective-timeout", "watchdog-stuck", "nccl-error")),
+  /** The global rank that reported it. */
+  rank: Schema.optional(Schema.Number),
+  /** The collective (`ALLREDUCE`, `_ALLGATHER_BASE`, `BROADCAST`). */
+  op: Schema.optional(Schema.String),
+  seqNum: Schema.optional(Schema.Number),
+  timeoutMs: Schema.optional(Schema.Number),
+  /** How long the collective ran before the watchdog gave up. */
+  ranForMs: Schema.optional(Schema.Number)
+}) {
   override get message() {
     return describe(this, "Distributed initialisation or communication failed")
   }
@@ -303,11 +342,17 @@ export class StartupStalled extends Schema.TaggedError<StartupStalled>()("Startu
   }
 }
 
-/** The process ended and the log names no known cause: the exit and the last lines. @category errors */
+/**
+ * The process ended and the log names no known cause: the exit and the last lines. For a job
+ * under a launcher (torchrun, deepspeed), the rank the launcher names as the first failure.
+ * @category errors
+ */
 export class ProcessExited extends Schema.TaggedError<ProcessExited>()("ProcessExited", {
   ...common,
   exitCode: Schema.optional(Schema.Number),
   signal: Schema.optional(Schema.String),
+  /** The rank a job launcher names as the one that failed first (global in torchrun's table, else local). */
+  rank: Schema.optional(Schema.Number),
   /** The engine's display name (`SGLang`, `vLLM`) when the log shows which one wrote it. */
   engine: Schema.optional(Schema.String)
 }) {
@@ -319,6 +364,82 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>()("ProcessE
           ? `exited with code ${this.exitCode}`
           : "failed"
     return describe(this, `${this.engine ?? "the server"} ${how}`)
+  }
+}
+
+/**
+ * The host ran out of memory (RAM, not GPU): the kernel's OOM killer (`Out of memory: Killed
+ * process 1234 (python)`, `oom-kill:constraint=...`), a memory monitor that killed the work
+ * (Ray's), an allocation the host refused (`[Errno 12] Cannot allocate memory`), or a job's
+ * process killed by SIGKILL with no other cause in its log (torchrun's `exitcode: -9` with
+ * `Signal 9 (SIGKILL) received by PID`, deepspeed's `exits with return code = -9`, the shell's
+ * `Killed`, exit code 137): nothing else kills a training process that way.
+ * @category errors
+ */
+export class HostOutOfMemory extends Schema.TaggedError<HostOutOfMemory>()("HostOutOfMemory", {
+  ...common,
+  /**
+   * `oom-killer`: the kernel says so; `memory-monitor`: a scheduler's monitor (Ray) killed it;
+   * `allocation`: the host refused an allocation; `sigkill`: killed by SIGKILL, no cause stated.
+   */
+  kind: Schema.Literal("oom-killer", "memory-monitor", "allocation", "sigkill"),
+  /** The process killed, when the log names it. */
+  pid: Schema.optional(Schema.Number),
+  /** Its command name (`python`, `python3`), when the kernel names it. */
+  command: Schema.optional(Schema.String),
+  /** The rank a job launcher names (global in torchrun's table, else local). */
+  rank: Schema.optional(Schema.Number),
+  /** The exit as reported (`-9` from torchrun and deepspeed, `137` from a shell). */
+  exitCode: Schema.optional(Schema.Number),
+  signal: Schema.optional(Schema.Literal("SIGKILL")),
+  /** The killed process's resident memory (the kernel's anon-rss), in GiB. */
+  residentGiB: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return describe(
+      this,
+      this.kind === "sigkill"
+        ? "Killed by SIGKILL, most often the host's OOM killer (RAM)"
+        : "The host ran out of memory (RAM)"
+    )
+  }
+}
+
+/**
+ * The job's terminal or ssh session closed and took it down: its launcher got SIGHUP
+ * (torchrun: `Received 1 death signal, shutting down workers`, `Sending process 1234 closing
+ * signal SIGHUP`, `SignalException: Process 1234 got signal: 1`). @category errors
+ */
+export class Hangup extends Schema.TaggedError<Hangup>()("Hangup", {
+  ...common,
+  signal: Schema.Literal("SIGHUP"),
+  /** The process that got it, when the log names it. */
+  pid: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return describe(this, "The job's session hung up (SIGHUP)")
+  }
+}
+
+/**
+ * The loss became NaN or infinite and the job stopped because of it: the script raised (`ValueError:
+ * loss is nan`, detectron2's `FloatingPointError: Loss became infinite or NaN`), DeepSpeed's fp16
+ * loss scale hit its minimum (`Current loss scale already at minimum`), or the job exited non-zero
+ * after logging NaN losses with no other cause. NaN lines in a job that goes on are no failure.
+ * @category errors
+ */
+export class LossDiverged extends Schema.TaggedError<LossDiverged>()("LossDiverged", {
+  ...common,
+  /**
+   * `raised`: the script or trainer stopped on it; `loss-scale`: DeepSpeed's fp16 loss scale hit
+   * its minimum; `exited-after-nan`: NaN/inf losses were logged, then the job exited non-zero.
+   */
+  kind: Schema.Literal("raised", "loss-scale", "exited-after-nan"),
+  /** The step or iteration, when the message says. */
+  step: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return describe(this, "The loss diverged (NaN/inf)")
   }
 }
 
@@ -336,7 +457,7 @@ export class Unclassified extends Schema.TaggedError<Unclassified>()("Unclassifi
   }
 }
 
-/** Every way a launch can fail. @category errors */
+/** Every way a launch (or a job) can fail. @category errors */
 export const LaunchFailure = Schema.Union(
   ContainerEngineUnreachable,
   ContainerGpuUnavailable,
@@ -347,6 +468,7 @@ export const LaunchFailure = Schema.Union(
   InvalidArgument,
   MissingSchedulerStrategy,
   OOM,
+  HostOutOfMemory,
   PortInUse,
   ModelNotFound,
   TrustRemoteCodeRequired,
@@ -355,6 +477,8 @@ export const LaunchFailure = Schema.Union(
   CudaError,
   DependencyError,
   StartupStalled,
+  Hangup,
+  LossDiverged,
   ProcessExited,
   Unclassified
 )

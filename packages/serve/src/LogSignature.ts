@@ -61,6 +61,11 @@ export interface Context {
    * the step; srun then ends the others (`--kill-on-bad-exit`), and their lines follow.
    */
   readonly srunTaskLines: number
+  /**
+   * Whether the log is a training or evaluation job's: a job launcher's lines (torchrun's elastic
+   * agent, deepspeed's or accelerate's launcher) or a trainer's (loss and step lines) were seen.
+   */
+  readonly job: boolean
 }
 
 /** How fixes name the engine. */

@@ -20,7 +20,17 @@ import { type EngineGuess, EngineSniffer } from "./logs/engine.js"
 import { normalize } from "./logs/normalize.js"
 import { type ExceptionRecord, embedded, RecordBuilder, startsRecord } from "./logs/records.js"
 import { signaturesFor } from "./logs/signatures/index.js"
+import {
+  ElasticTable,
+  exitedAfterNan,
+  failureOfEnd,
+  jobLine,
+  nanLossLine,
+  type RankEnd,
+  tierOfEnd
+} from "./logs/signatures/jobs.js"
 import { asImportFailure, linkedImportError } from "./logs/signatures/linkedImport.js"
+import { asTrainingOom } from "./logs/signatures/memory.js"
 
 const NONE: ReadonlyArray<LaunchEvent> = []
 const NO_EVENTS: Array<LaunchEvent> = []
@@ -30,7 +40,7 @@ const MAX_IMPORT_ERRORS = 64
 
 // cheap pre-check before a free line is matched against the signatures
 const TELLING =
-  /rror|xception|ail|atal|illed|杀死|upport|imeout|imed out|atchdog|emory|NCCL|denied|refused|in use|INUSE|nvalid|Errno|xit code|died|ignal|egmentation|dumped|not found|estricted|gated|radix|buffer|trust_remote_code|custom code|ose from|ead\b|sigquit|SIGQUIT|Pyspy|\^C|nterrupt|Value error|divisible|symbol|shared object|already used|recognize|distribution|profiled value|offline mode|compatible|[Dd]ocker daemon|device driver|to Podman/
+  /rror|xception|ail|atal|illed|杀死|upport|imeout|imed out|atchdog|emory|NCCL|denied|refused|in use|INUSE|nvalid|Errno|xit code|died|ignal|egmentation|dumped|not found|estricted|gated|radix|buffer|trust_remote_code|custom code|ose from|ead\b|sigquit|SIGQUIT|Pyspy|\^C|nterrupt|Value error|divisible|symbol|shared object|already used|recognize|distribution|profiled value|offline mode|compatible|[Dd]ocker daemon|device driver|to Podman|return code|exitcode|oom|SIGHUP|[Ss]top(?:ping)? [Tt]raining|NaN|loss scale/
 // an exception named inside a line of prose, a list item or another record's message
 const EMBEDDED = /(?:^|[\s`'"(（，,:：[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s+|\(["'])(.+)$/
 const WAITING = /Waiting for \d+ local, \d+ remote core engine proc\(s\) to start/
@@ -94,6 +104,12 @@ export class Classifier {
   private waiting = 0
   /** Whether the last meaningful line was NCCL's start-up banner. */
   private ncclLast = false
+  /** Whether the log showed a training job's launcher or trainer (see `Context.job`). */
+  private job = false
+  /** The first line that logged a NaN/inf loss: no failure by itself (see `finish`). */
+  private nanLoss: EvidenceLine | undefined
+  /** torchrun's ChildFailedError table, read as it goes by. */
+  private readonly elastic = new ElasticTable()
   private readonly sniffer = new EngineSniffer()
   // allocated only when a line produces an event (most produce none)
   private events: Array<LaunchEvent> = NO_EVENTS
@@ -113,6 +129,7 @@ export class Classifier {
     this.tailText[no % TAIL] = n.line
     if (this.record === undefined && !NON_BLANK.test(n.text)) return NONE
     this.events = NO_EVENTS
+    this.jobLine(n.text, n.line, no)
     this.sniffer.observe(n.text, n.sglangAt >= 0)
     if (this.record !== undefined) {
       if (this.record.continues(n.text, n.header)) {
@@ -159,6 +176,8 @@ export class Classifier {
   /** The final failure, if any; closes an open record. Reading it twice gives the same answer. */
   finish(exit?: ExitStatus): LaunchFailure | undefined {
     if (this.record !== undefined) this.closeRecord()
+    const table = this.elastic.close()
+    if (table !== undefined) this.rankEnd(table.end, table.evidence)
     if (this.best === undefined && this.ncclLast) {
       this.best = this.endedWhileWaiting(
         Tier.Crash,
@@ -175,9 +194,31 @@ export class Classifier {
     }
     const failed =
       exit !== undefined && (exit.signal != null || (exit.exitCode != null && exit.exitCode !== 0))
+    // an OOM met before the log showed it is a job's (its launcher's lines follow it): a training fix
+    if (this.best?.failure._tag === "OOM" && this.job && this.sniffer.guess().engine === undefined)
+      this.best = { ...this.best, failure: asTrainingOom(this.best.failure) }
+    // a job that logged NaN losses and then ended with nothing else named: the loss diverged
+    const nan = this.nanLoss
+    if (
+      nan !== undefined &&
+      ((this.best?.failure._tag === "ProcessExited" && this.best.at > nan.line) ||
+        (this.best === undefined && failed))
+    )
+      this.best = {
+        tier: this.best?.tier ?? Tier.Consequence,
+        line: true,
+        at: this.best?.at ?? nan.line,
+        failure: exitedAfterNan(nan, this.best?.failure, {
+          evidence: this.lastLines(6),
+          process: "launcher",
+          phase: this.phase
+        })
+      }
     // what came before the server said it was up did not stop it (a warning-like traceback)
     const beforeUp = this.upAt !== undefined && this.best !== undefined && this.best.at < this.upAt
     const best = beforeUp ? undefined : this.best?.failure
+    // a script that said its loss diverged but exited 0 went on (or chose to succeed): no failure
+    if (best?._tag === "LossDiverged" && exit?.exitCode === 0 && exit.signal == null) return undefined
     if (!failed) return best
     if (best?._tag === "ProcessExited") return withExit(best, exit)
     if (best) return best
@@ -237,8 +278,42 @@ export class Classifier {
       memFractionStatic: this.memFractionStatic,
       importErrors: this.importErrors,
       usage: this.usage,
-      srunTaskLines: this.srunTaskLines
+      srunTaskLines: this.srunTaskLines,
+      job: this.job
     }
+  }
+
+  // ---- jobs ----------------------------------------------------------------------------------
+
+  /** What a line tells of a job: that it is one, a NaN loss it logged, torchrun's failure table. */
+  private jobLine(text: string, shown: string, no: number) {
+    if (!this.job && jobLine(text)) this.job = true
+    if (this.nanLoss === undefined && nanLossLine(text)) this.nanLoss = { line: no, text: shown }
+    const table = this.elastic.line(text, shown, no)
+    if (table !== undefined) this.rankEnd(table.end, table.evidence)
+  }
+
+  /**
+   * torchrun's word on the rank that failed first (its ChildFailedError table): the job-level
+   * failure when nothing above it named a cause, just above the launcher's other lines on it.
+   */
+  private rankEnd(end: RankEnd, evidence: Array<EvidenceLine>) {
+    const tier = tierOfEnd(end)
+    const kind =
+      end.signal === "SIGKILL" ? "HostOutOfMemory" : end.signal === "SIGHUP" ? "Hangup" : "ProcessExited"
+    // the table refines a launcher line's word on the same end (it names the global rank and the signal)
+    const best = this.best
+    if (best !== undefined && (best.tier > tier || (best.tier === tier && best.failure._tag !== kind))) return
+    const how =
+      end.signal === undefined ? `exitcode ${end.exitCode}` : `exitcode ${end.exitCode} (${end.signal})`
+    const failure = failureOfEnd(end, {
+      evidence,
+      process: end.rank === undefined ? "launcher" : `rank ${end.rank}`,
+      phase: this.phase,
+      reason: `torchrun: ${end.rank === undefined ? "a rank" : `rank ${end.rank}`} failed first with ${how}${end.pid === undefined ? "" : ` (pid ${end.pid})`}`
+    })
+    this.best = { failure, tier, line: true, at: evidence[0]?.line ?? this.lineNo }
+    this.emit({ _tag: "Failed", failure })
   }
 
   /** Whether a candidate of `tier` and `tag` from this subject would not replace the best. */
@@ -390,7 +465,8 @@ export class Classifier {
 const SRUN_TASK_LINE = /^srun: error: \S+: tasks? [\d,-]+: /
 
 const tierOf = (failure: LaunchFailure, tier: number, subject: Subject): number =>
-  subject.level !== undefined && subject.level !== "error"
+  // torchrun logs the signal that ends a job (SIGHUP) at WARNING level: it is still the cause
+  subject.level !== undefined && subject.level !== "error" && failure._tag !== "Hangup"
     ? Math.min(tier, Tier.Unknown - 0.5)
     : failure._tag === "DependencyError" && failure.basis !== "fallback"
       ? Tier.Root

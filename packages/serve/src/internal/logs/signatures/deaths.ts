@@ -1,8 +1,9 @@
 /**
- * A process died: a hard crash (a signal, a segfault, the OOM killer's `Killed`), an exception no
- * signature knows (`Unclassified`: never "no failure" when the log shows one), and the
- * launcher's own consequences of a child's death (`Rank 0 scheduler is dead`, vLLM's `Engine
- * core initialization failed. See root cause above`), which name nothing and rank last.
+ * A process died: a hard crash (a signal, a segfault; a shell's `Killed` is a job's host memory,
+ * see jobs.ts), an exception no signature knows (`Unclassified`: never "no failure" when the log
+ * shows one), and the launcher's own consequences of a child's death (`Rank 0 scheduler is
+ * dead`, vLLM's `Engine core initialization failed. See root cause above`), which name nothing
+ * and rank last.
  * @internal
  */
 import * as F from "../../../Failures.js"
@@ -43,7 +44,6 @@ export const crash: Signature = {
   tier: Tier.Crash,
   variants: [
     { from: "CPython faulthandler", text: "Fatal Python error: Segmentation fault" },
-    { from: "a shell (OOM killer, kill -9)", text: "Killed" },
     { from: "multiprocessing", text: "Process SpawnProcess-1 died with <Signals.SIGKILL: 9>" }
   ],
   // srun's lines about its tasks are srunTask's (the first) or consequences

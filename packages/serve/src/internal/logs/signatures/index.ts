@@ -1,8 +1,10 @@
 /**
  * Every signature, in the order they are tried on a subject: the class precedence of the corpus
- * (corpus/logs/README.md): the container's daemon, GPUs, driver and shared memory, then memory, ports, the model, remote code, the mamba strategy, what this
- * build or GPU cannot do, CUDA, dependencies, distributed, the command line and argument checks,
- * stalls, crashes, consequences, and last the exception no signature knows.
+ * (corpus/logs/README.md): the container's daemon, GPUs, driver and shared memory, then GPU and
+ * host memory, ports, the model, remote code, the mamba strategy, what this build or GPU cannot
+ * do, CUDA, dependencies, distributed, a job's session hanging up and its loss diverging, the
+ * command line and argument checks, stalls, a job's rank killed, crashes, a launcher's word on a
+ * rank's exit, consequences, and last the exception no signature knows.
  * @internal
  */
 import type { EngineLogs } from "../../../Classifier.js"
@@ -20,6 +22,7 @@ import { consequence, crash, errorLine, srunTask, unclassified } from "./deaths.
 import { buildFailure, dependency } from "./dependencies.js"
 import { distributed } from "./distributed.js"
 import { architecture, backend, cuda, hardware } from "./hardware.js"
+import { hangup, hostMemory, lossDiverged, rankEnded, rankKilled } from "./jobs.js"
 import { memory } from "./memory.js"
 import { modelNotFound, trustRemoteCode } from "./model.js"
 import { portInUse } from "./ports.js"
@@ -29,6 +32,7 @@ import { interrupted, stalled } from "./stalls.js"
 export const signatures: ReadonlyArray<Signature> = [
   ...containers,
   ...memory,
+  hostMemory,
   portInUse,
   modelNotFound,
   trustRemoteCode,
@@ -41,6 +45,8 @@ export const signatures: ReadonlyArray<Signature> = [
   cuda,
   dependency,
   distributed,
+  hangup,
+  lossDiverged,
   pydanticConfig,
   unsupported,
   invalidArgument,
@@ -48,7 +54,9 @@ export const signatures: ReadonlyArray<Signature> = [
   stalled,
   interrupted,
   srunTask,
+  rankKilled,
   crash,
+  rankEnded,
   consequence,
   errorLine,
   unclassified

@@ -19,7 +19,15 @@ import {
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 const toGiB = (value: string, unit: string) =>
-  round2(/^M/i.test(unit) ? Number(value) / 1024 : /^K/i.test(unit) ? Number(value) / 1048576 : Number(value))
+  round2(
+    /^bytes$/i.test(unit)
+      ? Number(value) / 1073741824
+      : /^M/i.test(unit)
+        ? Number(value) / 1024
+        : /^K/i.test(unit)
+          ? Number(value) / 1048576
+          : Number(value)
+  )
 
 const CAPTURE =
   /Capture cuda graph failed|Piecewise CUDA Graph|capture_model|Capturing (?:CUDA|cuda) ?graphs?|cuda_graph_runner/i
@@ -42,6 +50,94 @@ const allocationFix = (ctx: Context, phase: Phase, capture: boolean): Fix => {
 
 const ALLOCATION =
   /CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|XPU|NPU|MPS) out of memory|out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Failed to allocate memory|Ran out of memory in memory space|RESOURCE_EXHAUSTED: .*memory|CUDA_ERROR_OUT_OF_MEMORY/i
+// Ray's memory monitor raises an `OutOfMemoryError` too, for the host's RAM (the jobs signatures')
+const HOST_MEMORY_MONITOR = /running low on memory|memory usage threshold/i
+
+// the allocator's numbers, in torch >= 2.1's and torch 1.x's words (`0 bytes` free included)
+const SIZE = String.raw`([\d.]+)\s*([GMK]i?B|bytes)`
+const NUMBERS = {
+  tried: new RegExp(`Tried to allocate ${SIZE}`, "i"),
+  total: new RegExp(String.raw`GPU (\d+) has a total capac\w* of ${SIZE}`, "i"),
+  totalOld: new RegExp(String.raw`\(GPU (\d+);\s*${SIZE} total`, "i"),
+  free: new RegExp(`of which ${SIZE} (?:is )?free`, "i"),
+  freeOld: new RegExp(`${SIZE} free;`, "i"),
+  allocated: new RegExp(`Of the allocated memory ${SIZE} is allocated by PyTorch`, "i"),
+  allocatedOld: new RegExp(`${SIZE} already allocated`, "i"),
+  unallocated: new RegExp(`${SIZE} is reserved by PyTorch but unallocated`, "i"),
+  reservedOld: new RegExp(String.raw`${SIZE} (?:reserved in total by PyTorch|cached\))`, "i")
+} as const
+
+/** The numbers a CUDA OOM message states (GiB), the missing one of allocated/reserved/unallocated derived. */
+export const oomNumbers = (
+  text: string
+): {
+  readonly gpu?: number
+  readonly triedGiB?: number
+  readonly totalGiB?: number
+  readonly freeGiB?: number
+  readonly allocatedGiB?: number
+  readonly reservedGiB?: number
+  readonly reservedUnallocatedGiB?: number
+} => {
+  const gib = (m: RegExpExecArray | null, at = 1) => (m === null ? undefined : toGiB(m[at]!, m[at + 1]!))
+  const total = NUMBERS.total.exec(text) ?? NUMBERS.totalOld.exec(text)
+  const tried = gib(NUMBERS.tried.exec(text))
+  const free = gib(NUMBERS.free.exec(text) ?? NUMBERS.freeOld.exec(text))
+  const allocated = gib(NUMBERS.allocated.exec(text) ?? NUMBERS.allocatedOld.exec(text))
+  const stated = {
+    unallocated: gib(NUMBERS.unallocated.exec(text)),
+    reserved: gib(NUMBERS.reservedOld.exec(text))
+  }
+  const reserved =
+    stated.reserved ??
+    (allocated !== undefined && stated.unallocated !== undefined
+      ? round2(allocated + stated.unallocated)
+      : undefined)
+  const unallocated =
+    stated.unallocated ??
+    (allocated !== undefined && stated.reserved !== undefined
+      ? round2(Math.max(0, stated.reserved - allocated))
+      : undefined)
+  return {
+    ...(total === null ? {} : { gpu: Number(total[1]), totalGiB: toGiB(total[2]!, total[3]!) }),
+    ...(tried === undefined ? {} : { triedGiB: tried }),
+    ...(free === undefined ? {} : { freeGiB: free }),
+    ...(allocated === undefined ? {} : { allocatedGiB: allocated }),
+    ...(reserved === undefined ? {} : { reservedGiB: reserved }),
+    ...(unallocated === undefined ? {} : { reservedUnallocatedGiB: unallocated })
+  }
+}
+
+// a training step's frames: a trainer, backward, an optimizer, DeepSpeed's engine, FSDP, a train script
+const TRAINING_FRAMES =
+  /(?:^|\/)train\w*(?:\.py|\/)|trainer\.py|_training_loop|training_step|\bbackward\b|optimizer|epoch|\brun_(?:sft|pt|rm|ppo|dpo|kto)\b|deepspeed\/runtime|\/accelerate\/|fsdp|lightning|finetun|update_(?:policy|actor|critic)|compute_log_prob/i
+const ENGINE_FRAMES = /\/(?:sglang|vllm)\//
+
+/** Whether the subject is a training step's OOM: its frames say so, or the log is a job's and the frames are not an engine's. */
+const trainingStep = (s: Subject, ctx: Context): boolean => {
+  const frames = s.record?.frames.map((f) => `${f.file} ${f.func}`).join("\n") ?? ""
+  if (TRAINING_FRAMES.test(frames)) return true
+  return ctx.job && !ENGINE_FRAMES.test(frames)
+}
+
+/**
+ * A training job's fix: memory reserved but unallocated (fragmentation) first, an allocation larger
+ * than the GPU, else less activation memory per step.
+ */
+export const trainingFix = (n: Pick<F.OOM, "triedGiB" | "totalGiB" | "reservedUnallocatedGiB">): Fix => {
+  const smaller =
+    "lower the per-device batch size (raise gradient accumulation to keep the effective batch), turn on activation (gradient) checkpointing, or shard/offload more (ZeRO-3 or FSDP, CPU offload) or use more GPUs"
+  const unallocated = n.reservedUnallocatedGiB
+  if (unallocated !== undefined && unallocated >= 0.5 && unallocated >= (n.triedGiB ?? 0))
+    return {
+      action: `set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: ${unallocated} GiB is reserved by PyTorch but unallocated (fragmentation), ${n.triedGiB === undefined ? "enough" : `more than the ${n.triedGiB} GiB asked`}; if it still does not fit, ${smaller}`
+    }
+  if (n.triedGiB !== undefined && n.totalGiB !== undefined && n.triedGiB > n.totalGiB)
+    return {
+      action: `one allocation asks for ${n.triedGiB} GiB, more than the whole GPU (${n.totalGiB} GiB): lower the batch size or the sequence/image size of a step`
+    }
+  return { action: smaller }
+}
 
 const allocation: Signature = {
   id: "cuda-allocation",
@@ -64,15 +160,10 @@ const allocation: Signature = {
     { from: "Ray", text: "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task()" },
     { from: "ROCm torch", text: "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB." }
   ],
-  match: says(ALLOCATION),
+  match: (s) => says(ALLOCATION)(s) && !HOST_MEMORY_MONITOR.test(s.flat),
   build: (s, ctx) => {
     const text = s.flat
-    const tried = /Tried to allocate ([\d.]+) ?([GMK]i?B)/i.exec(text)
-    const total =
-      /GPU (\d+) has a total capac\w* of ([\d.]+) ?([GMK]i?B)/i.exec(text) ??
-      /\(GPU (\d+); ([\d.]+) ([GMK]i?B) total/i.exec(text)
-    const free =
-      /of which ([\d.]+) ?([GMK]i?B) (?:is )?free/i.exec(text) ?? /([\d.]+) ([GMK]i?B) free;/i.exec(text)
+    const numbers = oomNumbers(text)
     const capture =
       CAPTURE.test(text) ||
       s.record?.frames.some((f) => CAPTURE.test(f.func) || CAPTURE.test(f.file)) === true
@@ -80,16 +171,24 @@ const allocation: Signature = {
       ...base(
         s,
         reasonOf(s, ALLOCATION).replace(/ Including non-PyTorch.*$/, ""),
-        allocationFix(ctx, s.phase, capture)
+        !capture && trainingStep(s, ctx) ? trainingFix(numbers) : allocationFix(ctx, s.phase, capture)
       ),
       kind: capture ? "cuda-graph" : "cuda-alloc",
-      ...(total ? { gpu: Number(total[1]), totalGiB: toGiB(total[2]!, total[3]!) } : {}),
-      ...(tried ? { triedGiB: toGiB(tried[1]!, tried[2]!) } : {}),
-      ...(free ? { freeGiB: toGiB(free[1]!, free[2]!) } : {}),
+      ...numbers,
       ...(ctx.memFractionStatic === undefined ? {} : { memFractionStatic: ctx.memFractionStatic })
     })
   }
 }
+
+/**
+ * A CUDA allocation's OOM with a server's fix, in a log that turned out to be a training job's
+ * (its launcher's lines came after the OOM): the training fix instead. Others are returned as
+ * they are.
+ */
+export const asTrainingOom = (failure: F.OOM): F.OOM =>
+  failure.kind === "cuda-alloc" && failure.fix?.flags !== undefined
+    ? new F.OOM({ ...failure, fix: trainingFix(failure) })
+    : failure
 
 const KV_POOL =
   /Not enough memory\. Please try to increase --mem-fraction-static|no GPU memory for the KV cache|is larger than the profiled value -\d|No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory|To serve at least one request with the models?'?s? max seq len|larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for (?:the )?KV cache|not enough (?:GPU )?memory (?:for|to allocate) (?:the )?KV cache/i
