@@ -5,8 +5,23 @@ import { Effect } from "effect"
 import * as CustomWorkflow from "../custom-workflow.js"
 import * as Fleet from "../fleet.js"
 import * as LaunchQwen from "../launch-qwen.js"
+import * as TrainThenServe from "../train-then-serve.js"
 
 describe("examples", () => {
+  it.live(
+    "train-then-serve: a drafter trained as a job on one GPU, then served with it and benchmarked",
+    () =>
+      Effect.gen(function* () {
+        const result = yield* TrainThenServe.main().pipe(Effect.provide(Simulator.layer))
+        assert.strictEqual(result.jobState, "succeeded")
+        assert.deepStrictEqual(result.trainedOn, [0])
+        assert.match(result.lastLoss, /'loss': \d/)
+        assert.strictEqual(result.drafter, "LlamaForCausalLMEagle3")
+        assert.match(result.url, /^http:\/\//)
+        assert.isAbove(result.outputTokensPerS, 0)
+      })
+  )
+
   it.live("launch-qwen: the story's two runtime failures are handled, then the server is ready", () =>
     Effect.gen(function* () {
       const result = yield* LaunchQwen.main({ preflight: false }).pipe(Effect.provide(Simulator.layer))

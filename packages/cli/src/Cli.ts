@@ -22,6 +22,7 @@ import { hosts } from "./commands/hosts.js"
 import { launch } from "./commands/launch.js"
 import { logs } from "./commands/logs.js"
 import { rm } from "./commands/rm.js"
+import { run as runJob } from "./commands/run.js"
 import { CommandExit, MlopsWords, SglangFlags } from "./commands/shared.js"
 import { status } from "./commands/status.js"
 import { stop } from "./commands/stop.js"
@@ -69,6 +70,7 @@ export const command = Command.make("mlops").pipe(
     logs,
     bench,
     readingHostFlags(sweep),
+    runJob,
     stop,
     rm,
     hosts

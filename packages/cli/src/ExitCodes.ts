@@ -97,6 +97,10 @@ const byTag: Record<string, ExitCode> = {
   InvalidArgument: ExitCode.LaunchFailed,
   MissingSchedulerStrategy: ExitCode.LaunchFailed,
   OOM: ExitCode.LaunchFailed,
+  // a job's host RAM, its session hanging up, its loss diverging (classified from its log)
+  HostOutOfMemory: ExitCode.LaunchFailed,
+  Hangup: ExitCode.LaunchFailed,
+  LossDiverged: ExitCode.LaunchFailed,
   TrustRemoteCodeRequired: ExitCode.LaunchFailed,
   UnsupportedConfig: ExitCode.LaunchFailed,
   DistributedError: ExitCode.LaunchFailed,
@@ -114,6 +118,14 @@ const byTag: Record<string, ExitCode> = {
   SlurmJobNotFound: ExitCode.LaunchFailed,
   // the container ended in a way its log does not tell (the OOM killer, a start refused)
   ContainerEnded: ExitCode.LaunchFailed,
+  // jobs: a request that cannot run as given, a name taken or unknown, no free GPUs without
+  // --wait, a job that failed (its log's failure inside)
+  InvalidJob: ExitCode.Usage,
+  JobNotFound: ExitCode.Usage,
+  JobStillRunning: ExitCode.DeploymentExists,
+  JobExists: ExitCode.DeploymentExists,
+  GpusUnavailable: ExitCode.Preflight,
+  JobFailed: ExitCode.LaunchFailed,
   // reaching and trusting the host
   HostNotFound: ExitCode.Connection,
   ConfigFileError: ExitCode.Connection,

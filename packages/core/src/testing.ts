@@ -4,5 +4,6 @@
  *
  * @since 0.1.0
  */
+export * as Drive from "./Drive.js"
 export * as FakeHost from "./FakeHost.js"
 export * as FakeProgram from "./FakeProgram.js"

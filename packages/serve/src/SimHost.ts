@@ -1,7 +1,7 @@
 /**
  * The built-in simulated host `sim`: a `FakeHost` with two RTX A6000s (`SimGpus`), a model
- * checkpoint's config.json at `modelPath`, and each engine's simulated install (its Python
- * environment and server, `Engine.sim`), so `mlops launch --host sim ...` works end to end on
+ * checkpoint's config.json at `modelPath`, each engine's simulated install (its Python
+ * environment and server, `Engine.sim`) and a `torchrun` that trains for `mlops run`, so `mlops launch --host sim ...` works end to end on
  * any machine. `layerPersistent` keeps it between `mlops` runs in a local state file.
  *
  * The simulated servers are engines' own demos (they may share mlops' parser); as test evidence
@@ -17,6 +17,7 @@ import type { Engine } from "./Engine.js"
 import * as Persistent from "./internal/sim/persistent.js"
 import { resumeEnv } from "./internal/sim/state.js"
 import * as Tools from "./internal/sim/tools.js"
+import * as Train from "./internal/sim/train.js"
 import { qwen36_27b } from "./SampleModels.js"
 import * as SimGpus from "./SimGpus.js"
 
@@ -117,7 +118,11 @@ export const makeHostSpec = (
       SimGpus.nvidiaSmi,
       FakeHost.ss,
       Tools.ls,
-      Tools.rm
+      Tools.cp,
+      // tar, rm, mv: `mlops rm`, and `mlops run --sync`'s archives
+      ...FakeHost.fileTools,
+      // a training run for `mlops run` (torchrun-like)
+      Train.torchrun
     ]
   }
 }
@@ -131,7 +136,7 @@ export const layer = (
  * `layer`, kept between processes in `stateFile` (a JSON file on this machine; the CLI uses
  * `$MLOPS_HOME/sim/state.json`). Restored when built: files, the next pid, and the servers that
  * were running (a ready one is ready again at once and appends nothing to its log; one still
- * starting starts over with the same pid). Saved atomically when the layer's scope closes, only
+ * starting starts over with the same pid), and jobs' training runs (they start over). Saved atomically when the layer's scope closes, only
  * when something changed. A corrupt or unknown-version file is ignored with a one-line warning
  * on stderr (a fresh sim); deleting the file resets the sim.
  *
@@ -141,12 +146,11 @@ export const layerPersistent = (options: {
   readonly stateFile: string
   readonly engines: ReadonlyArray<Engine | Installed>
 }): Layer.Layer<Hosts | ConnectionPool | FakeHost.FakeHostControl> =>
-  Persistent.layer(
-    layer(options.engines),
-    alias,
-    options.stateFile,
-    options.engines.map((e) => {
+  Persistent.layer(layer(options.engines), alias, options.stateFile, [
+    ...options.engines.map((e) => {
       const engine = "engine" in e ? e.engine : e
       return { module: engine.command.module, readyLine: engine.sim.readyLine }
-    })
-  )
+    }),
+    // a job's training run starts over (same pid, same GPUs) in the next command's sim
+    { program: "torchrun" }
+  ])

@@ -1,10 +1,11 @@
 /** `mlops logs --host H --name N [-f] [-n 100] [--rank R]`: a deployment's log, the tail or followed. */
+import * as Job from "@mlops/serve/Job"
 import * as Logs from "@mlops/serve/Logs"
 import { Console, Effect, Option, Stream } from "effect"
 import type { Parsed } from "../commands/logs.js"
 import type { CommandExit } from "../commands/shared.js"
 import * as Engines from "../Engines.js"
-import { handle, type ProgramEnv, printJson } from "./shared.js"
+import { handle, orJob, type ProgramEnv, printJson } from "./shared.js"
 
 /** How a followed deployment ended, in one line. */
 const endedLine = (ended: Logs.Ended): string => {
@@ -35,35 +36,72 @@ export const logs = (given: Parsed): Effect.Effect<void, CommandExit, ProgramEnv
     yield* logsOn({ ...given, host })
   })
 
-const logsOn = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
-  handle(
-    parsed.json,
-    { host: parsed.host },
-    parsed.follow
-      ? Stream.unwrap(
-          Effect.map(Engines.registry, (engines) =>
-            Logs.follow(parsed.host, parsed.name, engines, { lines: parsed.lines })
-          )
-        ).pipe(
-          Stream.runForEach((item) => {
-            if (item._tag === "Ended") return parsed.json ? printJson(item) : Console.error(endedLine(item))
-            if (item._tag === "Stalled")
-              return parsed.json ? printJson(item) : Console.error(stalledLine(item))
-            return parsed.json
+/** How a followed job ended, in one line. */
+const jobEndedLine = (ended: Job.Ended): string => {
+  const job = ended.job
+  const exit =
+    job.exit === undefined
+      ? ""
+      : job.exit.signal !== null
+        ? ` (signal ${job.exit.signal})`
+        : ` (code ${job.exit.exitCode})`
+  const why = ended.failure === undefined ? "" : ` — ${ended.failure._tag}: ${ended.failure.message}`
+  return `job ${job.name} on ${job.host} ${job.state}${exit}${why}`
+}
+
+/** A job's log: the tail, or followed to its end. */
+const jobLogs = (parsed: Parsed) =>
+  parsed.follow
+    ? Job.follow(parsed.host, parsed.name, { lines: parsed.lines }).pipe(
+        Stream.runForEach((item) =>
+          item._tag === "Ended"
+            ? parsed.json
+              ? printJson({ _tag: "JobEnded", job: item.job, failure: item.failure ?? null })
+              : Console.error(jobEndedLine(item))
+            : parsed.json
               ? printJson({ _tag: "LogLine", text: item.text, offset: item.offset })
               : Console.log(item.text)
-          })
         )
-      : Effect.gen(function* () {
-          const lines = yield* Logs.tail(parsed.host, parsed.name, { lines: parsed.lines })
-          if (parsed.json) {
-            return yield* printJson({
-              _tag: "Log",
-              host: parsed.host,
-              name: parsed.name,
-              lines: lines.map((l) => l.text)
-            })
-          }
-          for (const line of lines) yield* Console.log(line.text)
+      )
+    : Effect.gen(function* () {
+        const lines = yield* Job.tail(parsed.host, parsed.name, { lines: parsed.lines })
+        if (parsed.json)
+          return yield* printJson({
+            _tag: "Log",
+            host: parsed.host,
+            name: parsed.name,
+            lines: lines.map((l) => l.text)
+          })
+        for (const line of lines) yield* Console.log(line.text)
+      })
+
+const logsOn = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
+  handle(parsed.json, { host: parsed.host }, orJob(deploymentLogs(parsed), jobLogs(parsed)))
+
+const deploymentLogs = (parsed: Parsed) =>
+  parsed.follow
+    ? Stream.unwrap(
+        Effect.map(Engines.registry, (engines) =>
+          Logs.follow(parsed.host, parsed.name, engines, { lines: parsed.lines })
+        )
+      ).pipe(
+        Stream.runForEach((item) => {
+          if (item._tag === "Ended") return parsed.json ? printJson(item) : Console.error(endedLine(item))
+          if (item._tag === "Stalled") return parsed.json ? printJson(item) : Console.error(stalledLine(item))
+          return parsed.json
+            ? printJson({ _tag: "LogLine", text: item.text, offset: item.offset })
+            : Console.log(item.text)
         })
-  )
+      )
+    : Effect.gen(function* () {
+        const lines = yield* Logs.tail(parsed.host, parsed.name, { lines: parsed.lines })
+        if (parsed.json) {
+          return yield* printJson({
+            _tag: "Log",
+            host: parsed.host,
+            name: parsed.name,
+            lines: lines.map((l) => l.text)
+          })
+        }
+        for (const line of lines) yield* Console.log(line.text)
+      })

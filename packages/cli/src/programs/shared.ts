@@ -1,10 +1,12 @@
 /**
- * What the commands' programs share: printing JSON, and turning a failure into its rendering
- * plus the exit code of its class.
+ * What the commands' programs share: printing JSON, turning a failure into its rendering plus
+ * the exit code of its class, and taking a job's name where a deployment's is expected.
  */
 import type { FileSystem, Path, Terminal } from "@effect/platform"
 import type { ConnectionPool } from "@mlops/core/ConnectionPool"
 import type { Hosts } from "@mlops/core/Hosts"
+import { DeploymentNotFound } from "@mlops/serve/Deployment"
+import * as Job from "@mlops/serve/Job"
 import { Console, Effect } from "effect"
 import { CommandExit } from "../commands/shared.js"
 import * as ExitCodes from "../ExitCodes.js"
@@ -38,3 +40,29 @@ export const handle = <A, E, R>(
 
 /** What a command's program runs with: the routed hosts (`Layers.layer`) and Node's platform (`launch`, `check` and `flags` also the flag cache). */
 export type ProgramEnv = ConnectionPool | Hosts | FileSystem.FileSystem | Path.Path | Terminal.Terminal
+
+/**
+ * A name that is no deployment may be a job's (`mlops run`): `stop`, `logs` and `rm` take
+ * either. When it is neither, the deployment's refusal stands, naming every deployment and job.
+ */
+export const orJob = <A, E, R, B, E2, R2>(
+  deployment: Effect.Effect<A, E | DeploymentNotFound, R>,
+  job: Effect.Effect<B, E2 | Job.JobNotFound, R2>
+): Effect.Effect<A | B, E | E2 | DeploymentNotFound, R | R2> =>
+  Effect.catchIf(
+    deployment,
+    (error): error is DeploymentNotFound => error instanceof DeploymentNotFound,
+    (missing) =>
+      Effect.catchIf(
+        job,
+        (error): error is Job.JobNotFound => error instanceof Job.JobNotFound,
+        (none) =>
+          Effect.fail(
+            new DeploymentNotFound({
+              host: missing.host,
+              name: missing.name,
+              known: [...missing.known, ...none.known.map((name) => `${name} (job)`)]
+            })
+          )
+      )
+  )

@@ -4,6 +4,7 @@
  * empty list: with `--host` the command fails; across every host the reachable ones are still
  * shown and the exit code says that some were not.
  */
+import * as Job from "@mlops/serve/Job"
 import * as Status from "@mlops/serve/Status"
 import { Console, Effect, Option } from "effect"
 import { CommandExit } from "../commands/shared.js"
@@ -65,6 +66,24 @@ const rowsOf = (deployments: ReadonlyArray<Status.DeploymentStatus>) =>
     d.failure === undefined ? "" : d.failure._tag
   ])
 
+/** One row per job: queued behind whom, its GPUs, how long, how it ended. */
+const jobRows = (jobs: ReadonlyArray<Job.Job>) =>
+  jobs.map((job) => [
+    job.name,
+    job.state === "queued" && job.queuedBehind !== undefined
+      ? `queued (behind ${job.queuedBehind.replace(/^\d+-/, "")})`
+      : job.state,
+    job.gpus.length === 0 ? "-" : job.gpus.join(","),
+    job.elapsedMs === undefined ? "-" : duration(job.elapsedMs),
+    job.exit === undefined
+      ? "-"
+      : job.exit.signal !== null
+        ? `signal ${job.exit.signal}`
+        : `code ${job.exit.exitCode}`,
+    job.server?.label ?? "-",
+    job.argv.join(" ").slice(0, 60)
+  ])
+
 export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
   Effect.gen(function* () {
     const style = yield* TerminalStyle
@@ -98,9 +117,12 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
               )
             )
           )
+    // the host's jobs (`mlops run`), beside its deployments
+    const jobs = host === undefined ? [] : yield* handle(parsed.json, { host }, Job.list(host))
     if (parsed.json) {
       yield* printJson({
         _tag: "Status",
+        jobs,
         ...(others === undefined || others.records.length === 0
           ? {}
           : { others: { title: others.title, servers: others.records } }),
@@ -112,9 +134,10 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
         unreachable: result.unreachable
       })
     } else if (result.deployments.length === 0) {
-      yield* Console.log(
-        result.unreachable.length === 0 ? "no deployments" : "no deployments on the reachable hosts"
-      )
+      if (jobs.length === 0 || result.unreachable.length > 0)
+        yield* Console.log(
+          result.unreachable.length === 0 ? "no deployments" : "no deployments on the reachable hosts"
+        )
     } else {
       yield* Console.log(
         table(
@@ -142,6 +165,12 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
           yield* Console.error(
             `${red(style, "!")} ${d.name} on ${d.host}: ${d.problem.message} [${d.problem._tag}]`
           )
+    if (!parsed.json && jobs.length > 0) {
+      if (result.deployments.length > 0) yield* Console.log("")
+      yield* Console.log(
+        table(["JOB", "STATE", "GPUS", "ELAPSED", "EXIT", "SERVER", "COMMAND"], jobRows(jobs))
+      )
+    }
     if (!parsed.json && others !== undefined && others.rows.length > 0) {
       yield* Console.log(`\n${others.title}:`)
       yield* Console.log(table(others.columns, others.rows))

@@ -15,6 +15,7 @@ import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import type * as Deployment from "@mlops/serve/Deployment"
 import type { GpuPlan } from "@mlops/serve/Engine"
 import * as Follow from "@mlops/serve/Follow"
+import * as Job from "@mlops/serve/Job"
 import * as SlurmPlacement from "@mlops/serve/SlurmPlacement"
 import * as Status from "@mlops/serve/Status"
 import * as Stop from "@mlops/serve/Stop"
@@ -29,6 +30,9 @@ import type * as Standin from "./standin/install.js"
 import { alias, deploymentDir, fixedStory, freePort, startCluster } from "./support.js"
 
 const SECRET = "hf_slurm_s3cret"
+
+/** The stand-in training run (`mlops run`'s jobs). */
+const TRAIN = path.join(import.meta.dirname, "standin", "train.py")
 
 class Cluster extends Context.Tag("test/SlurmCluster")<
   Cluster,
@@ -573,6 +577,48 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
             assert.strictEqual(fs.readFileSync(path.join(runDir, "job"), "utf8").trim(), jobOf(placed))
             yield* slurm.client("scancel", [jobOf(placed)])
           }
+        })
+    )
+
+    it.effect(
+      "a job (mlops run) as a Slurm batch job: Slurm queues it and binds its GPU, it is followed to its exit; a crash is classified",
+      () =>
+        Effect.gen(function* () {
+          const { standin } = yield* Cluster
+          const python = path.join(standin.venv, "bin", "python")
+          const name = `slurm-job-${process.pid}`
+          const events = yield* Stream.runCollect(
+            Job.run({
+              host: alias,
+              name,
+              // ~2 s: the 1 s state poll sees it RUNNING
+              argv: [python, TRAIN, "--steps", "20", "--step-seconds", "0.1"],
+              gpus: 1,
+              placement: SlurmPlacement.spec({ time: "5:00" })
+            })
+          ).pipe(Effect.map(Chunk.toArray))
+          const last = events.at(-1)
+          assert.strictEqual(last?._tag === "Finished" ? last.job.state : last?._tag, "succeeded")
+          assert.isTrue(events.some((e) => e._tag === "State" && e.state.startsWith("RUNNING")))
+          const steps = events.filter((e) => e._tag === "Output" && e.line.includes("'step'"))
+          assert.lengthOf(steps, 20)
+          const submitted = events.find((e) => e._tag === "Submitted")
+          assert.match(submitted?._tag === "Submitted" ? submitted.server.label : "", /job \d+/)
+          const failed = yield* Effect.flip(
+            Stream.runDrain(
+              Job.run({
+                host: alias,
+                name: `${name}-oom`,
+                argv: [python, TRAIN, "--steps", "4", "--fail", "oom", "--fail-at", "2"],
+                gpus: 1,
+                placement: SlurmPlacement.spec({ time: "5:00" })
+              })
+            )
+          )
+          assert.strictEqual(failed._tag, "JobFailed")
+          if (failed._tag === "JobFailed") assert.strictEqual(failed.failure._tag, "OOM")
+          yield* Job.remove(alias, name)
+          yield* Job.remove(alias, `${name}-oom`)
         })
     )
   }

@@ -58,6 +58,8 @@ export const follow = <P extends Placement.PlacementError, E, R>(
     readonly emit: (event: LaunchEvent, elapsedMs: number) => Effect.Effect<void>
     /** The placement's new word on it (a batch job's `PENDING (Resources)`). */
     readonly onState: (state: string, elapsedMs: number) => Effect.Effect<void>
+    /** Each line of the log as it is read, before the classifier's events for it (a job shows its output). */
+    readonly onLine?: (line: string, elapsedMs: number) => Effect.Effect<void>
     /**
      * Progress shared with the other ranks of a deployment across hosts (epoch ms of the latest):
      * one rank waiting at a barrier while another loads is not stalled.
@@ -88,6 +90,7 @@ export const follow = <P extends Placement.PlacementError, E, R>(
     const feed = (line: string) =>
       Effect.gen(function* () {
         const at = yield* elapsed
+        if (o.onLine !== undefined) yield* o.onLine(line, at)
         if (o.workload.isProgress({ _tag: "Line" })) yield* progressed(at)
         for (const event of classifier.feed(line)) {
           if (o.workload.isProgress(event)) yield* progressed(at)

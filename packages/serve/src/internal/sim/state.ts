@@ -19,8 +19,13 @@ import * as Gpus from "../../SimGpus.js"
 /** Set (to the port) in the environment of a restored, already-ready server. */
 export const resumeEnv = "MLOPS_SIM_RESUME"
 
-/** The simulated servers to keep: the module each engine runs and the line it prints once ready. */
-export type ServerKinds = ReadonlyArray<{ readonly module: string; readonly readyLine: string }>
+/**
+ * The simulated processes to keep: servers (the module each engine runs and the line it prints
+ * once ready) and programs that start over when restored (the sim's `torchrun`, by name).
+ */
+export type ServerKinds = ReadonlyArray<
+  { readonly module: string; readonly readyLine: string } | { readonly program: string }
+>
 
 /** The state file's format version; anything else is ignored. */
 export const version = 1
@@ -70,10 +75,11 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) =>
 
 /** The kind of server a process is (by the module it runs, directly or through the secrets prelude). */
 const kindOf = (kinds: ServerKinds, argv: ReadonlyArray<string>) =>
-  kinds.find(
-    (k) =>
-      (argv[1] === "-m" && argv[2] === k.module) ||
-      (argv[1] === "-c" && argv[2]?.includes(preludeMarker) === true && argv[3] === k.module)
+  kinds.find((k) =>
+    "program" in k
+      ? argv[0]?.split("/").pop() === k.program
+      : (argv[1] === "-m" && argv[2] === k.module) ||
+        (argv[1] === "-c" && argv[2]?.includes(preludeMarker) === true && argv[3] === k.module)
   )
 
 const runtimeDir = "/run/mlops-sim/"
@@ -102,7 +108,8 @@ export const capture = (handle: FakeHost.FakeHostHandle, baseline: Baseline, kin
         logPath: p.logPath,
         startedAtMs: p.startedAtMs,
         port,
-        ready: port !== null && (_marker !== undefined || log.includes(kind.readyLine)),
+        ready:
+          port !== null && "readyLine" in kind && (_marker !== undefined || log.includes(kind.readyLine)),
         gpuMiB: held === undefined ? {} : (JSON.parse(held) as Record<string, number>)
       })
     }

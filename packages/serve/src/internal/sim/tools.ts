@@ -1,6 +1,6 @@
 /**
- * Small POSIX tools the sim host needs beyond FakeHost's built-ins: `ls -1 DIR` (listing
- * deployments), `rm -rf DIR` (`mlops rm`). `pgrep -g PGID` is deliberately absent (callers fall back to the pid).
+ * Small POSIX tools the sim host needs beyond FakeHost's built-ins and file tools: `ls -1 DIR`
+ * (listing deployments), `cp -a SRC DST` (a job's synced code). `pgrep -g PGID` is deliberately absent (callers fall back to the pid).
  *
  * @internal
  */
@@ -33,32 +33,45 @@ export const ls: FakeHost.Program = {
     })
 }
 
-/** `rm [-r] [-f] [--] PATH...` as coreutils does it: a directory needs `-r`, a missing path `-f`. */
-export const rm: FakeHost.Program = {
-  match: "rm",
+/**
+ * `cp -a [--] SRC DST` as coreutils does it for a tree: DST made a copy of SRC (into DST/SRC's
+ * name when DST is a directory), modes kept; a job's synced code is snapshot this way.
+ */
+export const cp: FakeHost.Program = {
+  match: "cp",
   run: (ctx) =>
     Effect.gen(function* () {
       const words = ctx.argv.slice(1)
       const end = words.indexOf("--")
       const flags = (end === -1 ? words.filter((w) => w.startsWith("-")) : words.slice(0, end)).join("")
       const paths = end === -1 ? words.filter((w) => !w.startsWith("-")) : words.slice(end + 1)
-      const recursive = /[rR]/.test(flags)
-      const force = flags.includes("f")
-      let status = 0
-      for (const path of paths) {
-        const stat = yield* ctx.fs.stat(path)
-        if (stat === undefined) {
-          if (!force) {
-            yield* ctx.stderr.line(`rm: cannot remove '${path}': No such file or directory`)
-            status = 1
-          }
-        } else if (stat.isDirectory && !recursive) {
-          yield* ctx.stderr.line(`rm: cannot remove '${path}': Is a directory`)
-          status = 1
-        } else {
-          yield* ctx.fs.remove(path)
-        }
+      if (paths.length !== 2 || !/[aR]/.test(flags)) {
+        yield* ctx.stderr.line("cp: the sim copies one tree: cp -a SRC DST")
+        return 1
       }
-      return status
+      const from = ctx.fs.resolve(paths[0]!.replace(/\/\.$/, ""))
+      const source = yield* ctx.fs.stat(from)
+      if (source === undefined) {
+        yield* ctx.stderr.line(`cp: cannot stat '${paths[0]}': No such file or directory`)
+        return 1
+      }
+      const target = yield* ctx.fs.stat(paths[1]!)
+      const into = ctx.fs.resolve(
+        target?.isDirectory === true && !paths[0]!.endsWith("/.")
+          ? `${paths[1]}/${from.split("/").pop()}`
+          : paths[1]!
+      )
+      yield* ctx.fs.mkdir(into, { mode: source.mode })
+      for (const path of yield* ctx.fs.listFiles) {
+        if (!path.startsWith(`${from}/`)) continue
+        const stat = yield* ctx.fs.stat(path)
+        const copy = `${into}/${path.slice(from.length + 1)}`
+        if (stat?.isDirectory === true) yield* ctx.fs.mkdir(copy, { mode: stat.mode })
+        else
+          yield* ctx.fs.write(copy, (yield* ctx.fs.read(path)) ?? new Uint8Array(), {
+            mode: stat?.mode ?? 0o644
+          })
+      }
+      return 0
     })
 }

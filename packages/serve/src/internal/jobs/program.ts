@@ -1,0 +1,481 @@
+/**
+ * The job program: connect, name, sync, record, start behind the host's waiter, follow to the
+ * exit. Written as one Effect reporting into a mailbox, like the launch; `runStream` exposes it.
+ *
+ * Decided here: a job's argv may hold no secret value (`--token X`): the command line is seen by
+ * `ps` and kept in the record, so such a request is refused with the fix of passing it in the
+ * environment (`--env`), whose values travel outside any command line and are never recorded.
+ *
+ * @internal
+ */
+import { randomBytes } from "node:crypto"
+import * as path from "node:path"
+import type { Connection, ExitStatus } from "@mlops/core/Connection"
+import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import type * as LogTail from "@mlops/core/LogTail"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemotePath from "@mlops/core/RemotePath"
+import * as Sync from "@mlops/core/Sync"
+import { Clock, Duration, Effect, Exit, Fiber, Mailbox, Schedule, Stream } from "effect"
+import * as Classifier from "../../Classifier.js"
+import type { GpuPlan } from "../../Engine.js"
+import type { Job, JobEvent, JobRequest, JobState } from "../../Job.js"
+import { GpusUnavailable, InvalidJob, JobExists, JobFailed, JobNotFound } from "../../JobErrors.js"
+import * as Placements from "../../Placements.js"
+import * as PythonEnvRuntime from "../../PythonEnvRuntime.js"
+import * as Secrets from "../../Secrets.js"
+import * as ServerCommand from "../../ServerCommand.js"
+import * as Workload from "../../Workload.js"
+import { boundedCleanup } from "../cleanup.js"
+import * as Monitor from "../launch/monitor.js"
+import * as Session from "../launch/session.js"
+import { specOf } from "../seams.js"
+import * as Record from "./record.js"
+import { REFUSED_STATUS, WAITER } from "./scripts.js"
+
+/** What running a job fails with. */
+export type JobError = Effect.Effect.Error<ReturnType<typeof run>>
+
+const decoder = new TextDecoder()
+
+/** A 15-digit epoch: tickets sort by arrival as text. */
+const ticketName = (at: number, name: string) => `${String(at).padStart(15, "0")}-${name}`
+
+/** The GPUs' plan a placement is given: `count` on one node. */
+const planOf = (count: number): GpuPlan => ({
+  total: count,
+  nodes: 1,
+  perNode: count,
+  first: 0,
+  step: 1,
+  elsewhere: "--gpu-ids 0,1",
+  fewer: (n) => `--gpus ${n}`
+})
+
+/** `0,1` → [0, 1]. */
+const idsOf = (text: string | undefined): ReadonlyArray<number> =>
+  (text ?? "")
+    .split(",")
+    .map((id) => id.trim())
+    .filter((id) => /^\d+$/.test(id))
+    .map(Number)
+
+/** The request's problems before anything is done. */
+const validate = (request: JobRequest): InvalidJob | undefined => {
+  if (request.gpus !== undefined && (!Number.isInteger(request.gpus) || request.gpus < 0))
+    return new InvalidJob({
+      reason: `--gpus ${request.gpus} is not a count`,
+      fix: "give a whole number: --gpus 2"
+    })
+  if (request.gpuIds !== undefined) {
+    if (request.gpus !== undefined && request.gpus !== request.gpuIds.length)
+      return new InvalidJob({
+        reason: `--gpus ${request.gpus} and --gpu-ids ${request.gpuIds.join(",")} disagree`,
+        fix: "give one of them"
+      })
+    const bad = request.gpuIds.find((id) => !Number.isInteger(id) || id < 0)
+    if (bad !== undefined || request.gpuIds.length === 0)
+      return new InvalidJob({
+        reason: `--gpu-ids ${request.gpuIds.join(",")} holds no GPU index`,
+        fix: "name GPUs as nvidia-smi numbers them: --gpu-ids 0,1"
+      })
+    if (new Set(request.gpuIds).size !== request.gpuIds.length)
+      return new InvalidJob({
+        reason: `--gpu-ids ${request.gpuIds.join(",")} names a GPU twice`,
+        fix: "name each GPU once"
+      })
+  }
+  if (request.name !== undefined && !Record.isValidName(request.name))
+    return new InvalidJob({
+      reason: `invalid job name ${JSON.stringify(request.name)}`,
+      fix: "use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)"
+    })
+  const badEnv = Object.keys(request.env ?? {}).find((name) => !RemoteCommand.isValidEnvName(name))
+  if (badEnv !== undefined)
+    return new InvalidJob({
+      reason: `--env ${badEnv}: not a variable name`,
+      fix: "name variables with letters, digits and '_' (not starting with a digit)"
+    })
+  const secret = Secrets.split(request.argv).secrets[0]
+  if (secret !== undefined)
+    return new InvalidJob({
+      reason: `the command line holds the value of ${secret.flag}, which any user of the host could read (ps) and the record would keep`,
+      fix: `pass it in the environment instead: --env NAME=value, and read it there in the script`
+    })
+  return undefined
+}
+
+/** The state a job's record and its process show. */
+const stateOf = (
+  recorded: Record.Recorded,
+  placed: boolean,
+  alive: boolean,
+  exit: ExitStatus | undefined
+): JobState => {
+  if (recorded.refused !== undefined && recorded.refused.length > 0) return "refused"
+  if (recorded.stopped !== undefined) return "stopped"
+  if (!placed || alive) return recorded.queuedBehind !== undefined ? "queued" : "running"
+  return exit?.exitCode === 0 ? "succeeded" : "failed"
+}
+
+/** A job's record, its placement and what runs it, as they are now. */
+export const inspect = (conn: Connection, recorded: Record.Recorded) =>
+  Effect.gen(function* () {
+    const placement = yield* Placements.ofRecord(conn, specOf(recorded.job.placement))
+    const placed = yield* placement.attach(conn, { runDir: recorded.runDir, logPath: recorded.logPath })
+    // alive is one cheap probe; the full inspection (its exit status) only once it ended
+    const alive = placed === undefined ? false : yield* placed.isAlive(conn)
+    const inspection = placed === undefined || alive ? undefined : yield* placed.inspect(conn)
+    const state = stateOf(recorded, placed !== undefined, alive, inspection?.exit)
+    const now = yield* Clock.currentTimeMillis
+    const ended =
+      alive || placed === undefined ? undefined : yield* conn.files.stat(`${recorded.runDir}/exit`)
+    const job: Job = {
+      host: conn.host.alias,
+      name: recorded.job.name,
+      argv: recorded.job.argv,
+      runDir: recorded.runDir,
+      logPath: recorded.logPath,
+      state,
+      gpus: idsOf(recorded.gpus),
+      createdAt: recorded.job.createdAt,
+      queuedBehind: state === "queued" ? recorded.queuedBehind : undefined,
+      exit: inspection?.exit,
+      server: placed?.server,
+      elapsedMs:
+        state === "running" || state === "queued"
+          ? now - recorded.job.createdAt
+          : ended === undefined
+            ? undefined
+            : Math.max(0, ended.mtimeMs - recorded.job.createdAt)
+    }
+    return { job, placement, placed }
+  })
+
+/** How following a job's log waits out a dropped connection before giving up. */
+export const followReconnect = Schedule.spaced("500 millis").pipe(
+  Schedule.jittered,
+  Schedule.upTo("2 minutes")
+)
+
+/** Every line from `offset` to the end of the file, a last line without its newline included. */
+export const readFrom = (host: string, path: string, offset: number) =>
+  Effect.gen(function* () {
+    const conn = yield* (yield* ConnectionPool).get(host)
+    const bytes = yield* conn.files.read(path, { offset })
+    const lines: Array<LogTail.LogLine> = []
+    let start = 0
+    while (start < bytes.length) {
+      const newline = bytes.indexOf(0x0a, start)
+      const end = newline === -1 ? bytes.length : newline
+      lines.push({
+        _tag: "LogLine",
+        text: decoder.decode(bytes.subarray(start, end)).replace(/\r$/, ""),
+        offset: offset + start,
+        nextOffset: offset + end + 1
+      })
+      start = end + 1
+    }
+    return lines
+  })
+
+/** The most of a log's end that is read to classify an ended job. */
+const CLASSIFY_BYTES = 4 * 1024 * 1024
+
+/** A job as it is now and, when it failed, its failure classified from its log's last part. */
+export const ended = (host: string, name: string) =>
+  Effect.gen(function* () {
+    const conn = yield* (yield* ConnectionPool).get(host)
+    const recorded = yield* Record.read(conn, name)
+    if (recorded === undefined)
+      return yield* new JobNotFound({ host, name, known: yield* Record.names(conn) })
+    const { job } = yield* inspect(conn, recorded)
+    if (job.state !== "failed") return { job, failure: undefined }
+    const size = (yield* conn.files.stat(recorded.logPath))?.size ?? 0
+    const bytes = yield* conn.files.read(recorded.logPath, { offset: Math.max(0, size - CLASSIFY_BYTES) })
+    const failure = Classifier.classifyText(decoder.decode(bytes), job.exit).failure
+    return { job, failure }
+  })
+
+/** The first free default name: `train`, then `train-2`, `train-3`… */
+const freeName = (taken: ReadonlyArray<string>, base: string) => {
+  if (!taken.includes(base)) return base
+  for (let n = 2; ; n++) if (!taken.includes(`${base}-${n}`)) return `${base}-${n}`
+}
+
+/** What `refused` says, for a person: who holds which GPU, or who is ahead in the queue. */
+const holdersOf = (lines: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const claims = new Map<number, string>()
+  for (const line of lines) {
+    const [kind, name, ids] = line.split(" ")
+    if (kind === "claim" && name !== undefined) for (const id of idsOf(ids)) claims.set(id, name)
+  }
+  return lines.flatMap((line) => {
+    const [kind, a, b, c] = line.split(" ")
+    if (kind === "behind" && a !== undefined) return [`queued behind ${a.replace(/^\d+-/, "")}`]
+    if (kind !== "gpu" || a === undefined) return []
+    const index = Number(a)
+    const claimant = claims.get(index)
+    if (claimant !== undefined) return [`GPU ${index}: job ${claimant}`]
+    return Number(b) >= 2048 ? [`GPU ${index}: ${b} of ${c} MiB in use`] : []
+  })
+}
+
+const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const invalid = validate(request)
+    if (invalid !== undefined) return yield* invalid
+    const t0 = yield* Clock.currentTimeMillis
+    const since = Effect.map(Clock.currentTimeMillis, (now) => now - t0)
+    const pool = yield* ConnectionPool
+    const first = yield* pool.get(request.host)
+    const host = first.host.alias
+    const session = yield* Session.make({
+      alias: request.host,
+      // a job runs for as long as it runs: following it has no deadline of its own
+      deadline: Number.POSITIVE_INFINITY,
+      startedAt: t0,
+      onDisconnected: (reason, elapsedMs) => emit({ _tag: "Disconnected", reason, elapsedMs }),
+      onReconnected: (downMs, elapsedMs) => emit({ _tag: "Reconnected", downMs, elapsedMs })
+    })
+    const root = yield* session.run((conn) => Record.hostRootOf(conn))
+    const taken = yield* session.run((conn) => Record.names(conn))
+    const name = request.name ?? freeName(taken, Record.defaultName(request.argv))
+    if (request.name !== undefined && taken.includes(name)) {
+      const existing = yield* session.run((conn) => Record.read(conn, name))
+      const state =
+        existing === undefined
+          ? "recorded"
+          : (yield* session.run((conn) => inspect(conn, existing))).job.state
+      return yield* new JobExists({
+        host,
+        name,
+        state,
+        fix:
+          state === "running" || state === "queued"
+            ? `follow it (mlops logs --host ${host} --name ${name} -f), stop it, or give another --name`
+            : `remove its record first (mlops rm --host ${host} --name ${name}) or give another --name`
+      })
+    }
+    yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
+    const placement = yield* Placements.resolve(first.host, "OnHost", request.placement)
+    const runDir = `${root}/${name}`
+    const logPath = `${runDir}/log`
+
+    // the code first: a sync that fails leaves no record behind. It goes to the host's mirror of
+    // that local directory (so only what changed since its last sync travels), then a snapshot
+    // of the mirror becomes the job's own `code/` (a later sync never changes a running job's code)
+    let synced: { readonly local: string; readonly files: number; readonly bytes: number } | null = null
+    if (request.sync !== undefined) {
+      const local = path.resolve(request.sync.local)
+      const mirror = yield* session.run((conn) => Record.mirrorOf(conn, local))
+      const pushed = yield* session.run(
+        (conn) =>
+          Sync.push(conn, {
+            local,
+            remote: mirror,
+            ...(request.sync?.include === undefined ? {} : { include: request.sync.include })
+          }),
+        { retry: "write" }
+      )
+      yield* session.run((conn) => Record.snapshot(conn, mirror, `${runDir}/code`), { retry: "write" })
+      synced = { local, files: pushed.files, bytes: pushed.totalBytes }
+      yield* emit({
+        _tag: "Synced",
+        local,
+        files: pushed.files,
+        sent: pushed.sent,
+        deleted: pushed.deleted,
+        bytes: pushed.bytes,
+        skipped: pushed.skipped.map((skip) => `${skip.path}: ${skip.reason}`),
+        elapsedMs: yield* since
+      })
+    }
+
+    const createdAt = yield* Clock.currentTimeMillis
+    const env = request.env ?? {}
+    const count = request.gpuIds?.length ?? request.gpus ?? 0
+    const python = request.python ?? first.host.python
+    const ticket = `${root}/.queue/${ticketName(createdAt, name)}`
+    yield* session.run(
+      (conn) =>
+        Effect.gen(function* () {
+          yield* Record.write(conn, runDir, {
+            name,
+            argv: request.argv,
+            envNames: Object.keys(env).sort(),
+            secrets: Secrets.digest(env, []),
+            gpus: { count, ids: request.gpuIds ?? null, wait: request.wait === true },
+            placement: placement.spec,
+            runtime: PythonEnvRuntime.spec(python),
+            cwd: synced === null ? "~" : `${runDir}/code`,
+            sync: synced,
+            createdAt,
+            mlopsVersion: "0.1.0"
+          })
+          // created empty and private: the waiter only rewrites them (see scripts.ts)
+          yield* Effect.all(
+            [
+              conn.files.write(`${runDir}/gpus`, ""),
+              conn.files.write(`${runDir}/queued`, ""),
+              conn.files.write(`${runDir}/refused`, ""),
+              conn.files.write(`${runDir}/stopped`, ""),
+              conn.files.write(`${runDir}/ticket`, ticket),
+              conn.files.write(ticket, runDir)
+            ],
+            { concurrency: "unbounded", discard: true }
+          )
+        }),
+      { retry: "write" }
+    )
+
+    // where the host's GPUs are the job's, the waiter takes its place in the queue first; a
+    // Python environment goes first on PATH
+    const inEnv =
+      python === undefined
+        ? []
+        : ["sh", "-c", 'PATH="$0/bin:$PATH"; export PATH; exec "$@"', RemotePath.make(python)]
+    const gate = placement.onHost
+      ? [
+          "sh",
+          "-c",
+          WAITER,
+          "mlops-job",
+          root,
+          runDir,
+          String(count),
+          request.gpuIds?.join(",") ?? "-",
+          request.wait === true ? "wait" : "now"
+        ]
+      : []
+    const argv = [...gate, ...inEnv, ...request.argv] as unknown as readonly [
+      RemoteCommand.Word,
+      ...Array<RemoteCommand.Word>
+    ]
+    const command = RemoteCommand.make(argv, {
+      env,
+      ...(synced === null ? {} : { cwd: `${runDir}/code` })
+    })
+    const shown = ServerCommand.formatCommandLine([], request.argv)
+    // across a scheduler's nodes, the same command on each (torchrun meets its peers itself)
+    const runnable = { _tag: "OnHost", command, shown } as const
+    const proc = yield* placement.spawn(
+      session.alias,
+      [runnable, ...Array.from({ length: placement.nodes - 1 }, () => runnable)],
+      {
+        runDir,
+        logPath,
+        token: randomBytes(12).toString("hex"),
+        name,
+        gpus: planOf(count),
+        paths: { model: undefined, caches: [] },
+        reconnect: session.reconnect
+      }
+    )
+    yield* emit({
+      _tag: "Submitted",
+      name,
+      runDir,
+      logPath,
+      server: proc.server,
+      commandLine: shown,
+      elapsedMs: yield* since
+    })
+    const current = (conn: Connection) =>
+      Effect.gen(function* () {
+        const recorded = yield* Record.read(conn, name)
+        if (recorded === undefined) return yield* new JobNotFound({ host, name, known: [] })
+        return { ...(yield* inspect(conn, recorded)), recorded }
+      })
+    if (request.follow === false) return (yield* session.run(current)).job
+
+    // the queue's word, as the waiter writes it: queued behind someone, then its GPUs
+    const queueWatch = yield* Effect.fork(
+      Effect.gen(function* () {
+        if (!placement.onHost) return
+        let queuedSaid = false
+        for (;;) {
+          const [queued, gpus] = yield* session.run((conn) =>
+            Effect.all([
+              conn.files.read(`${runDir}/queued`).pipe(Effect.map((b) => decoder.decode(b).trim())),
+              conn.files.read(`${runDir}/gpus`).pipe(Effect.map((b) => decoder.decode(b).trim()))
+            ])
+          )
+          if (gpus !== "" || (count === 0 && queued === "")) {
+            yield* emit({ _tag: "Started", gpus: idsOf(gpus), elapsedMs: yield* since })
+            return
+          }
+          if (queued !== "" && !queuedSaid) {
+            queuedSaid = true
+            yield* emit({ _tag: "Queued", behind: queued.replace(/^\d+-/, ""), elapsedMs: yield* since })
+          }
+          yield* Effect.sleep("500 millis")
+        }
+      }).pipe(Effect.ignore)
+    )
+    const stopJob = Effect.ignore(session.run((conn) => proc.stop(conn, "5 seconds"), { retry: "write" }))
+    const outcome = yield* Monitor.follow(session, proc, {
+      workload: Workload.job(),
+      name,
+      fromOffset: 0,
+      // the events' times count from the request, as every other event's
+      startedAt: t0,
+      stallTimeout:
+        request.stallTimeout === undefined ? Duration.infinity : Duration.decode(request.stallTimeout),
+      overallMs: Number.POSITIVE_INFINITY,
+      emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs }),
+      onState: (state, elapsedMs) => emit({ _tag: "State", state, elapsedMs }),
+      onLine: (line, elapsedMs) => emit({ _tag: "Output", line, elapsedMs })
+    }).pipe(
+      Effect.onInterrupt(() => (request.stopOnInterrupt === true ? boundedCleanup(stopJob) : Effect.void)),
+      Effect.ensuring(Fiber.interrupt(queueWatch))
+    )
+    const now = yield* session.run(current)
+    if (outcome._tag === "Done") {
+      yield* emit({ _tag: "Finished", job: now.job, elapsedMs: yield* since })
+      return now.job
+    }
+    // a stall: it still runs, and is stopped like a launch's
+    if (!outcome.exited) yield* stopJob
+    const exit = now.job.exit
+    const refused = now.recorded.refused ?? []
+    if (exit?.exitCode === REFUSED_STATUS && refused.length > 0) {
+      // nothing ran: the record goes, so the name is free again
+      yield* Effect.ignore(
+        session.run((conn) =>
+          conn.exec(RemoteCommand.make(["rm", "-rf", "--", runDir]), { timeout: "30 seconds" })
+        )
+      )
+      const wanted = request.gpuIds !== undefined ? `GPU ${request.gpuIds.join(",")}` : `${count} GPU(s)`
+      return yield* new GpusUnavailable({
+        host,
+        name,
+        wanted,
+        holders: holdersOf(refused),
+        fix: `wait for them (--wait queues the job on ${host}), ask for fewer (--gpus), or stop what holds them`
+      })
+    }
+    return yield* new JobFailed({
+      host,
+      name,
+      failure: outcome.failure,
+      ...(exit?.exitCode === undefined || exit.exitCode === null ? {} : { exitCode: exit.exitCode }),
+      ...(exit?.signal === undefined || exit.signal === null ? {} : { signal: exit.signal }),
+      logPath
+    })
+  })
+
+/** The job as a stream of events, ending with `Finished` (or `Submitted` when not following). */
+export const runStream = (request: JobRequest): Stream.Stream<JobEvent, JobError, ConnectionPool> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const mailbox = yield* Mailbox.make<JobEvent, JobError>({ capacity: 256, strategy: "suspend" })
+      const emit = (event: JobEvent) => Effect.asVoid(mailbox.offer(event))
+      yield* run(request, emit).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => mailbox.done(Exit.asVoid(exit))),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(mailbox)
+    })
+  )
