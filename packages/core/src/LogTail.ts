@@ -175,3 +175,45 @@ export const tail = Effect.fn("LogTail.tail")(function* (
     options.chunkBytes ?? 64 * 1024
   )
 })
+
+const restDecoder = new TextDecoder()
+
+/**
+ * Every line from `offset` to the end of the file, a last line without its newline included:
+ * what a log holds past the last line followed, once the process writing it has ended (a
+ * crash's traceback, to the last byte).
+ *
+ * @category reading
+ */
+export const rest = Effect.fn("LogTail.rest")(function* (
+  alias: string,
+  path: string,
+  offset: number
+): Effect.fn.Return<
+  ReadonlyArray<LogLine>,
+  RemoteFileError | ConnectError | HostNotFound | ConfigFileError,
+  ConnectionPool
+> {
+  const conn = yield* (yield* ConnectionPool).get(alias)
+  const bytes = yield* conn.files.read(path, { offset })
+  const lines: Array<LogLine> = []
+  let start = 0
+  while (start < bytes.length) {
+    const newline = bytes.indexOf(0x0a, start)
+    const end = newline === -1 ? bytes.length : newline
+    lines.push({
+      _tag: "LogLine",
+      text: restDecoder.decode(bytes.subarray(start, end)).replace(/\r$/, ""),
+      offset: offset + start,
+      nextOffset: offset + end + 1
+    })
+    start = end + 1
+  }
+  return lines
+})
+
+/** How a follower of a log waits out a dropped connection before giving up: 2 minutes. @category schedules */
+export const followReconnect: Schedule.Schedule<unknown, unknown> = Schedule.spaced("500 millis").pipe(
+  Schedule.jittered,
+  Schedule.upTo("2 minutes")
+)

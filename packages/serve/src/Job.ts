@@ -227,7 +227,7 @@ export const follow = (host: string, name: string, options: { readonly lines?: n
       const exited =
         placed === undefined
           ? Effect.void
-          : Stream.runDrain(placed.watch(host, { reconnect: program.followReconnect }))
+          : Stream.runDrain(placed.watch(host, { reconnect: LogTail.followReconnect }))
       const live = LogTail.follow(host, recorded.logPath, { fromOffset: offset }).pipe(
         Stream.tap((line) =>
           Effect.sync(() => {
@@ -237,9 +237,7 @@ export const follow = (host: string, name: string, options: { readonly lines?: n
         Stream.interruptWhen(exited)
       )
       const rest = Stream.unwrap(
-        Effect.suspend(() =>
-          Effect.map(program.readFrom(host, recorded.logPath, offset), Stream.fromIterable)
-        )
+        Effect.suspend(() => Effect.map(LogTail.rest(host, recorded.logPath, offset), Stream.fromIterable))
       )
       const ended = Stream.fromEffect(
         Effect.map(program.ended(host, name), (e) => ({ _tag: "Ended", ...e }) as const)

@@ -106,39 +106,12 @@ export interface FollowOptions {
 /** The canary's budget: a streamed token within this, or the server does not generate. */
 const CANARY = Duration.seconds(10)
 
-/** How long following waits out a dropped connection before giving up. */
-const RECONNECT = Schedule.spaced("500 millis").pipe(Schedule.jittered, Schedule.upTo("2 minutes"))
-
 /** Completes once the deployment's server has ended, as its placement watches it (at once when none was started). */
 const exitOf = (host: string, state: Deployment.State) =>
   Effect.gen(function* () {
     const conn = yield* (yield* ConnectionPool).get(host)
     const { placed } = yield* Placements.ofDeployment(conn, state)
-    if (placed !== undefined) yield* Stream.runDrain(placed.watch(host, { reconnect: RECONNECT }))
-  })
-
-const decoder = new TextDecoder()
-
-/** Every line from `offset` to the end of the file, a last line without its newline included. */
-const readFrom = (host: string, path: string, offset: number) =>
-  Effect.gen(function* () {
-    const pool = yield* ConnectionPool
-    const conn = yield* pool.get(host)
-    const bytes = yield* conn.files.read(path, { offset })
-    const lines: Array<LogTail.LogLine> = []
-    let start = 0
-    while (start < bytes.length) {
-      const newline = bytes.indexOf(0x0a, start)
-      const end = newline === -1 ? bytes.length : newline
-      lines.push({
-        _tag: "LogLine",
-        text: decoder.decode(bytes.subarray(start, end)).replace(/\r$/, ""),
-        offset: offset + start,
-        nextOffset: offset + end + 1
-      })
-      start = end + 1
-    }
-    return lines
+    if (placed !== undefined) yield* Stream.runDrain(placed.watch(host, { reconnect: LogTail.followReconnect }))
   })
 
 /**
@@ -217,7 +190,7 @@ export const follow = (host: string, name: string, engines: Engine.Registry, opt
       )
       // what it wrote between the last poll and its end (a crash's traceback), to the last byte
       const rest = Stream.unwrap(
-        Effect.suspend(() => Effect.map(readFrom(host, path, offset), Stream.fromIterable))
+        Effect.suspend(() => Effect.map(LogTail.rest(host, path, offset), Stream.fromIterable))
       )
       const ended = Stream.fromEffect(
         Effect.gen(function* () {

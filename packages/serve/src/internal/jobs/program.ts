@@ -12,11 +12,10 @@ import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import type { Connection, ExitStatus } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
-import type * as LogTail from "@mlops/core/LogTail"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemotePath from "@mlops/core/RemotePath"
 import * as Sync from "@mlops/core/Sync"
-import { Clock, Duration, Effect, Exit, Fiber, Mailbox, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, Mailbox, Stream } from "effect"
 import * as Classifier from "../../Classifier.js"
 import type { GpuPlan } from "../../Engine.js"
 import type { Job, JobEvent, JobRequest, JobState } from "../../Job.js"
@@ -150,33 +149,6 @@ export const inspect = (conn: Connection, recorded: Record.Recorded) =>
             : Math.max(0, ended.mtimeMs - recorded.job.createdAt)
     }
     return { job, placement, placed }
-  })
-
-/** How following a job's log waits out a dropped connection before giving up. */
-export const followReconnect = Schedule.spaced("500 millis").pipe(
-  Schedule.jittered,
-  Schedule.upTo("2 minutes")
-)
-
-/** Every line from `offset` to the end of the file, a last line without its newline included. */
-export const readFrom = (host: string, path: string, offset: number) =>
-  Effect.gen(function* () {
-    const conn = yield* (yield* ConnectionPool).get(host)
-    const bytes = yield* conn.files.read(path, { offset })
-    const lines: Array<LogTail.LogLine> = []
-    let start = 0
-    while (start < bytes.length) {
-      const newline = bytes.indexOf(0x0a, start)
-      const end = newline === -1 ? bytes.length : newline
-      lines.push({
-        _tag: "LogLine",
-        text: decoder.decode(bytes.subarray(start, end)).replace(/\r$/, ""),
-        offset: offset + start,
-        nextOffset: offset + end + 1
-      })
-      start = end + 1
-    }
-    return lines
   })
 
 /** The most of a log's end that is read to classify an ended job. */
@@ -331,10 +303,16 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
 
     // where the host's GPUs are the job's, the waiter takes its place in the queue first; a
     // Python environment goes first on PATH
+    // (a prefix's bin, or the directory of an interpreter named by its path)
     const inEnv =
       python === undefined
         ? []
-        : ["sh", "-c", 'PATH="$0/bin:$PATH"; export PATH; exec "$@"', RemotePath.make(python)]
+        : [
+            "sh",
+            "-c",
+            `if [ -d "$0" ]; then PATH="$0/bin:$PATH"; else PATH="\${0%/*}:$PATH"; fi; export PATH; exec "$@"`,
+            RemotePath.make(python)
+          ]
     const gate = placement.onHost
       ? [
           "sh",
@@ -359,10 +337,8 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
     const shown = ServerCommand.formatCommandLine([], request.argv)
     // across a scheduler's nodes, the same command on each (torchrun meets its peers itself)
     const runnable = { _tag: "OnHost", command, shown } as const
-    const proc = yield* placement.spawn(
-      session.alias,
-      [runnable, ...Array.from({ length: placement.nodes - 1 }, () => runnable)],
-      {
+    const proc = yield* placement
+      .spawn(session.alias, [runnable, ...Array.from({ length: placement.nodes - 1 }, () => runnable)], {
         runDir,
         logPath,
         token: randomBytes(12).toString("hex"),
@@ -370,8 +346,23 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         gpus: planOf(count),
         paths: { model: undefined, caches: [] },
         reconnect: session.reconnect
-      }
-    )
+      })
+      .pipe(
+        // refused (a scheduler's sbatch, a lost host): when nothing was started, nothing is left
+        // behind either, and the queue is not held up by its ticket
+        Effect.tapError(() =>
+          Effect.ignore(
+            session.run((conn) =>
+              Effect.gen(function* () {
+                if ((yield* placement.attach(conn, { runDir, logPath })) !== undefined) return
+                yield* conn.exec(RemoteCommand.make(["rm", "-rf", "--", runDir, ticket]), {
+                  timeout: "30 seconds"
+                })
+              })
+            )
+          )
+        )
+      )
     yield* emit({
       _tag: "Submitted",
       name,

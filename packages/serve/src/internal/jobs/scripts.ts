@@ -34,6 +34,7 @@ export const BUSY_MIB = 2048
 export const WAITER = `root=$1 dir=$2 want=$3 ids=$4 mode=$5
 shift 5
 alive() {
+  [ -d "$1" ] || return 1
   [ -e "$1/exit" ] && return 1
   [ -s "$1/stopped" ] && return 1
   [ -e "$1/pid" ] || return 0

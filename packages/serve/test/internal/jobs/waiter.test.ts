@@ -152,6 +152,19 @@ const cases = (root: string): ReadonlyArray<Case> => {
       expect: { refused: [`behind ${ticketOf("a", 1000).slice(7)}`, "gpu 0 4 49140", "gpu 1 4 49140"] }
     },
     {
+      title: "a ticket whose job's directory is gone is passed over",
+      gpus: two,
+      tree: (() => {
+        const tree = queue(["a", "b"])
+        delete tree.a
+        return tree
+      })(),
+      job: "b",
+      want: 1,
+      mode: "now",
+      expect: { picks: "0" }
+    },
+    {
       title: "a dead job's ticket is passed over",
       gpus: two,
       tree: queue(["a", "b"], job("a", { ended: true })),
