@@ -1,9 +1,10 @@
 /**
- * `mlops status [--host H]`: the deployments on one host, or on every known host. A host that
+ * `mlops status [--host H]`: the deployments (and jobs) on one host, or on every known host. A host that
  * cannot be reached is an error on stderr with its exit code (6 for SSH trouble), never an
  * empty list: with `--host` the command fails; across every host the reachable ones are still
  * shown and the exit code says that some were not.
  */
+import { Hosts } from "@mlops/core/Hosts"
 import * as Job from "@mlops/serve/Job"
 import * as Status from "@mlops/serve/Status"
 import { Console, Effect, Option } from "effect"
@@ -69,6 +70,7 @@ const rowsOf = (deployments: ReadonlyArray<Status.DeploymentStatus>) =>
 /** One row per job: queued behind whom, its GPUs, how long, how it ended. */
 const jobRows = (jobs: ReadonlyArray<Job.Job>) =>
   jobs.map((job) => [
+    job.host,
     job.name,
     job.state === "queued" && job.queuedBehind !== undefined
       ? `queued (behind ${job.queuedBehind.replace(/^\d+-/, "")})`
@@ -118,7 +120,24 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
             )
           )
     // the host's jobs (`mlops run`), beside its deployments
-    const jobs = host === undefined ? [] : yield* handle(parsed.json, { host }, Job.list(host))
+    // (across every host: each reachable one's, a host whose jobs cannot be read is skipped: its
+    // deployments above already said what is wrong with it)
+    const jobs =
+      host !== undefined
+        ? yield* handle(parsed.json, { host }, Job.list(host))
+        : yield* Effect.flatMap(Hosts, (hosts) => hosts.list).pipe(
+            Effect.flatMap((configs) =>
+              Effect.forEach(
+                configs
+                  .map((config) => config.alias)
+                  .filter((alias) => !result.unreachable.some((u) => u.host === alias)),
+                (alias) => Job.list(alias).pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Job.Job>)),
+                { concurrency: 8 }
+              )
+            ),
+            Effect.map((lists) => lists.flat()),
+            Effect.orElseSucceed(() => [] as ReadonlyArray<Job.Job>)
+          )
     if (parsed.json) {
       yield* printJson({
         _tag: "Status",
@@ -168,7 +187,7 @@ export const status = (parsed: Parsed): Effect.Effect<void, CommandExit, Program
     if (!parsed.json && jobs.length > 0) {
       if (result.deployments.length > 0) yield* Console.log("")
       yield* Console.log(
-        table(["JOB", "STATE", "GPUS", "ELAPSED", "EXIT", "SERVER", "COMMAND"], jobRows(jobs))
+        table(["HOST", "JOB", "STATE", "GPUS", "ELAPSED", "EXIT", "SERVER", "COMMAND"], jobRows(jobs))
       )
     }
     if (!parsed.json && others !== undefined && others.rows.length > 0) {
