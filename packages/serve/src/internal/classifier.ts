@@ -129,7 +129,9 @@ export class Classifier {
     this.tailText[no % TAIL] = n.line
     if (this.record === undefined && !NON_BLANK.test(n.text)) return NONE
     this.events = NO_EVENTS
-    this.jobLine(n.text, n.line, no)
+    // a running server's throughput and access lines are never a job's (most of a long log)
+    const isSteady = this.started && steady(n.text)
+    if (!isSteady) this.jobLine(n.text, n.line, no)
     this.sniffer.observe(n.text, n.sglangAt >= 0)
     if (this.record !== undefined) {
       if (this.record.continues(n.text, n.header)) {
@@ -146,7 +148,7 @@ export class Classifier {
     // vLLM binds its socket early and serves once the application has started; SGLang's own
     // uvicorn lines come before its warmup, so there only its ready line counts
     if (this.upAt === undefined && UP.test(n.text) && this.sniffer.guess().engine !== "sglang") this.upAt = no
-    if (this.started && steady(n.text)) return this.flush()
+    if (isSteady) return this.flush()
     if (startsRecord(n.text)) {
       const owner = n.text.includes("hit an exception")
         ? recordOwner(n.text, n.process ?? "launcher")
