@@ -5,7 +5,11 @@
  *
  *   npm run eval:diagnose                 # both parts
  *   npm run eval:diagnose -- --part dev   # one part
+ *
+ * Last, the inventory coverage per engine: the share of SGLang's and vLLM's own failure messages
+ * (corpus/inventory) whose class the classifier names (`npx tsx corpus/scripts/inventory.ts`).
  */
+import { coverage, engines, summary } from "./inventory.js"
 import { predict } from "./predict.js"
 import { loadPart, type Part, render, score } from "./score.js"
 
@@ -24,3 +28,5 @@ for (const r of reports)
       .map(([basis, n]) => `${basis} ${n.cases} (${n.correct} right)`)
       .join(", ")}`
   )
+// the engines' own failure messages (corpus/inventory), named by class in all 3 paste forms
+console.log(summary(engines.map(coverage)))
