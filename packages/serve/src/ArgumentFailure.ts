@@ -26,7 +26,7 @@ const MAMBA_STRATEGY =
   /no_buffer|extra_buffer|mamba[ _-]scheduler[ _-]strategy|MambaRadixCache|mamba radix cache/i
 
 const UNSUPPORTED =
-  /\bnot (?:yet |currently )?(?:supported|compatible)\b|\b(?:does|do|is|are) not support|\bdoesn't support|\bonly (?:supports?|supported|compatible)\b|\bis only (?:supported|compatible|available)\b|\bonly\b.{1,80}\b(?:is|are) (?:supported|compatible)\b|\bincompatible\b|\bunsupported\b/i
+  /\bsupported only (?:on|for|with)\b|\bcan only be used (?:with|on|for)\b|\brequires SM ?\d{2,3}\b|\bnot (?:yet |currently )?(?:supported|compatible)\b|\b(?:does|do|is|are) not support|\bdoesn't support|\bonly (?:supports?|supported|compatible)\b|\bis only (?:supported|compatible|available)\b|\bonly\b.{1,80}\b(?:is|are) (?:supported|compatible)\b|\bincompatible\b|\bunsupported\b/i
 
 // Python's own TypeErrors say "not supported" about operators, not about the configuration
 const PYTHON_OPERATION = /between instances of|operand type|not supported for|object is not/

@@ -4,7 +4,8 @@
  * order, from the message's own words (memory, a port, CUDA, NCCL), then the exception's type
  * (an import or a version conflict is a dependency problem), then where it was raised (a
  * `ValueError`/`TypeError`/`AssertionError` from the engine's argument or config modules, or one
- * naming a `--flag`, is an argument problem). Written from the engines' module layout and
+ * naming a `--flag`, is an argument problem; so is one anywhere that rejects a value in the
+ * engines' usual words: "Invalid …", "Unknown …", "Supported policies: …"). Written from the engines' module layout and
  * Python's exception hierarchy, not fitted to any log; an exception none of this describes stays
  * `Unclassified`.
  * @internal
@@ -28,6 +29,9 @@ const NOT_TRANSPORT_TYPES = /^(?:AttributeError|TypeError|ImportError|ModuleNotF
 const DEPENDENCY_TYPES = /^(?:ImportError|ModuleNotFoundError)$/
 const DEPENDENCY_WORDS =
   /undefined symbol|cannot import name|No module named|is not installed|requires [\w.-]+\s*(?:[<>=!~]=?)\s*\d[\w.]*.* but you have|version conflict|incompatible with (?:the installed|this version)/i
+// "Invalid load balance method: x", "Unknown eviction policy: y. Supported policies: ...", "must be one of"
+const REJECTED_VALUE =
+  /^(?:Invalid|Unknown|Unrecognized|Unsupported value)\b|\b(?:Available|Supported|Valid) (?:choices|options|values|policies|methods|backends|formats)\b|\bmust be one of\b|\bexpected one of\b/i
 const ARGUMENT_TYPES =
   /^(?:ValueError|TypeError|AssertionError|argparse\.ArgumentError|pydantic_core\._pydantic_core\.ValidationError|ValidationError)$/
 
@@ -85,6 +89,15 @@ export const fallbackOf = (s: Subject, ctx: Context): F.LaunchFailure | undefine
     return new F.InvalidArgument({
       ...base(s, undefined, {
         action: `${engine} refused the launch's arguments: read the message above and change ${flags.length > 0 ? flags.join(", ") : "the flags it names"}`
+      }),
+      flags,
+      ...basis
+    })
+  // a value the engine rejects, in its usual words, wherever it was raised: an argument problem
+  if (ARGUMENT_TYPES.test(final.type) && REJECTED_VALUE.test(final.message))
+    return new F.InvalidArgument({
+      ...base(s, undefined, {
+        action: `${engine} rejected a value it was given: read the message above for the accepted ones and change the flag (or config) that sets it`
       }),
       flags,
       ...basis

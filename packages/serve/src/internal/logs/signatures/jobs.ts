@@ -30,7 +30,7 @@ const OOM_KILLER =
 const MEMORY_MONITOR = /running low on memory|memory usage threshold/i
 // the host refused an allocation (not the GPU's words)
 const HOST_ALLOCATION =
-  /\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(errno 12\)|std::bad_alloc|_ArrayMemoryError|Unable to allocate [\d.]+ [KMGT]i?B for an array/
+  /\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(errno 12\)|std::bad_alloc|_ArrayMemoryError|Unable to allocate [\d.]+ [KMGT]i?B for an array|Not enough host memory available/
 // a DataLoader worker (or a pool's) killed by SIGKILL: the OOM killer, nearly always
 const WORKER_KILLED = /worker \(pid\(?s?\)? ?[\d, ]*\)? (?:is )?killed by signal: Killed/i
 const GPU_WORDS = /CUDA|cuda|GPU|HIP|cudaMalloc/

@@ -191,7 +191,7 @@ export const asTrainingOom = (failure: F.OOM): F.OOM =>
     : failure
 
 const KV_POOL =
-  /Not enough memory\. Please try to increase --mem-fraction-static|no GPU memory for the KV cache|is larger than the profiled value -\d|No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory|To serve at least one request with the models?'?s? max seq len|larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for (?:the )?KV cache|not enough (?:GPU )?memory (?:for|to allocate) (?:the )?KV cache/i
+  /Not enough memory\. Please try to increase --mem-fraction-static|no GPU memory for the KV cache|is larger than the profiled value -\d|No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory|To serve at least one request with the models?'?s? max seq len|larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for (?:the )?KV cache|not enough (?:GPU )?memory (?:for|to allocate) (?:the )?KV cache|Memory pool size is too small|pool needs ~?[\d.]+ ?GB but only [\d.]+ ?GB (?:HBM )?is free|Cannot auto-fit max_model_len: not enough GPU memory/i
 
 const kvFix = (s: Subject, ctx: Context): Fix => {
   if (ctx.engine === "vllm" || /gpu_memory_utilization|max_model_len|max seq len|cache blocks/i.test(s.flat))

@@ -1,7 +1,8 @@
 /**
  * The model cannot be had: a path that is neither a folder nor a repo id, a repo id that does not
  * parse, a gated or missing repo, no network or offline mode, a folder without config.json
- * (transformers / huggingface_hub wordings since 2023); and a checkpoint with custom code that
+ * (transformers / huggingface_hub wordings since 2023, and the engines' own when their loader
+ * finds no weights or config in a directory); and a checkpoint with custom code that
  * needs --trust-remote-code.
  * @internal
  */
@@ -9,7 +10,7 @@ import * as F from "../../../Failures.js"
 import { base, firstLine, reasonOf, type Signature, says, Tier } from "../../../LogSignature.js"
 
 const NOT_FOUND =
-  /is not a local folder and is not a valid model identifier|HFValidationError|Repo id must be in the form|RepositoryNotFoundError|Repository Not Found for url|gated repo|Access to model \S+ is restricted|(?:401|403|404|429) Client Error|GatedRepoError|couldn't connect to 'https:\/\/huggingface\.co'|OfflineModeIsEnabled|offline mode is enabled|does not appear to have a file named|No supported config format found in|HfHubHTTPError|Client Error.*(?:huggingface\.co|hf\.co|cdn-lfs)|Can't load (?:the )?(?:config|tokenizer|configuration) for|LocalEntryNotFoundError|EntryNotFoundError|No such file or directory: '[^']*(?:config\.json|\.safetensors|tokenizer[^']*)'|huggingface\.co\b.*(?:Max retries exceeded|timed out|ConnectionError|NameResolutionError)|(?:ConnectionError|MaxRetryError|ConnectTimeout).*huggingface\.co|Invalid repository ID/i
+  /is not a local folder and is not a valid model identifier|HFValidationError|Repo id must be in the form|RepositoryNotFoundError|Repository Not Found for url|gated repo|Access to model \S+ is restricted|(?:401|403|404|429) Client Error|GatedRepoError|couldn't connect to 'https:\/\/huggingface\.co'|OfflineModeIsEnabled|offline mode is enabled|does not appear to have a file named|No supported config format found in|HfHubHTTPError|Client Error.*(?:huggingface\.co|hf\.co|cdn-lfs)|Can't load (?:the )?(?:config|tokenizer|configuration) for|LocalEntryNotFoundError|EntryNotFoundError|No such file or directory: '[^']*(?:config\.json|\.safetensors|tokenizer[^']*)'|huggingface\.co\b.*(?:Max retries exceeded|timed out|ConnectionError|NameResolutionError)|(?:ConnectionError|MaxRetryError|ConnectTimeout).*huggingface\.co|Invalid repository ID|Cannot find any model weights with|No model weights found in|Could not find checkpoint files|Can't find config file in|Cannot find adapter config file in/i
 
 const modelOf = (text: string): string | undefined => {
   const m =
