@@ -111,7 +111,8 @@ const exitOf = (host: string, state: Deployment.State) =>
   Effect.gen(function* () {
     const conn = yield* (yield* ConnectionPool).get(host)
     const { placed } = yield* Placements.ofDeployment(conn, state)
-    if (placed !== undefined) yield* Stream.runDrain(placed.watch(host, { reconnect: LogTail.followReconnect }))
+    if (placed !== undefined)
+      yield* Stream.runDrain(placed.watch(host, { reconnect: LogTail.followReconnect }))
   })
 
 /**
