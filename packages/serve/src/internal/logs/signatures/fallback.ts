@@ -23,12 +23,17 @@ const OUT_OF_MEMORY =
 const PORT_TAKEN = /address already in use|EADDRINUSE/i
 const CUDA =
   /\bCUDA error\b|cudaError|CUDA driver|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image is available|CUDA kernel errors/i
-const DISTRIBUTED = /\bNCCL\b|nccl[A-Z]\w*|ProcessGroup|c10d|\bGloo\b|DistBackendError|DistNetworkError/
+// the transport's names, and the engines' own words for ranks, nodes and Ray workers that cannot meet
+const DISTRIBUTED =
+  /\bNCCL\b|nccl[A-Z]\w*|ProcessGroup|c10d|\bGloo\b|DistBackendError|DistNetworkError|peer-to-peer access|unique IP address|Ray workers have not started|\bbarrier_id\b|signal barrier|placement bundle|DP placement groups?|DP ranks? on|data parallel rank/
 // an API that is not there (a torch version's) or a library not installed is no transport failure
 const NOT_TRANSPORT_TYPES = /^(?:AttributeError|TypeError|ImportError|ModuleNotFoundError)$/
 const DEPENDENCY_TYPES = /^(?:ImportError|ModuleNotFoundError)$/
 const DEPENDENCY_WORDS =
-  /undefined symbol|cannot import name|No module named|is not installed|requires [\w.-]+\s*(?:[<>=!~]=?)\s*\d[\w.]*.* but you have|version conflict|incompatible with (?:the installed|this version)/i
+  /undefined symbol|cannot import name|No module named|is not installed|requires [\w.-]+\s*(?:[<>=!~]=?)\s*\d[\w.]*.* but you have|version conflict|incompatible with (?:the installed|this version)|version [\w.]+ is required, but found|Failed to import \w+|please install \w+ with|Please use \w+ version >= ?\d|Failed to load \w+ library/i
+// a setting this build has dropped or has no implementation for (the words the engines use)
+const NOT_RUNNABLE =
+  /\bhas been removed\b|\bNot support\b|No valid [\w ]*backend found|\brequires? the V1 engine\b|\bnot (?:yet )?implemented\b/i
 // "Invalid load balance method: x", "Unknown eviction policy: y. Supported policies: ...", "must be one of"
 const REJECTED_VALUE =
   /^(?:Invalid|Unknown|Unrecognized|Unsupported value)\b|\b(?:Available|Supported|Valid) (?:choices|options|values|policies|methods|backends|formats)\b|\bmust be one of\b|\bexpected one of\b/i
@@ -90,6 +95,18 @@ export const fallbackOf = (s: Subject, ctx: Context): F.LaunchFailure | undefine
       ...base(s, undefined, {
         action: `${engine} refused the launch's arguments: read the message above and change ${flags.length > 0 ? flags.join(", ") : "the flags it names"}`
       }),
+      flags,
+      ...basis
+    })
+  if (
+    /^(?:ValueError|RuntimeError|AttributeError|NotImplementedError)$/.test(final.type) &&
+    NOT_RUNNABLE.test(final.message)
+  )
+    return new F.UnsupportedConfig({
+      ...base(s, undefined, {
+        action: `this ${engine} build does not run that setting (see its message): choose one it supports, or a release that has it`
+      }),
+      kind: "combination",
       flags,
       ...basis
     })
