@@ -35,6 +35,17 @@ export const loadCase = (id: string): Case => ({
 
 export const loadPart = (part: Part): ReadonlyArray<Case> => partIds(part).map(loadCase)
 
+/** The batches split.json lists the cases of (from batch 7 on; earlier ones give counts only). */
+export const listedBatches = (): ReadonlyArray<{
+  readonly batch: number
+  readonly ids: ReadonlySet<string>
+}> => {
+  const split = JSON.parse(readFileSync(join(root, "split.json"), "utf8")) as {
+    readonly batches: ReadonlyArray<{ readonly batch: number; readonly ids?: ReadonlyArray<string> }>
+  }
+  return split.batches.flatMap((b) => (b.ids === undefined ? [] : [{ batch: b.batch, ids: new Set(b.ids) }]))
+}
+
 /** What the classifier said, in the corpus' labels. */
 export interface Prediction {
   /** A failure tag, `none` (no failure found) or `other` (`Unclassified`). */

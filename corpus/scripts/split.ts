@@ -67,7 +67,12 @@ if (process.argv.includes("--check")) {
 interface Split {
   readonly seed: number
   readonly heldOutShare: number
-  readonly batches: ReadonlyArray<{ readonly batch: number; readonly cases: number }>
+  /** Each batch's size, and (from batch 7 on) its cases, so its figures can be reported apart. */
+  readonly batches: ReadonlyArray<{
+    readonly batch: number
+    readonly cases: number
+    readonly ids?: ReadonlyArray<string>
+  }>
   readonly dev: ReadonlyArray<string>
   readonly heldOut: ReadonlyArray<string>
 }
@@ -117,7 +122,7 @@ for (const label of [...byLabel.keys()].sort()) {
 const split: Split = {
   seed: SEED,
   heldOutShare: HELD_OUT,
-  batches: [...(previous?.batches ?? []), { batch, cases: fresh.length }],
+  batches: [...(previous?.batches ?? []), { batch, cases: fresh.length, ids: fresh.map((c) => c.id).sort() }],
   dev: dev.sort(),
   heldOut: heldOut.sort()
 }

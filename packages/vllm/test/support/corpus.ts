@@ -36,12 +36,24 @@ export const loadCase = (id: string): VllmCase => {
 const engineOf = (id: string): string =>
   (JSON.parse(readFileSync(join(root, "cases", `${id}.json`), "utf8")) as { readonly engine: string }).engine
 
-export const loadVllmCases = (part: "dev" | "heldOut"): ReadonlyArray<VllmCase> => {
+/**
+ * The part's vLLM cases: of the batches the classifier was designed against (`"designed"`: those
+ * before the first batch split.json lists the cases of), or of batch `n` alone.
+ */
+export const loadVllmCases = (
+  part: "dev" | "heldOut",
+  batches: "designed" | number = "designed"
+): ReadonlyArray<VllmCase> => {
   const split = JSON.parse(readFileSync(join(root, "split.json"), "utf8")) as Record<
-    string,
+    "dev" | "heldOut",
     ReadonlyArray<string>
-  >
-  return split[part]!.filter((id) => engineOf(id) === "vllm").map(loadCase)
+  > & { readonly batches: ReadonlyArray<{ readonly batch: number; readonly ids?: ReadonlyArray<string> }> }
+  const listed = split.batches.filter((b) => b.ids !== undefined)
+  const keep =
+    batches === "designed"
+      ? (id: string) => !listed.some((b) => b.ids?.includes(id))
+      : (id: string) => listed.some((b) => b.batch === batches && b.ids?.includes(id))
+  return split[part].filter((id) => keep(id) && engineOf(id) === "vllm").map(loadCase)
 }
 
 /** The label the vLLM classifier gives a case: a failure tag, `other` (unclassified) or `none`. */
