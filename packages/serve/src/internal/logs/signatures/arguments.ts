@@ -85,6 +85,11 @@ export const argparse: Signature = {
   }
 }
 
+// a kernel this build (or this GPU) cannot have: Triton failing to compile it for the architecture,
+// the engine's compiled ops without it
+const KERNEL_UNAVAILABLE =
+  /triton\.runtime\.errors\.PTXASError|triton\.compiler\.errors\.CompilationError|'_OpNamespace' '\w+' object has no attribute/
+
 const QUANTIZATION =
   /Unknown quantization method|quantization method \S+ is not supported|Unsupported quantization/i
 
@@ -109,6 +114,7 @@ export const unsupported: Signature = {
   ],
   match: (s) =>
     says(QUANTIZATION)(s) ||
+    says(KERNEL_UNAVAILABLE)(s) ||
     inException(
       (_, e) =>
         /NotImplementedError$/.test(e.type) ||

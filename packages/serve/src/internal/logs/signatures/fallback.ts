@@ -25,7 +25,7 @@ const CUDA =
   /\bCUDA error\b|cudaError|CUDA driver|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image is available|CUDA kernel errors/i
 // the transport's names, and the engines' own words for ranks, nodes and Ray workers that cannot meet
 const DISTRIBUTED =
-  /\bNCCL\b|nccl[A-Z]\w*|ProcessGroup|c10d|\bGloo\b|DistBackendError|DistNetworkError|peer-to-peer access|unique IP address|Ray workers have not started|\bbarrier_id\b|signal barrier|placement bundle|DP placement groups?|DP ranks? on|data parallel rank/
+  /\bNCCL\b|nccl[A-Z]\w*|ProcessGroup|c10d|\b[Gg]loo\b|[Tt]ransfer [Ee]ngine|DistBackendError|DistNetworkError|peer-to-peer access|unique IP address|Ray workers have not started|\bbarrier_id\b|signal barrier|placement bundle|DP placement groups?|DP ranks? on|data parallel rank/
 // an API that is not there (a torch version's) or a library not installed is no transport failure
 const NOT_TRANSPORT_TYPES = /^(?:AttributeError|TypeError|ImportError|ModuleNotFoundError)$/
 const DEPENDENCY_TYPES = /^(?:ImportError|ModuleNotFoundError)$/

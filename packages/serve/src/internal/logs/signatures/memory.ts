@@ -49,7 +49,7 @@ const allocationFix = (ctx: Context, phase: Phase, capture: boolean): Fix => {
 }
 
 const ALLOCATION =
-  /CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|XPU|NPU|MPS) out of memory|out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Failed to allocate memory|Ran out of memory in memory space|RESOURCE_EXHAUSTED: .*memory|CUDA_ERROR_OUT_OF_MEMORY/i
+  /CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|XPU|NPU|MPS) out of memory|out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|Failed to allocate memory|Ran out of memory in memory space|RESOURCE_EXHAUSTED: .*memory|CUDA_ERROR_OUT_OF_MEMORY|Cuda failure '?out of memory/i
 // Ray's memory monitor raises an `OutOfMemoryError` too, for the host's RAM (the jobs signatures')
 const HOST_MEMORY_MONITOR = /running low on memory|memory usage threshold/i
 
@@ -191,7 +191,7 @@ export const asTrainingOom = (failure: F.OOM): F.OOM =>
     : failure
 
 const KV_POOL =
-  /Not enough memory\. Please try to increase --mem-fraction-static|no GPU memory for the KV cache|is larger than the profiled value -\d|No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory|To serve at least one request with the models?'?s? max seq len|larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for (?:the )?KV cache|not enough (?:GPU )?memory (?:for|to allocate) (?:the )?KV cache|Memory pool size is too small|pool needs ~?[\d.]+ ?GB but only [\d.]+ ?GB (?:HBM )?is free|Cannot auto-fit max_model_len: not enough GPU memory/i
+  /Not enough memory\. Please try to increase --mem-fraction-static|no GPU memory for the KV cache|is larger than the profiled value -\d|No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory|To serve at least one request with the models?'?s? max seq len|larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for (?:the )?KV cache|not enough (?:GPU )?memory (?:for|to allocate) (?:the )?KV cache|Memory pool size is too small|Available KV cache memory: -[\d.]+ ?GiB|pool needs ~?[\d.]+ ?GB but only [\d.]+ ?GB (?:HBM )?is free|Cannot auto-fit max_model_len: not enough GPU memory/i
 
 const kvFix = (s: Subject, ctx: Context): Fix => {
   if (ctx.engine === "vllm" || /gpu_memory_utilization|max_model_len|max seq len|cache blocks/i.test(s.flat))
