@@ -65,7 +65,7 @@ export interface Job {
   readonly argv: ReadonlyArray<string>
   readonly runDir: string
   readonly logPath: string
-  /** `queued`, `running`, `succeeded`, `failed`, `stopped`, `refused`. */
+  /** `starting` (no process recorded yet), `queued`, `running`, `succeeded`, `failed`, `stopped`, `refused`. */
   readonly state: JobState
   /** The GPUs it holds (or held), as `CUDA_VISIBLE_DEVICES` gave them. */
   readonly gpus: ReadonlyArray<number>
@@ -80,7 +80,7 @@ export interface Job {
 }
 
 /** @category models */
-export type JobState = "queued" | "running" | "succeeded" | "failed" | "stopped" | "refused"
+export type JobState = "starting" | "queued" | "running" | "succeeded" | "failed" | "stopped" | "refused"
 
 /** What `run` reports as it goes; the stream ends after `Finished` (or `Submitted` when not following). @category models */
 export type JobEvent =

@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
+import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemoteFiles from "@mlops/core/RemoteFiles"
 import { Drive, FakeHost } from "@mlops/core/testing"
 import { Chunk, Effect, Fiber, Stream } from "effect"
@@ -85,6 +86,25 @@ describe("Job.run on the sim", () => {
           assert.deepStrictEqual(error.holders, ["GPU 0: job a", "GPU 1: job b"])
         const names = (yield* Job.list("sim")).map((job) => job.name)
         assert.deepStrictEqual(names, ["a", "b"])
+        // no ticket of it is left in the host's queue either
+        const conn = yield* connect
+        const queue = yield* conn.exec(
+          RemoteCommand.make([
+            "sh",
+            "-c",
+            'for t in /root/.mlops/jobs/.queue/*; do [ -e "$t" ] && echo "$t"; done; true'
+          ])
+        )
+        assert.notInclude(queue.stdout, "-c")
+        // detached, the same refusal: it is never reported as started
+        const detached = yield* Effect.flip(
+          events({ host: "sim", argv: train(), gpus: 1, name: "d", follow: false })
+        )
+        assert.strictEqual(detached._tag, "GpusUnavailable")
+        assert.deepStrictEqual(
+          (yield* Job.list("sim")).map((job) => job.name),
+          ["a", "b"]
+        )
       }).pipe(Effect.provide(layer()))
   )
 
@@ -101,7 +121,8 @@ describe("Job.run on the sim", () => {
       assert.strictEqual(queued.state, "queued")
       const seen = yield* drive(Fiber.join(third))
       const tags = seen.map((e) => e._tag)
-      assert.isTrue(tags.indexOf("Queued") < tags.indexOf("Started"))
+      assert.include(tags, "Queued")
+      assert.isBelow(tags.indexOf("Queued"), tags.indexOf("Started"))
       const started = seen.find((e) => e._tag === "Started")
       assert.deepStrictEqual(started?._tag === "Started" ? started.gpus : undefined, [0])
       assert.strictEqual((yield* Job.get("sim", "c")).state, "succeeded")
@@ -210,6 +231,37 @@ describe("Job.run on the sim", () => {
         // the first job's snapshot is its own
         assert.strictEqual(yield* RemoteFiles.readTextIfExists(conn, `${code}/config.yaml`), "lr: 1e-4\n")
       }).pipe(Effect.provide(layer()), Effect.scoped)
+  )
+
+  it.effect("a request the host can never meet is refused before anything is written", () =>
+    Effect.gen(function* () {
+      const many = yield* Effect.flip(events({ host: "sim", argv: train(), gpus: 3, wait: true }))
+      assert.strictEqual(many._tag, "InvalidJob")
+      assert.include(many.message, "sim has 2 GPU(s)")
+      const absent = yield* Effect.flip(events({ host: "sim", argv: train(), gpuIds: [5] }))
+      assert.strictEqual(absent._tag, "InvalidJob")
+      assert.include(absent.message, "no GPU 5")
+      const secret = yield* Effect.flip(
+        events({ host: "sim", argv: ["sh", "-c", "HF_TOKEN=hf_abcdef123 torchrun train.py"], gpus: 1 })
+      )
+      assert.strictEqual(secret._tag, "InvalidJob")
+      assert.include(secret.message, "--env HF_TOKEN=value")
+      assert.notInclude(secret.message, "hf_abcdef123")
+      assert.deepStrictEqual(yield* Job.list("sim"), [])
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a job stopped while it is followed ends as stopped, not as a failure", () =>
+    Effect.gen(function* () {
+      const following = yield* Effect.fork(
+        events({ host: "sim", argv: train("--steps", "400"), gpus: 1, name: "long" })
+      )
+      yield* drive(advance(1500))
+      yield* drive(Job.stop("sim", "long"))
+      const seen = yield* drive(Fiber.join(following))
+      const last = seen.at(-1)
+      assert.strictEqual(last?._tag === "Finished" ? last.job.state : last?._tag, "stopped")
+    }).pipe(Effect.provide(layer()))
   )
 
   it.effect("a taken name is JobExists; a default name gets the next free number", () =>

@@ -213,14 +213,19 @@ const echo = program("echo", (ctx) => {
 const mkdir = program("mkdir", (ctx) =>
   Effect.gen(function* () {
     const parents = ctx.argv.includes("-p")
+    // `-m MODE` (octal): the new directories' mode, as coreutils sets it
+    const modeAt = ctx.argv.indexOf("-m")
+    const mode = modeAt === -1 ? undefined : Number.parseInt(ctx.argv[modeAt + 1] ?? "", 8)
     let status = 0
-    for (const dir of ctx.argv.slice(1).filter((a) => !a.startsWith("-"))) {
+    for (const [i, dir] of ctx.argv.entries()) {
+      if (i === 0 || dir.startsWith("-") || (modeAt !== -1 && i === modeAt + 1)) continue
       const path = dir.startsWith("/") ? dir : `${ctx.cwd}/${dir}`
       const existing = yield* ctx.fs.stat(path)
       if (existing !== undefined && !parents) {
         yield* ctx.stderr.line(`mkdir: cannot create directory '${dir}': File exists`)
         status = 1
-      } else if (existing === undefined) yield* ctx.fs.mkdir(path)
+      } else if (existing === undefined)
+        yield* ctx.fs.mkdir(path, mode === undefined || Number.isNaN(mode) ? undefined : { mode })
     }
     return status
   })

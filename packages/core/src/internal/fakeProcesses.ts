@@ -298,14 +298,19 @@ export class ProcessTable {
           entry.handlers.clear()
           return this.runProgram(entry, program ?? this.lookup(spec.argv), next)
         }),
+      // a shell that runs commands itself (a script's loop) rather than `exec`ing a program is
+      // the program that runs: launched once it starts the first of them
       startChild: (spec, childStdio, { newGroup, ...options } = {}) =>
-        this.start(spec, {
-          ...(newGroup === true ? {} : { pgid: entry.info.pgid }),
-          detached: entry.info.detached,
-          ...options,
-          stdio: childStdio,
-          ppid: newGroup === true ? 1 : entry.info.pid
-        }),
+        Effect.zipRight(
+          Deferred.succeed(entry.launched, undefined),
+          this.start(spec, {
+            ...(newGroup === true ? {} : { pgid: entry.info.pgid }),
+            detached: entry.info.detached,
+            ...options,
+            stdio: childStdio,
+            ppid: newGroup === true ? 1 : entry.info.pid
+          })
+        ),
       raise: (signal) =>
         Effect.suspend(() => {
           entry.killedBy ??= normalizeSignal(signal)

@@ -617,6 +617,9 @@ layer(Layer.provideMerge(live, cluster), { excludeTestServices: true, timeout: D
           )
           assert.strictEqual(failed._tag, "JobFailed")
           if (failed._tag === "JobFailed") assert.strictEqual(failed.failure._tag, "OOM")
+          // Slurm queues it: nothing of it waits in the host's own queue
+          const queue = path.join(standin.stateDir, "jobs", ".queue")
+          assert.isTrue(!fs.existsSync(queue) || fs.readdirSync(queue).every((t) => !t.includes(name)))
           yield* Job.remove(alias, name)
           yield* Job.remove(alias, `${name}-oom`)
         })

@@ -12,6 +12,8 @@ import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import type { Connection, ExitStatus } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
+import { RemoteFileError } from "@mlops/core/Errors"
+import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import * as RemotePath from "@mlops/core/RemotePath"
 import * as Sync from "@mlops/core/Sync"
@@ -95,6 +97,17 @@ const validate = (request: JobRequest): InvalidJob | undefined => {
       reason: `--env ${badEnv}: not a variable name`,
       fix: "name variables with letters, digits and '_' (not starting with a digit)"
     })
+  // `env HF_TOKEN=… python …`, `sh -c 'WANDB_API_KEY=… python …'`: a secret-named assignment anywhere
+  const assigned = request.argv
+    .flatMap((word) =>
+      [...word.matchAll(/(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=(?!\s|$)/g)].map((m) => m[1]!)
+    )
+    .find((name) => Secrets.isSecretEnvName(name))
+  if (assigned !== undefined)
+    return new InvalidJob({
+      reason: `the command line sets ${assigned}, whose value any user of the host could read (ps) and the record would keep`,
+      fix: `pass it with --env ${assigned}=value instead (never on a command line)`
+    })
   const secret = Secrets.split(request.argv).secrets[0]
   if (secret !== undefined)
     return new InvalidJob({
@@ -113,7 +126,9 @@ const stateOf = (
 ): JobState => {
   if (recorded.refused !== undefined && recorded.refused.length > 0) return "refused"
   if (recorded.stopped !== undefined) return "stopped"
-  if (!placed || alive) return recorded.queuedBehind !== undefined ? "queued" : "running"
+  // no process recorded (yet): a start under way, or one cut before it began
+  if (!placed) return "starting"
+  if (alive) return recorded.queuedBehind !== undefined ? "queued" : "running"
   return exit?.exitCode === 0 ? "succeeded" : "failed"
 }
 
@@ -142,7 +157,7 @@ export const inspect = (conn: Connection, recorded: Record.Recorded) =>
       exit: inspection?.exit,
       server: placed?.server,
       elapsedMs:
-        state === "running" || state === "queued"
+        state === "running" || state === "queued" || state === "starting"
           ? now - recorded.job.createdAt
           : ended === undefined
             ? undefined
@@ -193,6 +208,63 @@ const holdersOf = (lines: ReadonlyArray<string>): ReadonlyArray<string> => {
   })
 }
 
+/** How long the steps before a job is submitted may take, dropped connections included. */
+const SUBMIT_BUDGET_MS = 10 * 60_000
+
+/** How long `follow: false` waits for the waiter's word (started, queued or refused). */
+const DETACHED_WORD_MS = 30_000
+
+/**
+ * Take `name` on the host by creating its run directory (0700): `mkdir` fails when it exists, so
+ * two runs never take one name. A default name moves on to the next number; an asked one is
+ * `JobExists`, with what holds it.
+ */
+const reserve = (session: Session.Session, root: string, wanted: string, asked: boolean, host: string) =>
+  Effect.gen(function* () {
+    yield* session.run((conn) => conn.files.mkdir(root), { retry: "write" })
+    const taken = [...(yield* session.run((conn) => Record.names(conn)))]
+    for (let candidate = asked ? wanted : freeName(taken, wanted); ; ) {
+      const made = yield* session.run(
+        (conn) =>
+          conn.exec(RemoteCommand.make(["mkdir", "-m", "700", `${root}/${candidate}`]), {
+            timeout: "30 seconds"
+          }),
+        { retry: "never" }
+      )
+      if (made.exitCode === 0) return candidate
+      // not there and not made (a read-only or full state directory): no name will do
+      if (!/File exists/.test(made.stderr))
+        return yield* new RemoteFileError({
+          host,
+          path: `${root}/${candidate}`,
+          operation: "mkdir",
+          notFound: false,
+          reason: made.stderr.trim() || `mkdir exited ${made.exitCode}`,
+          fix: `check that ${root} on ${host} is writable (stateDir in hosts.json moves it)`
+        })
+      if (!asked) {
+        // taken meanwhile (another run of the same script): the next number
+        taken.push(candidate)
+        candidate = freeName(taken, wanted)
+        continue
+      }
+      const existing = yield* session.run((conn) => Record.read(conn, candidate))
+      const state =
+        existing === undefined
+          ? "recorded"
+          : (yield* session.run((conn) => inspect(conn, existing))).job.state
+      return yield* new JobExists({
+        host,
+        name: candidate,
+        state,
+        fix:
+          state === "running" || state === "queued"
+            ? `follow it (mlops logs --host ${host} --name ${candidate} -f), stop it, or give another --name`
+            : `remove its record first (mlops rm --host ${host} --name ${candidate}) or give another --name`
+      })
+    }
+  })
+
 const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>) =>
   Effect.gen(function* () {
     const invalid = validate(request)
@@ -202,175 +274,208 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
     const pool = yield* ConnectionPool
     const first = yield* pool.get(request.host)
     const host = first.host.alias
+    const outages = {
+      onDisconnected: (reason: string, elapsedMs: number) =>
+        emit({ _tag: "Disconnected", reason, elapsedMs }),
+      onReconnected: (downMs: number, elapsedMs: number) => emit({ _tag: "Reconnected", downMs, elapsedMs })
+    }
+    // submitting is bounded (nothing runs yet); following a job that runs is not (see below)
     const session = yield* Session.make({
       alias: request.host,
-      // a job runs for as long as it runs: following it has no deadline of its own
-      deadline: Number.POSITIVE_INFINITY,
+      deadline: t0 + SUBMIT_BUDGET_MS,
       startedAt: t0,
-      onDisconnected: (reason, elapsedMs) => emit({ _tag: "Disconnected", reason, elapsedMs }),
-      onReconnected: (downMs, elapsedMs) => emit({ _tag: "Reconnected", downMs, elapsedMs })
+      ...outages
     })
-    const root = yield* session.run((conn) => Record.hostRootOf(conn))
-    const taken = yield* session.run((conn) => Record.names(conn))
-    const name = request.name ?? freeName(taken, Record.defaultName(request.argv))
-    if (request.name !== undefined && taken.includes(name)) {
-      const existing = yield* session.run((conn) => Record.read(conn, name))
-      const state =
-        existing === undefined
-          ? "recorded"
-          : (yield* session.run((conn) => inspect(conn, existing))).job.state
-      return yield* new JobExists({
-        host,
-        name,
-        state,
-        fix:
-          state === "running" || state === "queued"
-            ? `follow it (mlops logs --host ${host} --name ${name} -f), stop it, or give another --name`
-            : `remove its record first (mlops rm --host ${host} --name ${name}) or give another --name`
-      })
-    }
-    yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
     const placement = yield* Placements.resolve(first.host, "OnHost", request.placement)
+    const count = request.gpuIds?.length ?? request.gpus ?? 0
+    // where the GPUs are the host's, a request it can never meet is refused before anything is written
+    if (placement.onHost && count > 0) {
+      const gpus = yield* session.run((conn) => Probes.gpus(conn))
+      const indices = gpus.map((gpu) => gpu.index)
+      const missing = (request.gpuIds ?? []).filter((id) => !indices.includes(id))
+      if (missing.length > 0)
+        return yield* new InvalidJob({
+          reason: `--gpu-ids ${request.gpuIds?.join(",")}: ${host} has no GPU ${missing.join(",")} (nvidia-smi lists ${indices.join(",") || "none"})`,
+          fix: "name GPUs as nvidia-smi numbers them on the host"
+        })
+      if (count > gpus.length)
+        return yield* new InvalidJob({
+          reason: `--gpus ${count}: ${host} has ${gpus.length} GPU(s)`,
+          fix: `ask for at most ${gpus.length}, or run it where there are more`
+        })
+    }
+    const root = yield* session.run((conn) => Record.hostRootOf(conn))
+    const name = yield* reserve(
+      session,
+      root,
+      request.name ?? Record.defaultName(request.argv),
+      request.name !== undefined,
+      host
+    )
+    yield* emit({ _tag: "Connected", host, name, elapsedMs: yield* since })
     const runDir = `${root}/${name}`
     const logPath = `${runDir}/log`
+    const createdAt = yield* Clock.currentTimeMillis
+    // a ticket only where the host's waiter queues the job; aside (`.new`) until the waiter runs
+    const ticket = placement.onHost && count > 0 ? `${root}/.queue/${ticketName(createdAt, name)}` : undefined
 
-    // the code first: a sync that fails leaves no record behind. It goes to the host's mirror of
-    // that local directory (so only what changed since its last sync travels), then a snapshot
-    // of the mirror becomes the job's own `code/` (a later sync never changes a running job's code)
-    let synced: { readonly local: string; readonly files: number; readonly bytes: number } | null = null
-    if (request.sync !== undefined) {
-      const local = path.resolve(request.sync.local)
-      const mirror = yield* session.run((conn) => Record.mirrorOf(conn, local))
-      const pushed = yield* session.run(
+    // from the name on, something is on the host: a failure or an interrupt before the job is
+    // started removes it (when nothing was started), so the name is free and nobody waits behind it
+    const proc = yield* Effect.gen(function* () {
+      // the code first. It goes to the host's mirror of that local directory (so only what changed
+      // since its last sync travels), then a snapshot of the mirror becomes the job's own `code/`
+      // (a later sync never changes a running job's code)
+      let synced: { readonly local: string; readonly files: number; readonly bytes: number } | null = null
+      if (request.sync !== undefined) {
+        const local = path.resolve(request.sync.local)
+        const mirror = yield* session.run((conn) => Record.mirrorOf(conn, local))
+        const pushed = yield* session.run(
+          (conn) =>
+            Sync.push(conn, {
+              local,
+              remote: mirror,
+              ...(request.sync?.include === undefined ? {} : { include: request.sync.include })
+            }),
+          { retry: "write" }
+        )
+        yield* session.run((conn) => Record.snapshot(conn, mirror, `${runDir}/code`), { retry: "write" })
+        synced = { local, files: pushed.files, bytes: pushed.totalBytes }
+        yield* emit({
+          _tag: "Synced",
+          local,
+          files: pushed.files,
+          sent: pushed.sent,
+          deleted: pushed.deleted,
+          bytes: pushed.bytes,
+          skipped: pushed.skipped.map((skip) => `${skip.path}: ${skip.reason}`),
+          elapsedMs: yield* since
+        })
+      }
+      const env = request.env ?? {}
+      const python = request.python ?? first.host.python
+      yield* session.run(
         (conn) =>
-          Sync.push(conn, {
-            local,
-            remote: mirror,
-            ...(request.sync?.include === undefined ? {} : { include: request.sync.include })
+          Effect.gen(function* () {
+            yield* Record.write(conn, runDir, {
+              name,
+              argv: request.argv,
+              envNames: Object.keys(env).sort(),
+              secrets: Secrets.digest(env, []),
+              gpus: { count, ids: request.gpuIds ?? null, wait: request.wait === true },
+              placement: placement.spec,
+              runtime: PythonEnvRuntime.spec(python),
+              cwd: synced === null ? "~" : `${runDir}/code`,
+              sync: synced,
+              createdAt,
+              mlopsVersion: "0.1.0"
+            })
+            // created empty and private: the waiter only rewrites them (see scripts.ts)
+            yield* Effect.all(
+              [
+                conn.files.write(`${runDir}/gpus`, ""),
+                conn.files.write(`${runDir}/queued`, ""),
+                conn.files.write(`${runDir}/refused`, ""),
+                conn.files.write(`${runDir}/stopped`, ""),
+                ...(ticket === undefined
+                  ? []
+                  : [conn.files.write(`${runDir}/ticket`, ticket), conn.files.write(`${ticket}.new`, runDir)])
+              ],
+              { concurrency: "unbounded", discard: true }
+            )
           }),
         { retry: "write" }
       )
-      yield* session.run((conn) => Record.snapshot(conn, mirror, `${runDir}/code`), { retry: "write" })
-      synced = { local, files: pushed.files, bytes: pushed.totalBytes }
-      yield* emit({
-        _tag: "Synced",
-        local,
-        files: pushed.files,
-        sent: pushed.sent,
-        deleted: pushed.deleted,
-        bytes: pushed.bytes,
-        skipped: pushed.skipped.map((skip) => `${skip.path}: ${skip.reason}`),
-        elapsedMs: yield* since
-      })
-    }
 
-    const createdAt = yield* Clock.currentTimeMillis
-    const env = request.env ?? {}
-    const count = request.gpuIds?.length ?? request.gpus ?? 0
-    const python = request.python ?? first.host.python
-    const ticket = `${root}/.queue/${ticketName(createdAt, name)}`
-    yield* session.run(
-      (conn) =>
-        Effect.gen(function* () {
-          yield* Record.write(conn, runDir, {
-            name,
-            argv: request.argv,
-            envNames: Object.keys(env).sort(),
-            secrets: Secrets.digest(env, []),
-            gpus: { count, ids: request.gpuIds ?? null, wait: request.wait === true },
-            placement: placement.spec,
-            runtime: PythonEnvRuntime.spec(python),
-            cwd: synced === null ? "~" : `${runDir}/code`,
-            sync: synced,
-            createdAt,
-            mlopsVersion: "0.1.0"
-          })
-          // created empty and private: the waiter only rewrites them (see scripts.ts)
-          yield* Effect.all(
-            [
-              conn.files.write(`${runDir}/gpus`, ""),
-              conn.files.write(`${runDir}/queued`, ""),
-              conn.files.write(`${runDir}/refused`, ""),
-              conn.files.write(`${runDir}/stopped`, ""),
-              conn.files.write(`${runDir}/ticket`, ticket),
-              conn.files.write(ticket, runDir)
-            ],
-            { concurrency: "unbounded", discard: true }
-          )
-        }),
-      { retry: "write" }
-    )
-
-    // where the host's GPUs are the job's, the waiter takes its place in the queue first; a
-    // Python environment goes first on PATH
-    // (a prefix's bin, or the directory of an interpreter named by its path)
-    const inEnv =
-      python === undefined
-        ? []
-        : [
+      // where the host's GPUs are the job's, the waiter takes its place in the queue first; a
+      // Python environment goes first on PATH (a prefix's bin, or the directory of an
+      // interpreter named by its path)
+      const inEnv =
+        python === undefined
+          ? []
+          : [
+              "sh",
+              "-c",
+              `if [ -d "$0" ]; then PATH="$0/bin:$PATH"; else PATH="\${0%/*}:$PATH"; fi; export PATH; exec "$@"`,
+              RemotePath.make(python)
+            ]
+      const gate = placement.onHost
+        ? [
             "sh",
             "-c",
-            `if [ -d "$0" ]; then PATH="$0/bin:$PATH"; else PATH="\${0%/*}:$PATH"; fi; export PATH; exec "$@"`,
-            RemotePath.make(python)
+            WAITER,
+            "mlops-job",
+            root,
+            runDir,
+            String(count),
+            request.gpuIds?.join(",") ?? "-",
+            request.wait === true ? "wait" : "now"
           ]
-    const gate = placement.onHost
-      ? [
-          "sh",
-          "-c",
-          WAITER,
-          "mlops-job",
-          root,
+        : []
+      const argv = [...gate, ...inEnv, ...request.argv] as unknown as readonly [
+        RemoteCommand.Word,
+        ...Array<RemoteCommand.Word>
+      ]
+      const command = RemoteCommand.make(argv, {
+        env,
+        ...(synced === null ? {} : { cwd: `${runDir}/code` })
+      })
+      const shown = ServerCommand.formatCommandLine([], request.argv)
+      // across a scheduler's nodes, the same command on each (torchrun meets its peers itself)
+      const runnable = { _tag: "OnHost", command, shown } as const
+      const proc = yield* placement.spawn(
+        session.alias,
+        [runnable, ...Array.from({ length: placement.nodes - 1 }, () => runnable)],
+        {
           runDir,
-          String(count),
-          request.gpuIds?.join(",") ?? "-",
-          request.wait === true ? "wait" : "now"
-        ]
-      : []
-    const argv = [...gate, ...inEnv, ...request.argv] as unknown as readonly [
-      RemoteCommand.Word,
-      ...Array<RemoteCommand.Word>
-    ]
-    const command = RemoteCommand.make(argv, {
-      env,
-      ...(synced === null ? {} : { cwd: `${runDir}/code` })
-    })
-    const shown = ServerCommand.formatCommandLine([], request.argv)
-    // across a scheduler's nodes, the same command on each (torchrun meets its peers itself)
-    const runnable = { _tag: "OnHost", command, shown } as const
-    const proc = yield* placement
-      .spawn(session.alias, [runnable, ...Array.from({ length: placement.nodes - 1 }, () => runnable)], {
+          logPath,
+          token: randomBytes(12).toString("hex"),
+          name,
+          gpus: planOf(count),
+          paths: { model: undefined, caches: [] },
+          reconnect: session.reconnect
+        }
+      )
+      yield* emit({
+        _tag: "Submitted",
+        name,
         runDir,
         logPath,
-        token: randomBytes(12).toString("hex"),
-        name,
-        gpus: planOf(count),
-        paths: { model: undefined, caches: [] },
-        reconnect: session.reconnect
+        server: proc.server,
+        commandLine: shown,
+        elapsedMs: yield* since
       })
-      .pipe(
-        // refused (a scheduler's sbatch, a lost host): when nothing was started, nothing is left
-        // behind either, and the queue is not held up by its ticket
-        Effect.tapError(() =>
-          Effect.ignore(
-            session.run((conn) =>
-              Effect.gen(function* () {
-                if ((yield* placement.attach(conn, { runDir, logPath })) !== undefined) return
-                yield* conn.exec(RemoteCommand.make(["rm", "-rf", "--", runDir, ticket]), {
-                  timeout: "30 seconds"
+      return proc
+    }).pipe(
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit)
+          ? Effect.void
+          : boundedCleanup(
+              Effect.ignore(
+                Effect.gen(function* () {
+                  const conn = yield* pool.get(request.host)
+                  if ((yield* placement.attach(conn, { runDir, logPath })) !== undefined) return
+                  yield* conn.exec(
+                    RemoteCommand.make([
+                      "rm",
+                      "-rf",
+                      "--",
+                      runDir,
+                      ...(ticket === undefined ? [] : [`${ticket}.new`])
+                    ]),
+                    { timeout: "30 seconds" }
+                  )
                 })
-              })
+              )
             )
-          )
-        )
       )
-    yield* emit({
-      _tag: "Submitted",
-      name,
-      runDir,
-      logPath,
-      server: proc.server,
-      commandLine: shown,
-      elapsedMs: yield* since
+    )
+
+    // a job runs for as long as it runs: following it has no deadline of its own
+    const following = yield* Session.make({
+      alias: request.host,
+      deadline: Number.POSITIVE_INFINITY,
+      startedAt: t0,
+      ...outages
     })
     const current = (conn: Connection) =>
       Effect.gen(function* () {
@@ -378,24 +483,65 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         if (recorded === undefined) return yield* new JobNotFound({ host, name, known: [] })
         return { ...(yield* inspect(conn, recorded)), recorded }
       })
-    if (request.follow === false) return (yield* session.run(current)).job
+    /** The waiter's word so far: its GPUs once it picked them, whom it waits behind. */
+    const word = following.run((conn) =>
+      Effect.all([
+        conn.files.read(`${runDir}/queued`).pipe(Effect.map((b) => decoder.decode(b).trim())),
+        conn.files.read(`${runDir}/gpus`).pipe(Effect.map((b) => decoder.decode(b).trim()))
+      ])
+    )
+    /** A refusal the waiter recorded (the job exited without running anything): the record goes. */
+    const refusal = (recorded: Record.Recorded, exit: ExitStatus | undefined) =>
+      Effect.gen(function* () {
+        const refused = recorded.refused ?? []
+        if (exit?.exitCode !== REFUSED_STATUS || refused.length === 0) return undefined
+        yield* Effect.ignore(
+          following.run((conn) =>
+            conn.exec(RemoteCommand.make(["rm", "-rf", "--", runDir]), { timeout: "30 seconds" })
+          )
+        )
+        return new GpusUnavailable({
+          host,
+          name,
+          wanted: request.gpuIds !== undefined ? `GPU ${request.gpuIds.join(",")}` : `${count} GPU(s)`,
+          holders: holdersOf(refused),
+          fix: `wait for them (--wait queues the job on ${host}), ask for fewer (--gpus), or stop what holds them`
+        })
+      })
+
+    if (request.follow === false) {
+      // the waiter's word first (started, queued or refused), so a refusal is never a success
+      if (placement.onHost) {
+        for (let waited = 0; waited < DETACHED_WORD_MS; waited += 250) {
+          const [queued, gpus] = yield* word
+          if (gpus !== "" || queued !== "" || count === 0) break
+          const now = yield* following.run(current)
+          if (now.job.state !== "running") {
+            const refused = yield* refusal(now.recorded, now.job.exit)
+            if (refused !== undefined) return yield* refused
+            break
+          }
+          yield* Effect.sleep("250 millis")
+        }
+      }
+      return (yield* following.run(current)).job
+    }
 
     // the queue's word, as the waiter writes it: queued behind someone, then its GPUs
+    let startedSaid = false
+    const sayStarted = (gpus: string) =>
+      Effect.suspend(() => {
+        if (startedSaid) return Effect.void
+        startedSaid = true
+        return Effect.flatMap(since, (elapsedMs) => emit({ _tag: "Started", gpus: idsOf(gpus), elapsedMs }))
+      })
     const queueWatch = yield* Effect.fork(
       Effect.gen(function* () {
         if (!placement.onHost) return
         let queuedSaid = false
         for (;;) {
-          const [queued, gpus] = yield* session.run((conn) =>
-            Effect.all([
-              conn.files.read(`${runDir}/queued`).pipe(Effect.map((b) => decoder.decode(b).trim())),
-              conn.files.read(`${runDir}/gpus`).pipe(Effect.map((b) => decoder.decode(b).trim()))
-            ])
-          )
-          if (gpus !== "" || (count === 0 && queued === "")) {
-            yield* emit({ _tag: "Started", gpus: idsOf(gpus), elapsedMs: yield* since })
-            return
-          }
+          const [queued, gpus] = yield* word
+          if (gpus !== "" || (count === 0 && queued === "")) return yield* sayStarted(gpus)
           if (queued !== "" && !queuedSaid) {
             queuedSaid = true
             yield* emit({ _tag: "Queued", behind: queued.replace(/^\d+-/, ""), elapsedMs: yield* since })
@@ -404,8 +550,8 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         }
       }).pipe(Effect.ignore)
     )
-    const stopJob = Effect.ignore(session.run((conn) => proc.stop(conn, "5 seconds"), { retry: "write" }))
-    const outcome = yield* Monitor.follow(session, proc, {
+    const stopJob = Effect.ignore(following.run((conn) => proc.stop(conn, "5 seconds"), { retry: "write" }))
+    const outcome = yield* Monitor.follow(following, proc, {
       workload: Workload.job(),
       name,
       fromOffset: 0,
@@ -416,36 +562,39 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
       overallMs: Number.POSITIVE_INFINITY,
       emit: (event, elapsedMs) => emit({ _tag: "Log", event, elapsedMs }),
       onState: (state, elapsedMs) => emit({ _tag: "State", state, elapsedMs }),
-      onLine: (line, elapsedMs) => emit({ _tag: "Output", line, elapsedMs })
+      // the job prints only once the waiter has picked its GPUs: say where it runs before its first line
+      onLine: (line, elapsedMs) =>
+        Effect.zipRight(
+          startedSaid || !placement.onHost
+            ? Effect.void
+            : Effect.flatMap(
+                Effect.orElseSucceed(
+                  Effect.provideService(word, ConnectionPool, pool),
+                  () => ["", ""] as const
+                ),
+                ([queued, gpus]) =>
+                  gpus !== "" || (count === 0 && queued === "") ? sayStarted(gpus) : Effect.void
+              ),
+          emit({ _tag: "Output", line, elapsedMs })
+        )
     }).pipe(
       Effect.onInterrupt(() => (request.stopOnInterrupt === true ? boundedCleanup(stopJob) : Effect.void)),
       Effect.ensuring(Fiber.interrupt(queueWatch))
     )
-    const now = yield* session.run(current)
-    if (outcome._tag === "Done") {
+    const now = yield* following.run(current)
+    // a job that ran says where (a short one may end before the watch's next look)
+    if (placement.onHost && now.recorded.gpus !== undefined && now.recorded.gpus !== "")
+      yield* sayStarted(now.recorded.gpus)
+    // it ended well, or someone stopped it (`mlops stop`, taken out of the queue): no failure
+    if (outcome._tag === "Done" || now.job.state === "stopped") {
       yield* emit({ _tag: "Finished", job: now.job, elapsedMs: yield* since })
       return now.job
     }
     // a stall: it still runs, and is stopped like a launch's
     if (!outcome.exited) yield* stopJob
     const exit = now.job.exit
-    const refused = now.recorded.refused ?? []
-    if (exit?.exitCode === REFUSED_STATUS && refused.length > 0) {
-      // nothing ran: the record goes, so the name is free again
-      yield* Effect.ignore(
-        session.run((conn) =>
-          conn.exec(RemoteCommand.make(["rm", "-rf", "--", runDir]), { timeout: "30 seconds" })
-        )
-      )
-      const wanted = request.gpuIds !== undefined ? `GPU ${request.gpuIds.join(",")}` : `${count} GPU(s)`
-      return yield* new GpusUnavailable({
-        host,
-        name,
-        wanted,
-        holders: holdersOf(refused),
-        fix: `wait for them (--wait queues the job on ${host}), ask for fewer (--gpus), or stop what holds them`
-      })
-    }
+    const refused = yield* refusal(now.recorded, exit)
+    if (refused !== undefined) return yield* refused
     return yield* new JobFailed({
       host,
       name,

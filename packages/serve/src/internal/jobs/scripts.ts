@@ -4,7 +4,10 @@
  * job waiting for GPUs keeps waiting when the client goes away.
  *
  * The queue is a directory of tickets, `<jobs>/.queue/<15-digit epoch ms>-<name>`, each holding
- * its job's run directory: glob order is arrival order. Only the first ticket whose job is still
+ * its job's run directory: glob order is arrival order. The client writes a ticket aside
+ * (`<ticket>.new`, never read as one) and the waiter renames it into place as its first step, so
+ * only a running waiter's ticket is ever in the queue (a start that never happened holds nobody
+ * up) and no ticket is seen half written. Only the first ticket whose job is still
  * alive picks GPUs, so two jobs never pick at once and no lock is needed: it writes its pick to
  * `gpus` before it drops its ticket, so the next one sees the claim.
  *
@@ -86,11 +89,15 @@ pick() {
 ticket=$(cat "$dir/ticket")
 picks=
 if [ "$want" -gt 0 ]; then
+  # into the queue at once, whole: the client wrote it aside (0600); a rename is atomic
+  mv -f "$ticket.new" "$ticket"
   while :; do
     head=
     for t in "$root"/.queue/*; do
+      case "$t" in *.new) continue ;; esac
       [ -e "$t" ] || continue
       d=$(cat "$t")
+      [ -n "$d" ] || continue
       if [ "$d" = "$dir" ] || alive "$d"; then head=$t; break; fi
       rm -f "$t"
     done

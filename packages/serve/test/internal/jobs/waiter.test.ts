@@ -206,6 +206,15 @@ const argvOf = (c: Case, root: string): readonly [string, ...Array<string>] => [
 const lines = (text: string | undefined) =>
   text === undefined ? undefined : text.split("\n").filter((line) => line !== "")
 
+/** The tree with the tested job's own ticket still aside (`.new`), as the client leaves it for its waiter. */
+const asStarted = (tree: Tree, job: string): Tree => {
+  const queue = tree[".queue"] ?? {}
+  const own = Object.keys(queue).find((name) => name.endsWith(`-${job}`))
+  if (own === undefined) return tree
+  const { [own]: text, ...others } = queue
+  return { ...tree, ".queue": { ...others, [`${own}.new`]: text ?? "" } }
+}
+
 const onDash = (c: Case, index: number): Outcome => {
   const home = path.join(realBase, String(index))
   const root = path.join(home, "jobs")
@@ -219,7 +228,7 @@ const onDash = (c: Case, index: number): Outcome => {
       mode: 0o755
     }
   )
-  for (const [dir, files] of Object.entries(cases(root)[index]!.tree)) {
+  for (const [dir, files] of Object.entries(asStarted(cases(root)[index]!.tree, c.job))) {
     fs.mkdirSync(path.join(root, dir), { recursive: true })
     for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(root, dir, file), text)
   }
@@ -239,7 +248,7 @@ const onDash = (c: Case, index: number): Outcome => {
     saw: read("saw"),
     refused: lines(read("refused")),
     gpusFile: read("gpus"),
-    ticketLeft: fs.readdirSync(path.join(root, ".queue")).some((t) => t.endsWith(`-${c.job}`))
+    ticketLeft: fs.readdirSync(path.join(root, ".queue")).some((t) => t.includes(`-${c.job}`))
   }
 }
 
@@ -247,7 +256,7 @@ const FAKE_HOME = "/home/tester"
 
 const onFake = (c: Case, index: number) => {
   const root = `${FAKE_HOME}/jobs`
-  const tree = cases(root)[index]!.tree
+  const tree = asStarted(cases(root)[index]!.tree, c.job)
   const files: Record<string, string> = { [`${root}/${c.job}/.keep`]: "" }
   for (const [dir, entries] of Object.entries(tree))
     for (const [file, text] of Object.entries(entries)) files[`${root}/${dir}/${file}`] = text
@@ -272,7 +281,7 @@ const onFake = (c: Case, index: number) => {
       saw: yield* text("saw"),
       refused: lines(yield* text("refused")),
       gpusFile: yield* text("gpus"),
-      ticketLeft: left.some((t) => t.endsWith(`-${c.job}`))
+      ticketLeft: left.some((t) => t.includes(`-${c.job}`))
     } satisfies Outcome
   }).pipe(
     Effect.provide(
