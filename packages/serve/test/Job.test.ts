@@ -247,6 +247,12 @@ describe("Job.run on the sim", () => {
       assert.strictEqual(secret._tag, "InvalidJob")
       assert.include(secret.message, "--env HF_TOKEN=value")
       assert.notInclude(secret.message, "hf_abcdef123")
+      // a deployment's name: stop, logs and rm would find the deployment first
+      const conn = yield* connect
+      yield* conn.files.write("/root/.mlops/deployments/qwen/meta.json", "{}")
+      const clash = yield* Effect.flip(events({ host: "sim", argv: train(), gpus: 1, name: "qwen" }))
+      assert.strictEqual(clash._tag, "InvalidJob")
+      assert.include(clash.message, "a deployment is named qwen")
       assert.deepStrictEqual(yield* Job.list("sim"), [])
     }).pipe(Effect.provide(layer()))
   )

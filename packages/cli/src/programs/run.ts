@@ -77,7 +77,8 @@ export const run = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv
       Job.run(request).pipe(
         Stream.runForEach((event) => {
           if (event._tag === "Submitted") submitted = { name: event.name, server: event.server.label }
-          if (parsed.json) return event._tag === "Output" ? Effect.void : printJson(event)
+          // NDJSON: every event, the job's own lines included (`Output`)
+          if (parsed.json) return printJson(event)
           switch (event._tag) {
             case "Connected":
               return said(

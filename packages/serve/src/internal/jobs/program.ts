@@ -19,6 +19,7 @@ import * as RemotePath from "@mlops/core/RemotePath"
 import * as Sync from "@mlops/core/Sync"
 import { Clock, Duration, Effect, Exit, Fiber, Mailbox, Stream } from "effect"
 import * as Classifier from "../../Classifier.js"
+import * as Deployment from "../../Deployment.js"
 import type { GpuPlan } from "../../Engine.js"
 import type { Job, JobEvent, JobRequest, JobState } from "../../Job.js"
 import { GpusUnavailable, InvalidJob, JobExists, JobFailed, JobNotFound } from "../../JobErrors.js"
@@ -222,7 +223,14 @@ const DETACHED_WORD_MS = 30_000
 const reserve = (session: Session.Session, root: string, wanted: string, asked: boolean, host: string) =>
   Effect.gen(function* () {
     yield* session.run((conn) => conn.files.mkdir(root), { retry: "write" })
-    const taken = [...(yield* session.run((conn) => Record.names(conn)))]
+    // a deployment's name too: stop, logs and rm would find the deployment first
+    const deployments = yield* session.run((conn) => Deployment.names(conn))
+    if (asked && deployments.includes(wanted))
+      return yield* new InvalidJob({
+        reason: `a deployment is named ${wanted} on ${host}: stop, logs and rm would act on it, not on the job`,
+        fix: "give the job another --name"
+      })
+    const taken = [...(yield* session.run((conn) => Record.names(conn))), ...deployments]
     for (let candidate = asked ? wanted : freeName(taken, wanted); ; ) {
       const made = yield* session.run(
         (conn) =>
