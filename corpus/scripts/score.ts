@@ -160,3 +160,30 @@ export const render = (report: Report): string => {
   }
   return lines.join("\n")
 }
+
+/** The labels a case (or an inventory entry) may carry: the classifier's failure tags, `other` and `none` (README). */
+export const labels: ReadonlySet<string> = new Set([
+  "ContainerEngineUnreachable",
+  "ContainerGpuUnavailable",
+  "CudaDriverTooOld",
+  "SharedMemoryTooSmall",
+  "ArgparseError",
+  "AssertionFailure",
+  "InvalidArgument",
+  "MissingSchedulerStrategy",
+  "OOM",
+  "HostOutOfMemory",
+  "PortInUse",
+  "ModelNotFound",
+  "TrustRemoteCodeRequired",
+  "UnsupportedConfig",
+  "DistributedError",
+  "CudaError",
+  "DependencyError",
+  "StartupStalled",
+  "Hangup",
+  "LossDiverged",
+  "ProcessExited",
+  "other",
+  "none"
+])

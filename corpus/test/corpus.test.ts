@@ -7,46 +7,20 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { predict } from "../scripts/predict.js"
-import { listedBatches, loadCase, loadPart, partIds, score } from "../scripts/score.js"
+import { labels, listedBatches, loadCase, loadPart, partIds, score } from "../scripts/score.js"
 
 const casesDir = join(import.meta.dirname, "..", "logs", "cases")
 const ids = readdirSync(casesDir)
   .filter((f) => f.endsWith(".json"))
   .map((f) => f.slice(0, -5))
   .sort()
-const LABELS = new Set([
-  "ContainerEngineUnreachable",
-  "ContainerGpuUnavailable",
-  "CudaDriverTooOld",
-  "SharedMemoryTooSmall",
-  "ArgparseError",
-  "AssertionFailure",
-  "InvalidArgument",
-  "MissingSchedulerStrategy",
-  "OOM",
-  "HostOutOfMemory",
-  "PortInUse",
-  "ModelNotFound",
-  "TrustRemoteCodeRequired",
-  "UnsupportedConfig",
-  "DistributedError",
-  "CudaError",
-  "DependencyError",
-  "StartupStalled",
-  "Hangup",
-  "LossDiverged",
-  "ProcessExited",
-  "other",
-  "none"
-])
-
 describe("the real-logs corpus", () => {
   it("every case has its log, a known label, a source URL and a key line copied from the log", () => {
     assert.isAtLeast(ids.length, 120)
     for (const id of ids) {
       const c = loadCase(id)
       assert.strictEqual(c.id, id)
-      assert.isTrue(LABELS.has(c.label), `${id}: label ${c.label}`)
+      assert.isTrue(labels.has(c.label), `${id}: label ${c.label}`)
       assert.match(c.url, /^https:\/\//, id)
       assert.include(["sglang", "vllm", "other"], c.engine, id)
       // CRLF logs are kept as stored: a line may end in `\r`

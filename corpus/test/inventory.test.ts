@@ -19,29 +19,10 @@ import {
   paste,
   releasesOf
 } from "../scripts/inventory.js"
+import { labels } from "../scripts/score.js"
 
 // the current share of messages named in all three forms, rounded down (measured 87.4% and 91.3%)
 const FLOORS = { sglang: 0.87, vllm: 0.91 } as const
-
-const LABELS = new Set([
-  "ArgparseError",
-  "AssertionFailure",
-  "InvalidArgument",
-  "MissingSchedulerStrategy",
-  "OOM",
-  "HostOutOfMemory",
-  "PortInUse",
-  "ModelNotFound",
-  "TrustRemoteCodeRequired",
-  "UnsupportedConfig",
-  "DistributedError",
-  "CudaError",
-  "DependencyError",
-  "StartupStalled",
-  "ProcessExited",
-  "other",
-  "none"
-])
 
 describe("the engines' failure inventory", () => {
   for (const engine of engines) {
@@ -55,7 +36,7 @@ describe("the engines' failure inventory", () => {
         const where = `${e.file}: ${e.template.slice(0, 80)}`
         assert.strictEqual(e.engine, engine, where)
         assert.match(e.file, engine === "sglang" ? /^python\/sglang\// : /^vllm\//, where)
-        assert.isTrue(LABELS.has(e.class), `${where}: class ${e.class}`)
+        assert.isTrue(labels.has(e.class), `${where}: class ${e.class}`)
         assert.isString(e.why, where)
         assert.isAbove(e.template.trim().length, 0, where)
         const [first, last] = e.releases

@@ -212,6 +212,34 @@ export const rest = Effect.fn("LogTail.rest")(function* (
   return lines
 })
 
+/**
+ * The lines of `path` from `fromOffset` as they are written, until `ended` completes (the writer
+ * exited, as its placement saw it), then what it wrote last, to the last byte: a crash's
+ * traceback is never cut off between the last poll and the end.
+ *
+ * @category following
+ */
+export const toEnd = <E, R>(
+  alias: string,
+  path: string,
+  options: { readonly fromOffset: number; readonly ended: Effect.Effect<unknown, E, R> }
+): Stream.Stream<LogLine, FollowError | E, ConnectionPool | R> =>
+  Stream.suspend(() => {
+    let offset = options.fromOffset
+    const live = follow(alias, path, { fromOffset: offset }).pipe(
+      Stream.tap((line) =>
+        Effect.sync(() => {
+          offset = line.nextOffset
+        })
+      ),
+      Stream.interruptWhen(options.ended)
+    )
+    const last = Stream.unwrap(
+      Effect.suspend(() => Effect.map(rest(alias, path, offset), Stream.fromIterable))
+    )
+    return Stream.concat(live, last)
+  })
+
 /** How a follower of a log waits out a dropped connection before giving up: 2 minutes. @category schedules */
 export const followReconnect: Schedule.Schedule<unknown, unknown> = Schedule.spaced("500 millis").pipe(
   Schedule.jittered,

@@ -342,6 +342,17 @@ export class StartupStalled extends Schema.TaggedError<StartupStalled>()("Startu
   }
 }
 
+/** How a process ended, in words: `killed by SIGKILL`, `exited with code 1`, `failed`. @category rendering */
+export const howEnded = (end: {
+  readonly exitCode?: number | undefined
+  readonly signal?: string | undefined
+}): string =>
+  end.signal !== undefined
+    ? `killed by ${end.signal}`
+    : end.exitCode !== undefined
+      ? `exited with code ${end.exitCode}`
+      : "failed"
+
 /**
  * The process ended and the log names no known cause: the exit and the last lines. For a job
  * under a launcher (torchrun, deepspeed), the rank the launcher names as the first failure.
@@ -357,13 +368,7 @@ export class ProcessExited extends Schema.TaggedError<ProcessExited>()("ProcessE
   engine: Schema.optional(Schema.String)
 }) {
   override get message() {
-    const how =
-      this.signal !== undefined
-        ? `killed by ${this.signal}`
-        : this.exitCode !== undefined
-          ? `exited with code ${this.exitCode}`
-          : "failed"
-    return describe(this, `${this.engine ?? "the server"} ${how}`)
+    return describe(this, `${this.engine ?? "the server"} ${howEnded(this)}`)
   }
 }
 

@@ -222,30 +222,18 @@ export const follow = (host: string, name: string, options: { readonly lines?: n
       if (recorded === undefined)
         return yield* new JobNotFound({ host, name, known: yield* Record.names(conn) })
       const last = yield* LogTail.tail(host, recorded.logPath, { lines: options.lines ?? 10 })
-      let offset = last.at(-1)?.nextOffset ?? 0
       const { placed } = yield* program.inspect(conn, recorded)
-      const exited =
-        placed === undefined
-          ? Effect.void
-          : Stream.runDrain(placed.watch(host, { reconnect: LogTail.followReconnect }))
-      const live = LogTail.follow(host, recorded.logPath, { fromOffset: offset }).pipe(
-        Stream.tap((line) =>
-          Effect.sync(() => {
-            offset = line.nextOffset
-          })
-        ),
-        Stream.interruptWhen(exited)
-      )
-      const rest = Stream.unwrap(
-        Effect.suspend(() => Effect.map(LogTail.rest(host, recorded.logPath, offset), Stream.fromIterable))
-      )
+      const live = LogTail.toEnd(host, recorded.logPath, {
+        fromOffset: last.at(-1)?.nextOffset ?? 0,
+        ended:
+          placed === undefined
+            ? Effect.void
+            : Stream.runDrain(placed.watch(host, { reconnect: LogTail.followReconnect }))
+      })
       const ended = Stream.fromEffect(
         Effect.map(program.ended(host, name), (e) => ({ _tag: "Ended", ...e }) as const)
       )
-      return Stream.concat(
-        Stream.fromIterable<LogTail.LogLine | Ended>(last),
-        Stream.concat(Stream.concat(live, rest), ended)
-      )
+      return Stream.concat(Stream.fromIterable<LogTail.LogLine | Ended>(last), Stream.concat(live, ended))
     })
   )
 

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { LaunchFailure as LaunchFailureSchema } from "./Failures.js"
+import { howEnded, LaunchFailure as LaunchFailureSchema } from "./Failures.js"
 
 /** A job of that name is recorded on the host already. @category errors */
 export class JobExists extends Schema.TaggedError<JobExists>()("JobExists", {
@@ -63,13 +63,7 @@ export class JobFailed extends Schema.TaggedError<JobFailed>()("JobFailed", {
   logPath: Schema.String
 }) {
   override get message() {
-    const how =
-      this.signal !== undefined
-        ? `killed by ${this.signal}`
-        : this.exitCode !== undefined
-          ? `exited with code ${this.exitCode}`
-          : "failed"
-    return `job ${this.name} on ${this.host} ${how}: ${this.failure.message}`
+    return `job ${this.name} on ${this.host} ${howEnded(this)}: ${this.failure.message}`
   }
 }
 

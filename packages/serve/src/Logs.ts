@@ -147,16 +147,19 @@ export const follow = (host: string, name: string, engines: Engine.Registry, opt
       const state = yield* stateOf(host, name)
       const path = state.logPath
       const last = yield* LogTail.tail(host, path, { lines: options.lines ?? 10 })
-      // an empty tail (an empty log, or lines: 0 asked) follows from the start of the log
-      let offset = last.at(-1)?.nextOffset ?? 0
       let lastLine = last.at(-1)?.text
       let lastLineAt = yield* Clock.currentTimeMillis
       let saidStalled = false
       const quietMs = Duration.toMillis(options.quietAfter ?? Duration.seconds(60))
-      const lines = LogTail.follow(host, path, { fromOffset: offset }).pipe(
+      // an empty tail (an empty log, or lines: 0 asked) follows from the start of the log; to the
+      // end the placement's watch sees (a group's `exit` file and liveness, a job's state), across
+      // dropped connections, then what it wrote last (a crash's traceback) to the last byte
+      const lines = LogTail.toEnd(host, path, {
+        fromOffset: last.at(-1)?.nextOffset ?? 0,
+        ended: exitOf(host, state)
+      }).pipe(
         Stream.tap((line) =>
           Effect.map(Clock.currentTimeMillis, (now) => {
-            offset = line.nextOffset
             lastLine = line.text
             lastLineAt = now
             saidStalled = false
@@ -185,14 +188,7 @@ export const follow = (host: string, name: string, engines: Engine.Registry, opt
         ),
         Stream.filter((item): item is Stalled => item !== undefined)
       )
-      const live = Stream.merge(lines, stalls, { haltStrategy: "left" }).pipe(
-        // the placement's watch (a group's `exit` file and liveness, a job's state), across dropped connections
-        Stream.interruptWhen(exitOf(host, state))
-      )
-      // what it wrote between the last poll and its end (a crash's traceback), to the last byte
-      const rest = Stream.unwrap(
-        Effect.suspend(() => Effect.map(LogTail.rest(host, path, offset), Stream.fromIterable))
-      )
+      const live = Stream.merge(lines, stalls, { haltStrategy: "left" })
       const ended = Stream.fromEffect(
         Effect.gen(function* () {
           const [status] = yield* Status.ofHost(host, engines, { name })
@@ -209,9 +205,8 @@ export const follow = (host: string, name: string, engines: Engine.Registry, opt
           } satisfies Ended
         })
       )
-      return Stream.concat(
-        Stream.fromIterable<LogTail.LogLine | Stalled | Ended>(last),
-        Stream.concat(live, rest)
-      ).pipe(Stream.concat(ended))
+      return Stream.concat(Stream.fromIterable<LogTail.LogLine | Stalled | Ended>(last), live).pipe(
+        Stream.concat(ended)
+      )
     })
   )

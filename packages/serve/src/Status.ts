@@ -96,8 +96,8 @@ export interface HostUnreachable {
 
 const TAIL_LINES = 300
 
-/** `code N` / `signal NAME`. */
-const exitText = (exit: ExitStatus | undefined): string | undefined =>
+/** `code N` / `signal NAME`: how a process ended, as its run directory's `exit` file says. @category rendering */
+export const exitText = (exit: ExitStatus | undefined): string | undefined =>
   exit === undefined ? undefined : exit.exitCode !== null ? `code ${exit.exitCode}` : `signal ${exit.signal}`
 
 /** A rank whose state could not be told, and why. */

@@ -1,6 +1,8 @@
 /** `mlops logs --host H --name N [-f] [-n 100] [--rank R]`: a deployment's log, the tail or followed. */
+import type * as LogTail from "@mlops/core/LogTail"
 import * as Job from "@mlops/serve/Job"
 import * as Logs from "@mlops/serve/Logs"
+import * as Status from "@mlops/serve/Status"
 import { Console, Effect, Option, Stream } from "effect"
 import type { Parsed } from "../commands/logs.js"
 import type { CommandExit } from "../commands/shared.js"
@@ -36,15 +38,20 @@ export const logs = (given: Parsed): Effect.Effect<void, CommandExit, ProgramEnv
     yield* logsOn({ ...given, host })
   })
 
+/** A followed line: as it is, or `LogLine` JSON. */
+const printLine = (parsed: Parsed, line: LogTail.LogLine) =>
+  parsed.json ? printJson({ _tag: "LogLine", text: line.text, offset: line.offset }) : Console.log(line.text)
+
+/** The last lines: as they are, or one `Log` JSON object. */
+const printTail = (parsed: Parsed, lines: ReadonlyArray<LogTail.LogLine>) =>
+  parsed.json
+    ? printJson({ _tag: "Log", host: parsed.host, name: parsed.name, lines: lines.map((l) => l.text) })
+    : Effect.forEach(lines, (line) => Console.log(line.text), { discard: true })
+
 /** How a followed job ended, in one line. */
 const jobEndedLine = (ended: Job.Ended): string => {
   const job = ended.job
-  const exit =
-    job.exit === undefined
-      ? ""
-      : job.exit.signal !== null
-        ? ` (signal ${job.exit.signal})`
-        : ` (code ${job.exit.exitCode})`
+  const exit = job.exit === undefined ? "" : ` (${Status.exitText(job.exit)})`
   const why = ended.failure === undefined ? "" : ` — ${ended.failure._tag}: ${ended.failure.message}`
   return `job ${job.name} on ${job.host} ${job.state}${exit}${why}`
 }
@@ -58,22 +65,12 @@ const jobLogs = (parsed: Parsed) =>
             ? parsed.json
               ? printJson({ _tag: "JobEnded", job: item.job, failure: item.failure ?? null })
               : Console.error(jobEndedLine(item))
-            : parsed.json
-              ? printJson({ _tag: "LogLine", text: item.text, offset: item.offset })
-              : Console.log(item.text)
+            : printLine(parsed, item)
         )
       )
-    : Effect.gen(function* () {
-        const lines = yield* Job.tail(parsed.host, parsed.name, { lines: parsed.lines })
-        if (parsed.json)
-          return yield* printJson({
-            _tag: "Log",
-            host: parsed.host,
-            name: parsed.name,
-            lines: lines.map((l) => l.text)
-          })
-        for (const line of lines) yield* Console.log(line.text)
-      })
+    : Effect.flatMap(Job.tail(parsed.host, parsed.name, { lines: parsed.lines }), (lines) =>
+        printTail(parsed, lines)
+      )
 
 const logsOn = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
   handle(parsed.json, { host: parsed.host }, orJob(deploymentLogs(parsed), jobLogs(parsed)))
@@ -88,20 +85,9 @@ const deploymentLogs = (parsed: Parsed) =>
         Stream.runForEach((item) => {
           if (item._tag === "Ended") return parsed.json ? printJson(item) : Console.error(endedLine(item))
           if (item._tag === "Stalled") return parsed.json ? printJson(item) : Console.error(stalledLine(item))
-          return parsed.json
-            ? printJson({ _tag: "LogLine", text: item.text, offset: item.offset })
-            : Console.log(item.text)
+          return printLine(parsed, item)
         })
       )
-    : Effect.gen(function* () {
-        const lines = yield* Logs.tail(parsed.host, parsed.name, { lines: parsed.lines })
-        if (parsed.json) {
-          return yield* printJson({
-            _tag: "Log",
-            host: parsed.host,
-            name: parsed.name,
-            lines: lines.map((l) => l.text)
-          })
-        }
-        for (const line of lines) yield* Console.log(line.text)
-      })
+    : Effect.flatMap(Logs.tail(parsed.host, parsed.name, { lines: parsed.lines }), (lines) =>
+        printTail(parsed, lines)
+      )

@@ -77,11 +77,7 @@ const jobRows = (jobs: ReadonlyArray<Job.Job>) =>
       : job.state,
     job.gpus.length === 0 ? "-" : job.gpus.join(","),
     job.elapsedMs === undefined ? "-" : duration(job.elapsedMs),
-    job.exit === undefined
-      ? "-"
-      : job.exit.signal !== null
-        ? `signal ${job.exit.signal}`
-        : `code ${job.exit.exitCode}`,
+    Status.exitText(job.exit) ?? "-",
     job.server?.label ?? "-",
     job.argv.join(" ").slice(0, 60)
   ])
