@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import { createHash } from "node:crypto"
 import { Duration, Effect, Either, type Schedule, Stream } from "effect"
 import type { Connection, ExecResult, ExitStatus } from "./Connection.js"
 import type { ConnectionPool, GetError } from "./ConnectionPool.js"
@@ -42,6 +43,15 @@ export const runArgv = (tool: ContainerTool, options: commands.RunOptions): Arra
   const [run, ...rest] = commands.runArgs(tool, options)
   return [run ?? "run", "--pull", "never", ...rest]
 }
+
+/**
+ * `mlops-<name>-<8 hex of its run directory>`: the name of a container of a deployment or job,
+ * unique per user and state directory on a shared daemon.
+ *
+ * @category constructors
+ */
+export const containerName = (name: string, runDir: string): string =>
+  `mlops-${name}-${createHash("sha256").update(runDir).digest("hex").slice(0, 8)}`
 
 /** What the client's calls fail with besides their own refusals. @category models */
 export type Failure =

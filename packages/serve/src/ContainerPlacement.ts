@@ -30,7 +30,6 @@
  *
  * @since 0.1.0
  */
-import { createHash } from "node:crypto"
 import type { Connection } from "@mlops/core/Connection"
 import { ConnectionPool, defaultReconnect, type GetError, isTransient } from "@mlops/core/ConnectionPool"
 import type { ContainerError } from "@mlops/core/ContainerErrors"
@@ -124,8 +123,7 @@ const files = (runDir: string) => ({
 const LOOPBACK = "127.0.0.1"
 
 /** `mlops-<name>-<8 hex of the run directory>`: the deployment's, unique per user and state directory. */
-export const containerName = (deployment: string, runDir: string): string =>
-  `mlops-${deployment}-${createHash("sha256").update(runDir).digest("hex").slice(0, 8)}`
+export const containerName: (deployment: string, runDir: string) => string = Containers.containerName
 
 /** `exited 1`, `exited 137 (OOMKilled)`, `running since 2026-12-02T10:00:00Z`, `could not start: …`. */
 const describe = (info: Containers.ContainerInfo): string => {

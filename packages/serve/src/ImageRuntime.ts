@@ -33,7 +33,7 @@ import type { ContainerError } from "@mlops/core/ContainerErrors"
 import { ContainerRunRefused, ImageNotFound } from "@mlops/core/ContainerErrors"
 import * as ContainerSettings from "@mlops/core/ContainerSettings"
 import * as Containers from "@mlops/core/Containers"
-import type { CommandError, ProbeFailed } from "@mlops/core/Errors"
+import type { CommandError, ProbeFailed, RemoteFileError } from "@mlops/core/Errors"
 import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { Config, Context, Effect, Either, Layer, Option, Schema } from "effect"
@@ -41,6 +41,7 @@ import * as Classifier from "./Classifier.js"
 import type { Engine } from "./Engine.js"
 import { CudaDriverTooOld, type LaunchFailure } from "./Failures.js"
 import { absolute } from "./internal/hostPaths.js"
+import { exportsOf, IN_FOREGROUND, UNSEAL } from "./internal/imageJobScripts.js"
 import { startRefusals } from "./internal/logs/signatures/containers.js"
 import { IMAGE_DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
 import { type Probed, ProbeLine, parse } from "./internal/pythonProbe.js"
@@ -78,7 +79,13 @@ export class EngineNotInImage extends Schema.TaggedError<EngineNotInImage>()("En
  *
  * @category models
  */
-export type Error = ContainerError | EngineNotInImage | LaunchFailure | ProbeFailed | CommandError
+export type Error =
+  | ContainerError
+  | EngineNotInImage
+  | LaunchFailure
+  | ProbeFailed
+  | CommandError
+  | RemoteFileError
 
 /** The spec as asked: every field may come from the host's entry instead. */
 const ImageSpec = Schema.Struct({
@@ -233,6 +240,22 @@ for a do
   set -- "$@" "$a"
 done
 "$@"`
+
+/** The label every job container carries: the job's name. */
+const jobLabel = "mlops.job"
+
+/** The login user's `uid:gid`, for the container's `--user`. */
+const idsOf = (conn: Connection) =>
+  Effect.gen(function* () {
+    const result = yield* conn.exec(
+      RemoteCommand.make(["sh", "-c", 'printf "%s:%s" "$(id -u)" "$(id -g)"']),
+      {
+        timeout: "30 seconds"
+      }
+    )
+    const ids = result.stdout.trim()
+    return /^\d+:\d+$/.test(ids) ? ids : undefined
+  })
 
 /** The environment split by name: what may be shown (passed by name to the tool) and what is secret (the payload's). */
 const splitEnv = (env: Readonly<Record<string, string>>) => {
@@ -523,6 +546,46 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
         }
       })
     },
+    job: (conn, job) =>
+      Effect.gen(function* () {
+        const info = seen ?? (yield* present(conn))
+        const { plain, secret } = splitEnv(job.env)
+        const secretsFile = Object.keys(secret).length === 0 ? "" : `${job.runDir}/secrets`
+        if (secretsFile !== "") yield* conn.files.write(secretsFile, exportsOf(secret), { mode: 0o600 })
+        // docker runs the program as root unless told: what it writes in the run directory would
+        // be root's, and the user could not remove it. Rootless podman's root is the user already
+        const user = tool === "docker" ? yield* idsOf(conn) : undefined
+        const cname = Containers.containerName(job.name, job.runDir)
+        const [, ...options] = Containers.runArgv(tool, {
+          image: info.id,
+          name: cname,
+          detach: false,
+          remove: true,
+          labels: {
+            [jobLabel]: job.name,
+            "mlops.run-dir": job.runDir,
+            "mlops.image": image,
+            "mlops.user": conn.host.user
+          },
+          // TERM reaches the program, and its children are reaped
+          init: true,
+          shm: conn.host.container?.shm ?? ContainerSettings.defaultShm,
+          mounts: [{ source: job.runDir, target: job.runDir, readOnly: false }],
+          envNames: Object.keys(plain),
+          workdir: job.cwd ?? job.runDir,
+          ...(user === undefined || user === "0:0" ? {} : { user }),
+          entrypoint: "sh",
+          argv: ["-c", UNSEAL, "mlops-job", job.runDir, secretsFile, ...job.argv]
+        })
+        return {
+          command: RemoteCommand.make(
+            ["sh", "-c", IN_FOREGROUND, "mlops-job-image", tool, cname, secretsFile, ...options],
+            { env: plain }
+          ),
+          cwd: job.cwd ?? job.runDir,
+          where: `a container of ${image} (${tool})`
+        }
+      }),
     runnable: (at, program): Runnable => {
       const { plain, made } = parts(program)
       return {

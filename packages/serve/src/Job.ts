@@ -7,7 +7,8 @@
  * events; `list`, `stop` and `remove` manage jobs from any machine that reaches the host.
  *
  * A job is a workload whose "done" is its exit (`Workload.job`), on the same placement seam as
- * servers: the host's own process group today. Where a placement's GPUs are the host's
+ * servers (the host's own process group, a Slurm batch job) and the same runtime seam (a Python
+ * environment, an image: `Runtime.job`). Where a placement's GPUs are the host's
  * (`Placement.onHost`), the job's command runs behind the host-side waiter (`internal/jobs/scripts.ts`)
  * that takes its place in the host's queue and sets `CUDA_VISIBLE_DEVICES`.
  *
@@ -24,6 +25,7 @@ import * as Record from "./internal/jobs/record.js"
 import { JobGpuMemoryHeld, JobNotFound, JobStillRunning } from "./JobErrors.js"
 import type { LaunchEvent } from "./LaunchEvent.js"
 import type * as Placement from "./Placement.js"
+import type * as Runtime from "./Runtime.js"
 
 /** @category models */
 export interface JobRequest {
@@ -40,8 +42,14 @@ export interface JobRequest {
   readonly wait?: boolean
   /** Environment for the command; values never appear on a command line or in the record. */
   readonly env?: Readonly<Record<string, string>>
-  /** A Python environment whose `bin` goes first on PATH (default: the host's hosts.json `python`). */
-  readonly python?: string
+  /**
+   * How it runs: in a Python environment (`PythonEnvRuntime.spec(python)`: its `bin` first on
+   * PATH; the default, with the host's hosts.json `python`, else the login PATH as it is), or in
+   * a container of an image (`ImageRuntime.spec({ image })`: pulled as its policy says, the run
+   * directory mounted at its own path, the picked GPUs only). A host's hosts.json `image` is its
+   * servers' default, not its jobs'.
+   */
+  readonly runtime?: Runtime.Spec
   /** A local working directory copied to the run directory first (only what changed); the command runs there. */
   readonly sync?: { readonly local: string; readonly include?: ReadonlyArray<string> }
   /** Follow the job to its end (default), or return once it has started (or queued). */
@@ -84,6 +92,8 @@ export type JobState = "starting" | "queued" | "running" | "succeeded" | "failed
 
 /** What `run` reports as it goes; the stream ends after `Finished` (or `Submitted` when not following). @category models */
 export type JobEvent =
+  /** A step of the runtime's before anything is written (an image pulled), as it goes. */
+  | { readonly _tag: "Preparing"; readonly step: string; readonly detail: string; readonly elapsedMs: number }
   | { readonly _tag: "Connected"; readonly host: string; readonly name: string; readonly elapsedMs: number }
   | {
       readonly _tag: "Synced"
@@ -103,6 +113,8 @@ export type JobEvent =
       readonly logPath: string
       readonly server: Placement.ServerRef
       readonly commandLine: string
+      /** `the Python environment ~/ml-env`, `a container of pytorch/pytorch:2.5.1 (docker)`. */
+      readonly runsIn: string
       readonly elapsedMs: number
     }
   | { readonly _tag: "Queued"; readonly behind: string; readonly elapsedMs: number }

@@ -14,12 +14,22 @@
 import type { Connection } from "@mlops/core/Connection"
 import type { CommandError, RemoteFileError } from "@mlops/core/Errors"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
+import * as RemotePath from "@mlops/core/RemotePath"
 import { Effect, Either, Schema } from "effect"
 import type { Engine } from "./Engine.js"
 import { PythonEnvUnusable } from "./internal/launch/types.js"
 import { DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
 import { parse, type Tried } from "./internal/pythonProbe.js"
-import { InvalidRuntime, type Kind, type Located, type Program, type Runtime, type Spec } from "./Runtime.js"
+import {
+  InvalidRuntime,
+  type JobCommand,
+  type JobProgram,
+  type Kind,
+  type Located,
+  type Program,
+  type Runtime,
+  type Spec
+} from "./Runtime.js"
 import * as ServerCommand from "./ServerCommand.js"
 
 /** No usable Python environment with the engine (also exported by `Launch`). @category errors */
@@ -240,6 +250,26 @@ const commandOf = (located: Located, program: Program) =>
     ...(program.flags === undefined ? {} : { flags: program.flags })
   })
 
+/**
+ * A job's command in the environment: its `bin` first on PATH (a prefix's, or the directory of
+ * an interpreter named by its path), so `python`, `torchrun` and `accelerate` are the
+ * environment's; none set (`--python`, hosts.json `python`): the login PATH as it is.
+ */
+const jobCommand = (conn: Connection, python: string | undefined, job: JobProgram): JobCommand => {
+  const setting = python ?? conn.host.python
+  const argv: readonly [RemoteCommand.Word, ...Array<RemoteCommand.Word>] =
+    setting === undefined ? job.argv : ["sh", "-c", IN_ENV, RemotePath.make(setting), ...job.argv]
+  return {
+    command: RemoteCommand.make(argv, { env: job.env, ...(job.cwd === undefined ? {} : { cwd: job.cwd }) }),
+    cwd: job.cwd ?? "~",
+    where: setting === undefined ? "the login environment" : `the Python environment ${setting}`
+  }
+}
+
+/** `sh -c IN_ENV <prefix or interpreter> <command...>`. */
+const IN_ENV =
+  'if [ -d "$0" ]; then PATH="$0/bin:$PATH"; else PATH="${0%/*}:$PATH"; fi; export PATH; exec "$@"'
+
 const runtime = (python: string | undefined): Runtime<Error> => ({
   spec: spec(python),
   form: "OnHost",
@@ -250,6 +280,7 @@ const runtime = (python: string | undefined): Runtime<Error> => ({
   // an environment is told apart by its path and version, which the record keeps
   current: () => Effect.succeed(undefined),
   command: commandOf,
+  job: (conn, job) => Effect.succeed(jobCommand(conn, python, job)),
   runnable: (located, program) => ({
     _tag: "OnHost",
     command: commandOf(located, program),

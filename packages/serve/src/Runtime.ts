@@ -6,7 +6,8 @@
  * launch (`preflight`), and how one of the engine's Python programs runs there: a short one now,
  * on the host (`command`: the host's own argument check, the flag dump), or the server, handed to
  * the placement (`runnable`). `launch`, `check`, `flags` and the upgrade check all find the
- * engine through the same runtime.
+ * engine through the same runtime. A job (a user's own program, not an engine's) runs through
+ * it too (`job`): in the environment, or in a container of the image.
  *
  * What a placement runs is one of two forms (`Runnable`): a command on the host (a Python
  * environment there), or a program inside a container of an image. A runtime says which form it
@@ -189,6 +190,34 @@ export interface Runtime<E = RuntimeError> {
   readonly command: (located: Located, program: Program) => RemoteCommand
   /** The server, for the placement to run. */
   readonly runnable: (located: Located, program: Program) => Runnable
+  /**
+   * A user's own program (a job) as a command on the host, started by the placement once the
+   * job's GPUs are known (`CUDA_VISIBLE_DEVICES` in its environment names them): in the
+   * environment (its `bin` first on PATH), or in a container of the image in the foreground.
+   */
+  readonly job: (conn: Connection, job: JobProgram) => Effect.Effect<JobCommand, E>
+}
+
+/** A job's program, for a runtime to run. @category models */
+export interface JobProgram {
+  /** The job's name (a container's name is made of it). */
+  readonly name: string
+  readonly argv: readonly [string, ...Array<string>]
+  /** Its environment: values travel outside any command line. */
+  readonly env: Readonly<Record<string, string>>
+  /** Its run directory on the host (absolute): a runtime that isolates the job gives it this directory at the same path. */
+  readonly runDir: string
+  /** Where it runs (its synced code), else undefined: the runtime's own default. */
+  readonly cwd: string | undefined
+}
+
+/** A job as the runtime runs it. @category models */
+export interface JobCommand {
+  readonly command: RemoteCommand
+  /** Where the program runs, for the job's record (`~`, its run directory inside a container). */
+  readonly cwd: string
+  /** Where it runs, for people: `the Python environment ~/ml-env`, `a container of pytorch/pytorch:2.5 (docker)`. */
+  readonly where: string
 }
 
 /** A kind of runtime: how a spec is chosen for a host and made into a runtime. @category models */

@@ -1,5 +1,6 @@
-/** `mlops run --host H [--name N] [--gpus K | --gpu-ids 0,1] [--wait] [--sync DIR] [--env K=V] -- <command>`: a job. */
+/** `mlops run --host H [--name N] [--gpus K | --gpu-ids 0,1] [--wait] [--image I] [--sync DIR] [--env K=V] -- <command>`: a job. */
 import { Command, Options } from "@effect/cli"
+import { imageOptions } from "./imageOptions.js"
 import { host, json, lazily, python } from "./shared.js"
 import { slurmOptions } from "./slurmOptions.js"
 
@@ -41,6 +42,8 @@ const options = {
     Options.withDescription("K=V environment for the job (repeatable; values are never printed or stored)")
   ),
   python,
+  // from a container image: in its foreground on the host, the run directory mounted, the picked GPUs only
+  ...imageOptions,
   // a Slurm batch job (from a login node): Slurm queues it and binds its GPUs
   ...slurmOptions,
   detach: Options.boolean("detach").pipe(

@@ -7,6 +7,7 @@ import * as ExitCodes from "../ExitCodes.js"
 import * as RenderFailure from "../render/failure.js"
 import { bold, dim, green, red, TerminalStyle, yellow } from "../render/style.js"
 import { parseEnv } from "./launch.js"
+import * as RuntimeSpec from "./runtimeSpec.js"
 import { handle, type ProgramEnv, printJson } from "./shared.js"
 import * as SlurmPlacementOptions from "./slurmPlacement.js"
 
@@ -38,6 +39,7 @@ export const run = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv
         const env = yield* parseEnv(parsed.env)
         const gpuIds = Option.isSome(parsed.gpuIds) ? yield* gpuIdsOf(parsed.gpuIds.value) : undefined
         const placement = yield* SlurmPlacementOptions.specOf(parsed)
+        const runtime = yield* RuntimeSpec.specOf(parsed)
         return {
           host: parsed.host,
           argv: [program, ...args] as const,
@@ -48,7 +50,7 @@ export const run = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv
           ...(Option.isSome(parsed.gpus) ? { gpus: parsed.gpus.value } : {}),
           ...(gpuIds === undefined ? {} : { gpuIds }),
           ...(placement === undefined ? {} : { placement }),
-          ...(Option.isSome(parsed.python) ? { python: parsed.python.value } : {}),
+          ...(runtime === undefined ? {} : { runtime }),
           ...(Option.isSome(parsed.sync)
             ? { sync: { local: parsed.sync.value, include: parsed.include } }
             : {})
@@ -80,6 +82,8 @@ export const run = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv
           // NDJSON: every event, the job's own lines included (`Output`)
           if (parsed.json) return printJson(event)
           switch (event._tag) {
+            case "Preparing":
+              return said(`${dim(style, "·")} ${event.step}: ${event.detail}`)
             case "Connected":
               return said(
                 `${green(style, "✓")} connected to ${event.host} as job ${bold(style, event.name)} ${dim(style, `${event.elapsedMs} ms`)}`
@@ -90,7 +94,7 @@ export const run = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv
               )
             case "Submitted":
               return said(
-                `${green(style, "✓")} ${event.server.started} in ${event.runDir}: ${event.commandLine}`
+                `${green(style, "✓")} ${event.server.started} in ${event.runDir}: ${event.commandLine}\n  in ${event.runsIn}`
               )
             case "Queued":
               return said(

@@ -47,6 +47,8 @@ export interface RunOptions {
   readonly entrypoint?: string
   /** `--init`: a small init as pid 1 forwards signals and reaps (a Python server as pid 1 ignores TERM). */
   readonly init?: boolean
+  /** `--user uid:gid`: whom the program runs as (what it writes into mounts is theirs). */
+  readonly user?: string
   /** The command after the image. */
   readonly argv: ReadonlyArray<string>
 }
@@ -78,6 +80,7 @@ export const runArgs = (tool: ContainerTool, o: RunOptions): Array<string> => [
   ...(o.mounts ?? []).flatMap((m) => ["-v", `${m.source}:${m.target}${m.readOnly ? ":ro" : ""}`]),
   ...(o.envNames ?? []).flatMap((name) => ["-e", name]),
   ...(o.workdir === undefined ? [] : ["-w", o.workdir]),
+  ...(o.user === undefined ? [] : ["--user", o.user]),
   ...(o.entrypoint === undefined ? [] : ["--entrypoint", o.entrypoint]),
   o.image,
   ...o.argv

@@ -11,13 +11,16 @@
 
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { assert, describe, layer } from "@effect/vitest"
 import * as ConnectionPool from "@mlops/core/ConnectionPool"
 import * as Hosts from "@mlops/core/Hosts"
 import * as Bench from "@mlops/serve/Bench"
 import * as ContainerPlacement from "@mlops/serve/ContainerPlacement"
 import * as ImageRuntime from "@mlops/serve/ImageRuntime"
+import * as Job from "@mlops/serve/Job"
 import * as Remove from "@mlops/serve/Remove"
 import * as Stop from "@mlops/serve/Stop"
 import { Chunk, Context, Effect, Exit, Fiber, Layer, Stream } from "effect"
@@ -175,6 +178,61 @@ const launchFailure = (request: Omit<Serving.Request, "host">) =>
   Serving.launchDeployment({ host: alias, ...request }).pipe(Effect.exit, Effect.map(failureOf))
 
 const env = { STANDIN_PHASE_SECONDS: "0.02" }
+
+const TRAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), "standin", "train.py")
+
+/** A local working directory holding the stand-in training run, synced into each job. */
+const trainingDir = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-image-job-"))
+    fs.copyFileSync(TRAIN, path.join(dir, "train.py"))
+    return dir
+  }),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+/** A fresh job name; afterwards it is stopped, its record removed and any container of it removed. */
+const jobName = <I>(tag: Context.Tag<I, Host>, label: string) =>
+  Effect.flatMap(tag, (host) =>
+    Effect.acquireRelease(
+      Effect.sync(() => `job-${label}-${Math.random().toString(36).slice(2, 8)}`),
+      (name) =>
+        Job.stop(alias, name).pipe(
+          Effect.ignore,
+          Effect.zipRight(Effect.ignore(Job.remove(alias, name))),
+          Effect.zipRight(
+            Effect.ignore(
+              Effect.flatMap(jobContainers(host, name), (ids) =>
+                ids.length === 0
+                  ? Effect.void
+                  : Effect.ignore(Containers.run(host.engine, ["rm", "-f", ...ids]))
+              )
+            )
+          )
+        )
+    )
+  )
+
+/** The engine's containers of a job (any state), by mlops' label. */
+const jobContainers = (host: Host, name: string) =>
+  Effect.map(
+    Containers.runOk(host.engine, ["ps", "-a", "--filter", `label=mlops.job=${name}`, "--format", "{{.ID}}"]),
+    (out) => out.split("\n").filter((line) => line.trim() !== "")
+  )
+
+const waitFor = <R>(check: Effect.Effect<boolean, unknown, R>, what: string) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 300; i++) {
+      if (yield* Effect.orElseSucceed(check, () => false)) return
+      yield* Effect.sleep("100 millis")
+    }
+    assert.fail(`timed out waiting for ${what}`)
+  })
+
+const imageJob = (request: Omit<Job.JobRequest, "host">) =>
+  Stream.runCollect(Job.run({ host: alias, runtime: ImageRuntime.spec({ image: IMAGE }), ...request })).pipe(
+    Effect.map(Chunk.toArray)
+  )
 
 describe("Launch in a container (real Docker Engine, stand-in SGLang image)", () => {
   layer(hostLayer(Docker, Containers.startDocker({ gpuHook: "requirement-check" })), {
@@ -578,6 +636,114 @@ describe("Launch in a container (real Docker Engine, stand-in SGLang image)", ()
           assert.strictEqual((yield* Containers.run(host.engine, ["image", "inspect", ref])).code, 0)
         })
     )
+
+    it.scoped(
+      "jobs from the image: each in its process group's foreground on the GPU the host's waiter picked (only that one), its synced code in the mounted run directory; a secret reaches only the program; a crash is classified; stop removes the container and frees its GPU",
+      () =>
+        Effect.gen(function* () {
+          const host = yield* Docker
+          const { standin } = host
+          const local = yield* trainingDir
+          const long = yield* jobName(Docker, "long")
+          const short = yield* jobName(Docker, "short")
+          // the first holds a GPU until stopped
+          const started = yield* imageJob({
+            name: long,
+            argv: ["python3", "train.py", "--steps", "3000", "--step-seconds", "0.1"],
+            gpus: 1,
+            sync: { local },
+            env: { HF_TOKEN: TOKEN, RUN_LABEL: "first" },
+            follow: false
+          })
+          const submitted = started.find((e) => e._tag === "Submitted")
+          assert.include(
+            submitted?._tag === "Submitted" ? submitted.runsIn : "",
+            `a container of ${IMAGE} (docker)`
+          )
+          yield* waitFor(
+            Effect.sync(() => gpuApps(standin).length === 1),
+            "the first job's GPU memory"
+          )
+          const first = yield* Job.get(alias, long)
+          assert.strictEqual(first.state, "running")
+          assert.deepStrictEqual(first.gpus, [0])
+          const [id, ...more] = yield* jobContainers(host, long)
+          assert.isDefined(id)
+          assert.deepStrictEqual(more, [])
+          const { parsed, text } = yield* inspect(host, id!)
+          // only the picked GPU, the run directory at its own path, an init that passes TERM on
+          assert.deepStrictEqual(parsed.HostConfig.DeviceRequests?.[0]?.DeviceIDs, ["0"])
+          assert.isTrue(parsed.HostConfig.Init)
+          assert.strictEqual(parsed.HostConfig.NetworkMode, "host")
+          assert.strictEqual(
+            parsed.Mounts.find((m) => m.Source === first.runDir)?.Destination,
+            first.runDir,
+            JSON.stringify(parsed.Mounts)
+          )
+          // the secret: in the program's environment, nowhere else
+          const pids = (yield* Containers.runOk(host.engine, ["top", id!, "-o", "pid"]))
+            .split("\n")
+            .slice(1)
+            .map((line) => line.trim())
+            .filter((line) => /^\d+$/.test(line))
+          const environs = pids.map((pid) => {
+            try {
+              return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")
+            } catch {
+              return []
+            }
+          })
+          assert.isTrue(
+            environs.some((e) => e.includes(`HF_TOKEN=${TOKEN}`) && e.includes("RUN_LABEL=first")),
+            "the program has its environment"
+          )
+          const ps = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+          const record = fs
+            .readdirSync(first.runDir)
+            .filter((file) => fs.statSync(path.join(first.runDir, file)).isFile())
+            .map((file) => fs.readFileSync(path.join(first.runDir, file), "utf8"))
+            .join("\n")
+          for (const [where, seen] of [
+            ["docker inspect", text],
+            ["ps", ps],
+            ["the run directory", record],
+            ["the events", JSON.stringify(started)]
+          ] as const)
+            assert.notInclude(seen, TOKEN, where)
+          const secrets = path.join(first.runDir, "secrets")
+          assert.isTrue(
+            !fs.existsSync(secrets) || fs.statSync(secrets).size === 0,
+            "the secrets file was read and emptied"
+          )
+
+          // the second lands on the other GPU, and its crash is classified from its log
+          const crashed = yield* Effect.exit(
+            imageJob({
+              name: short,
+              argv: ["python3", "train.py", "--steps", "6", "--fail", "oom", "--fail-at", "2"],
+              gpus: 1,
+              sync: { local }
+            })
+          )
+          assert.isTrue(Exit.isFailure(crashed))
+          const error = failureOf(crashed)
+          assert.strictEqual(error._tag, "JobFailed", JSON.stringify(error))
+          if (error._tag === "JobFailed") assert.strictEqual(error.failure?._tag, "OOM")
+          const second = yield* Job.get(alias, short)
+          assert.deepStrictEqual(second.gpus, [1])
+          assert.strictEqual(second.exit?.exitCode, 1)
+          assert.include(fs.readFileSync(second.logPath, "utf8"), "training on GPU 1 with 1 worker(s)")
+          // removed when it ended: its output is in the log, its files in the run directory
+          assert.deepStrictEqual(yield* jobContainers(host, short), [])
+
+          const stopped = yield* Job.stop(alias, long)
+          assert.strictEqual(stopped.outcome, "terminated")
+          assert.deepStrictEqual(stopped.gpus, [0])
+          assert.deepStrictEqual(yield* jobContainers(host, long), [])
+          assert.deepStrictEqual(gpuApps(standin), [])
+          assert.strictEqual((yield* Job.get(alias, long)).state, "stopped")
+        })
+    )
   })
 })
 
@@ -628,6 +794,30 @@ describe("Launch with podman (CDI GPUs)", () => {
             assert.strictEqual(gpuApps(host.standin).length, 2)
             yield* Stop.stop(alias, name)
             assert.deepStrictEqual(yield* containersOf(host, name), [])
+            assert.deepStrictEqual(gpuApps(host.standin), [])
+          })
+      )
+      it.scoped(
+        "a job from the image runs on the CDI GPU the host's waiter picked, and its container goes with it",
+        () =>
+          Effect.gen(function* () {
+            const host = yield* Podman
+            const local = yield* trainingDir
+            const name = yield* jobName(Podman, "cdi")
+            const events = yield* imageJob({
+              name,
+              argv: ["python3", "train.py", "--steps", "3"],
+              gpuIds: [1],
+              sync: { local },
+              runtime: ImageRuntime.spec({ image: IMAGE, tool: "podman" })
+            })
+            const last = events.at(-1)
+            assert.strictEqual(last?._tag === "Finished" ? last.job.state : last?._tag, "succeeded")
+            assert.isTrue(
+              events.some((e) => e._tag === "Output" && e.line === "training on GPU 1 with 1 worker(s)"),
+              JSON.stringify(events.filter((e) => e._tag === "Output"))
+            )
+            assert.deepStrictEqual(yield* jobContainers(host, name), [])
             assert.deepStrictEqual(gpuApps(host.standin), [])
           })
       )

@@ -15,9 +15,8 @@ import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import { RemoteFileError } from "@mlops/core/Errors"
 import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
-import * as RemotePath from "@mlops/core/RemotePath"
 import * as Sync from "@mlops/core/Sync"
-import { Clock, Duration, Effect, Exit, Fiber, Mailbox, Stream } from "effect"
+import { Array as Arr, Clock, Duration, Effect, Exit, Fiber, Mailbox, Stream } from "effect"
 import * as Classifier from "../../Classifier.js"
 import * as Deployment from "../../Deployment.js"
 import type { GpuPlan } from "../../Engine.js"
@@ -25,6 +24,7 @@ import type { Job, JobEvent, JobRequest, JobState } from "../../Job.js"
 import { GpusUnavailable, InvalidJob, JobExists, JobFailed, JobNotFound } from "../../JobErrors.js"
 import * as Placements from "../../Placements.js"
 import * as PythonEnvRuntime from "../../PythonEnvRuntime.js"
+import * as Runtimes from "../../Runtimes.js"
 import * as Secrets from "../../Secrets.js"
 import * as ServerCommand from "../../ServerCommand.js"
 import * as Workload from "../../Workload.js"
@@ -287,14 +287,24 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         emit({ _tag: "Disconnected", reason, elapsedMs }),
       onReconnected: (downMs: number, elapsedMs: number) => emit({ _tag: "Reconnected", downMs, elapsedMs })
     }
+    // how it runs: the Python environment asked for (else the host's hosts.json `python`, else the
+    // login PATH), or an image. A host's `image` is its servers' default, not its jobs': a
+    // training script is more often the user's own environment's
+    const runtime = yield* Runtimes.resolve(first.host, request.runtime ?? PythonEnvRuntime.spec())
+    // the job's command is always one on the host (an image's container runs in its foreground)
+    const placement = yield* Placements.resolve(first.host, "OnHost", request.placement)
+    // an image pulled first, as long as that takes (a server image is 10-30 GB): nothing is written yet
+    yield* runtime.prepare(first, (step) =>
+      Effect.flatMap(since, (elapsedMs) => emit({ _tag: "Preparing", ...step, elapsedMs }))
+    )
     // submitting is bounded (nothing runs yet); following a job that runs is not (see below)
+    const submitFrom = yield* Clock.currentTimeMillis
     const session = yield* Session.make({
       alias: request.host,
-      deadline: t0 + SUBMIT_BUDGET_MS,
+      deadline: submitFrom + SUBMIT_BUDGET_MS,
       startedAt: t0,
       ...outages
     })
-    const placement = yield* Placements.resolve(first.host, "OnHost", request.placement)
     const count = request.gpuIds?.length ?? request.gpus ?? 0
     // where the GPUs are the host's, a request it can never meet is refused before anything is written
     if (placement.onHost && count > 0) {
@@ -360,7 +370,15 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         })
       }
       const env = request.env ?? {}
-      const python = request.python ?? first.host.python
+      const program = yield* session.run((conn) =>
+        runtime.job(conn, {
+          name,
+          argv: request.argv,
+          env,
+          runDir,
+          cwd: synced === null ? undefined : `${runDir}/code`
+        })
+      )
       yield* session.run(
         (conn) =>
           Effect.gen(function* () {
@@ -371,8 +389,8 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
               secrets: Secrets.digest(env, []),
               gpus: { count, ids: request.gpuIds ?? null, wait: request.wait === true },
               placement: placement.spec,
-              runtime: PythonEnvRuntime.spec(python),
-              cwd: synced === null ? "~" : `${runDir}/code`,
+              runtime: runtime.spec,
+              cwd: program.cwd,
               sync: synced,
               createdAt,
               mlopsVersion: "0.1.0"
@@ -394,18 +412,8 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         { retry: "write" }
       )
 
-      // where the host's GPUs are the job's, the waiter takes its place in the queue first; a
-      // Python environment goes first on PATH (a prefix's bin, or the directory of an
-      // interpreter named by its path)
-      const inEnv =
-        python === undefined
-          ? []
-          : [
-              "sh",
-              "-c",
-              `if [ -d "$0" ]; then PATH="$0/bin:$PATH"; else PATH="\${0%/*}:$PATH"; fi; export PATH; exec "$@"`,
-              RemotePath.make(python)
-            ]
+      // where the host's GPUs are the job's, the waiter takes its place in the queue first and
+      // sets CUDA_VISIBLE_DEVICES; then the runtime's command (the environment's, an image's)
       const gate = placement.onHost
         ? [
             "sh",
@@ -419,13 +427,9 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
             request.wait === true ? "wait" : "now"
           ]
         : []
-      const argv = [...gate, ...inEnv, ...request.argv] as unknown as readonly [
-        RemoteCommand.Word,
-        ...Array<RemoteCommand.Word>
-      ]
-      const command = RemoteCommand.make(argv, {
-        env,
-        ...(synced === null ? {} : { cwd: `${runDir}/code` })
+      const command = RemoteCommand.make(Arr.prependAll(program.command.argv, gate), {
+        env: program.command.env,
+        ...(program.command.cwd === undefined ? {} : { cwd: program.command.cwd })
       })
       const shown = ServerCommand.formatCommandLine([], request.argv)
       // across a scheduler's nodes, the same command on each (torchrun meets its peers itself)
@@ -450,6 +454,7 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         logPath,
         server: proc.server,
         commandLine: shown,
+        runsIn: program.where,
         elapsedMs: yield* since
       })
       return proc
@@ -558,7 +563,8 @@ const run = (request: JobRequest, emit: (event: JobEvent) => Effect.Effect<void>
         }
       }).pipe(Effect.ignore)
     )
-    const stopJob = Effect.ignore(following.run((conn) => proc.stop(conn, "5 seconds"), { retry: "write" }))
+    // the placement's default grace: an image's container is stopped within it (imageJobScripts.ts)
+    const stopJob = Effect.ignore(following.run((conn) => proc.stop(conn), { retry: "write" }))
     const outcome = yield* Monitor.follow(following, proc, {
       workload: Workload.job(),
       name,

@@ -2,8 +2,9 @@
 """Stand-in training run for mlops' job tests, written from how torchrun and PyTorch behave
 (not from mlops' code): `--nproc-per-node N` workers (forked children, one per GPU that
 CUDA_VISIBLE_DEVICES gives), each registering the GPU memory it "allocates" where the stand-in
-nvidia-smi reads it (`<venv>/standin-gpu/<pid>`: GPU index, MiB, start time), printing one line
-per step. `--fail oom` at step `--fail-at K` prints PyTorch's CUDA out-of-memory error on rank 0
+nvidia-smi reads it (`$STANDIN_GPU_REGISTRY/<pid>`, else `<venv>/standin-gpu/<pid>`: physical GPU
+index, MiB, start time), printing one line per step. In a container the GPUs are those `--gpus`
+gave (NVIDIA_VISIBLE_DEVICES), numbered from 0 as CUDA numbers them there. `--fail oom` at step `--fail-at K` prints PyTorch's CUDA out-of-memory error on rank 0
 and torchrun's ChildFailedError report, then exits 1, as torchrun does.
 
 Flags: --nproc-per-node N (1), --steps N (10), --step-seconds S (0.1), --fail oom, --fail-at K.
@@ -15,7 +16,7 @@ import sys
 import time
 
 VENV = sys.prefix
-REGISTRY = os.path.join(VENV, "standin-gpu")
+REGISTRY = os.environ.get("STANDIN_GPU_REGISTRY") or os.path.join(VENV, "standin-gpu")
 WORKER_MIB = 21504
 
 
@@ -83,9 +84,26 @@ def main():
     step_seconds = float(flag("--step-seconds", "0.1"))
     fail = flag("--fail", None)
     fail_at = int(flag("--fail-at", str(max(1, steps // 2))))
-    # as CUDA: unset, every GPU of the node (2 here); set, those it names (empty: none)
+    # the node's GPUs: a container's are its device nodes (CDI) or those `--gpus` gave it
+    # (NVIDIA_VISIBLE_DEVICES), as physical indices; a host's both
+    try:
+        nodes = sorted(int(n[6:]) for n in os.listdir("/dev") if n.startswith("nvidia") and n[6:].isdigit())
+    except OSError:
+        nodes = []
+    devices = os.environ.get("NVIDIA_VISIBLE_DEVICES")
+    if nodes:
+        node = [str(n) for n in nodes]
+    elif devices is None or devices == "all":
+        node = ["0", "1"]
+    else:
+        node = [d.strip() for d in devices.split(",") if d.strip().isdigit()]
+    # as CUDA: unset, every GPU of the node; set, those it names (empty: none) as ordinals of the node's
     given = os.environ.get("CUDA_VISIBLE_DEVICES")
-    visible = ["0", "1"] if given is None else [g for g in given.split(",") if g.strip().isdigit()]
+    visible = (
+        node
+        if given is None
+        else [node[int(g)] for g in given.split(",") if g.strip().isdigit() and int(g) < len(node)]
+    )
     if len(visible) < workers:
         print("RuntimeError: CUDA error: invalid device ordinal", file=sys.stderr, flush=True)
         sys.exit(1)
