@@ -21,6 +21,7 @@ import { flags } from "./commands/flags.js"
 import { hosts } from "./commands/hosts.js"
 import { launch } from "./commands/launch.js"
 import { logs } from "./commands/logs.js"
+import { pull } from "./commands/pull.js"
 import { rm } from "./commands/rm.js"
 import { run as runJob } from "./commands/run.js"
 import { CommandExit, MlopsWords, SglangFlags } from "./commands/shared.js"
@@ -71,6 +72,7 @@ export const command = Command.make("mlops").pipe(
     bench,
     readingHostFlags(sweep),
     runJob,
+    pull,
     stop,
     rm,
     hosts

@@ -126,6 +126,15 @@ const byTag: Record<string, ExitCode> = {
   JobExists: ExitCode.DeploymentExists,
   GpusUnavailable: ExitCode.Preflight,
   JobFailed: ExitCode.LaunchFailed,
+  // a job's code sent (--sync) or its files fetched (pull): a path given wrong, or the host's side failed
+  SyncSourceInvalid: ExitCode.Usage,
+  SyncLocalUnreadable: ExitCode.Usage,
+  SyncSymlinkOutside: ExitCode.Usage,
+  SyncTooLarge: ExitCode.Usage,
+  SyncRemoteFailed: ExitCode.Preflight,
+  PullSourceMissing: ExitCode.Usage,
+  PullLocalFailed: ExitCode.Usage,
+  PullRemoteFailed: ExitCode.Preflight,
   // reaching and trusting the host
   HostNotFound: ExitCode.Connection,
   ConfigFileError: ExitCode.Connection,

@@ -14,9 +14,12 @@
  *
  * @since 0.1.0
  */
+
+import * as nodePath from "node:path"
 import type { ExitStatus } from "@mlops/core/Connection"
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as LogTail from "@mlops/core/LogTail"
+import * as Pull from "@mlops/core/Pull"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { type Duration, Effect, Stream } from "effect"
 import type { LaunchFailure } from "./Failures.js"
@@ -265,6 +268,37 @@ export const remove = Effect.fn("Job.remove")(function* (host: string, name: str
   if (placed !== undefined) yield* placed.discard(conn)
   yield* conn.exec(RemoteCommand.make(["rm", "-rf", "--", recorded.runDir]), { timeout: "30 seconds" })
   return job
+})
+
+/**
+ * Copy what a job wrote (its checkpoints, metrics, a trained drafter) from its host to this
+ * machine: `remote` relative to the job's working directory (its synced code, its run directory
+ * in an image, else the home directory) unless absolute; it lands in `into` (default the
+ * current directory) under its own name. Only what is not already there with the same size and
+ * time is read (`Pull.pull`); the job may still be running.
+ *
+ * @category programs
+ */
+export const pull = Effect.fn("Job.pull")(function* (
+  host: string,
+  name: string,
+  remote: string,
+  options: { readonly into?: string } = {}
+) {
+  const conn = yield* (yield* ConnectionPool).get(host)
+  const recorded = yield* Record.read(conn, name)
+  if (recorded === undefined) return yield* new JobNotFound({ host, name, known: yield* Record.names(conn) })
+  const trimmed = remote.replace(/\/+$/, "") || "/"
+  const from =
+    trimmed.startsWith("/") || trimmed === "~" || trimmed.startsWith("~/")
+      ? trimmed
+      : `${recorded.job.cwd.replace(/\/+$/, "")}/${trimmed}`
+  const base =
+    from
+      .split("/")
+      .filter((part) => part !== "" && part !== "~")
+      .pop() ?? name
+  return yield* Pull.pull(conn, { remote: from, local: nodePath.join(options.into ?? ".", base) })
 })
 
 export type { JobError } from "./internal/jobs/program.js"

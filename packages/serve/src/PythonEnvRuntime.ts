@@ -267,8 +267,7 @@ const jobCommand = (conn: Connection, python: string | undefined, job: JobProgra
 }
 
 /** `sh -c IN_ENV <prefix or interpreter> <command...>`. */
-const IN_ENV =
-  `if [ -d "$0" ]; then PATH="$0/bin:$PATH"; else PATH="\${0%/*}:$PATH"; fi; export PATH; exec "$@"`
+const IN_ENV = `if [ -d "$0" ]; then PATH="$0/bin:$PATH"; else PATH="\${0%/*}:$PATH"; fi; export PATH; exec "$@"`
 
 const runtime = (python: string | undefined): Runtime<Error> => ({
   spec: spec(python),

@@ -233,6 +233,42 @@ describe("Job.run on the sim", () => {
       }).pipe(Effect.provide(layer()), Effect.scoped)
   )
 
+  it.effect(
+    "pull: what a job wrote comes back from its working directory (its synced code), again only what changed",
+    () =>
+      Effect.gen(function* () {
+        const local = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-job-pull-"))
+        const into = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-job-pulled-"))
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            fs.rmSync(local, { recursive: true, force: true })
+            fs.rmSync(into, { recursive: true, force: true })
+          })
+        )
+        fs.writeFileSync(path.join(local, "train.py"), "print('hello')\n")
+        yield* events({
+          host: "sim",
+          argv: train("--steps", "2", "--output-dir", "out/drafter"),
+          gpus: 1,
+          name: "p1",
+          sync: { local }
+        })
+        const pulled = yield* Job.pull("sim", "p1", "out", { into })
+        assert.strictEqual(pulled.remote, "/root/.mlops/jobs/p1/code/out")
+        assert.strictEqual(pulled.local, path.join(into, "out"))
+        assert.deepStrictEqual([pulled.files, pulled.fetched], [2, 2])
+        const config = JSON.parse(fs.readFileSync(path.join(into, "out", "drafter", "config.json"), "utf8"))
+        assert.isObject(config)
+        const again = yield* Job.pull("sim", "p1", "out/", { into })
+        assert.deepStrictEqual([again.fetched, again.upToDate], [0, 2])
+        const missing = yield* Effect.flip(Job.pull("sim", "p1", "checkpoints", { into }))
+        assert.strictEqual(missing._tag, "PullSourceMissing")
+        assert.include(missing.message, "/root/.mlops/jobs/p1/code/checkpoints")
+        const unknown = yield* Effect.flip(Job.pull("sim", "nope", "out", { into }))
+        assert.strictEqual(unknown._tag, "JobNotFound")
+      }).pipe(Effect.provide(layer()), Effect.scoped)
+  )
+
   it.effect("a request the host can never meet is refused before anything is written", () =>
     Effect.gen(function* () {
       const many = yield* Effect.flip(events({ host: "sim", argv: train(), gpus: 3, wait: true }))

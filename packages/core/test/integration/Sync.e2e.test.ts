@@ -1,13 +1,15 @@
 /**
  * `Sync.push` over the real test sshd (this machine's OpenSSH, /bin/sh, GNU tar, coreutils),
  * on both transports: the removal list is read by the shell's `read` from the same stdin the
- * archive follows on, so the byte-exact hand-over is checked on a real shell.
+ * archive follows on, so the byte-exact hand-over is checked on a real shell. `Pull.pull` the
+ * other way: GNU find's listing and reads in chunks over either transport.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { makeConnection } from "../../src/ConnectionPool.js"
+import * as Pull from "../../src/Pull.js"
 import * as Sync from "../../src/Sync.js"
 import * as Sshd from "../support/Sshd.js"
 import { transports } from "../support/transports.js"
@@ -122,6 +124,47 @@ for (const transport of transports)
 
             const unchanged = yield* Sync.push(conn, { local, remote })
             assert.deepStrictEqual([unchanged.unchanged, unchanged.roundTrips], [true, 1])
+          })
+      )
+
+      it.scoped(
+        "pulls a tree back (GNU find's listing, odd names, chunks), then only what changed; links are skipped, named",
+        () =>
+          Effect.gen(function* () {
+            const sshd = yield* Sshd.TestSshd
+            const conn = yield* makeConnection(sshd.hostConfig, transport.options)
+            const remote = path.join(sshd.dir, `pull-src-${transport.options.remoteHelper}`, "out")
+            const local = path.join(sshd.dir, `pull-dst-${transport.options.remoteHelper}`, "out")
+            const files: Record<string, [string, number]> = {
+              "config.json": ['{"hidden_size": 64}\n', 0o644],
+              "ckpt/model.bin": ["w".repeat(300_000), 0o644],
+              "-dash and space.txt": ["odd name\n", 0o644],
+              "naïve-ünïcode.txt": ["u\n", 0o644],
+              "tab\there.txt": ["tab\n", 0o644],
+              "resume.sh": ["#!/bin/sh\n", 0o755],
+              [LONG]: ["long\n", 0o644]
+            }
+            for (const [rel, [data, m]] of Object.entries(files)) {
+              fs.mkdirSync(path.dirname(path.join(remote, rel)), { recursive: true })
+              fs.writeFileSync(path.join(remote, rel), data)
+              fs.chmodSync(path.join(remote, rel), m)
+            }
+            fs.symlinkSync("config.json", path.join(remote, "latest"))
+
+            const first = yield* Pull.pull(conn, { remote, local, chunkBytes: 64 * 1024 })
+            assert.deepStrictEqual([first.files, first.fetched, first.upToDate], [7, 7, 0])
+            assert.deepStrictEqual(first.skipped, [{ path: "latest", reason: "symlink" }])
+            for (const [rel, [data, m]] of Object.entries(files)) {
+              assert.strictEqual(fs.readFileSync(path.join(local, rel), "utf8"), data, rel)
+              assert.strictEqual(mode(path.join(local, rel)), m & 0o100 ? "700" : "600", rel)
+            }
+            assert.strictEqual(mode(path.join(local, "ckpt")), "700")
+
+            const again = yield* Pull.pull(conn, { remote, local })
+            assert.deepStrictEqual([again.fetched, again.upToDate], [0, 7])
+            fs.writeFileSync(path.join(remote, "ckpt/step-2.bin"), "new checkpoint")
+            const third = yield* Pull.pull(conn, { remote, local })
+            assert.deepStrictEqual([third.fetched, third.bytes], [1, 14])
           })
       )
     }

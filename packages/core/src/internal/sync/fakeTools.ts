@@ -1,5 +1,5 @@
 /**
- * `tar -x`, `rm` and `mv` for fake hosts, as GNU tar and coreutils behave for what `Sync.push`
+ * `tar -x`, `rm`, `mv` and `find` for fake hosts, as GNU tar and coreutils behave for what `Sync.push`
  * sends (the fake's built-ins have neither): register them with `FakeHostSpec.programs`.
  *
  * - `tar -x[v] -f - [-m] [--no-same-owner]`: reads a ustar/pax archive from stdin (written
@@ -9,10 +9,13 @@
  *   Symlinks cannot be stored by the fake file system: exit 2 naming the member.
  * - `rm [-f] [-r|-R] [--] PATH...`: a missing path is an error unless `-f`; a directory needs `-r`.
  * - `mv [-f] [--] FROM TO`: one file, replacing TO.
+ * - `find PATH -printf FORMAT`: the entry and, for a directory, everything below it (names in
+ *   sorted order), with `%y` (`d`/`f`), `%s`, `%T@`, `%m`, `%P` and the `\0 \t \n` escapes.
  *
  * @internal
  */
 import { Effect } from "effect"
+import type { FileStat } from "../../Connection.js"
 import type { Program, ProgramContext } from "../../FakeProgram.js"
 
 const absolute = (ctx: ProgramContext, path: string) =>
@@ -174,5 +177,60 @@ const mv: Program = {
     })
 }
 
-/** The programs `Sync.push` needs beyond the fake host's built-ins. */
-export const syncPrograms: ReadonlyArray<Program> = [tar, rm, mv]
+/** GNU find's `-printf` directives and escapes that `Pull.pull` uses, for one entry. */
+const printf = (format: string, entry: { readonly stat: FileStat; readonly relative: string }): string =>
+  format.replace(/%T@|%[ysmP%]|\\[0tn\\]/g, (directive) => {
+    switch (directive) {
+      case "%y":
+        return entry.stat.isDirectory ? "d" : "f"
+      case "%s":
+        return String(entry.stat.isDirectory ? 4096 : entry.stat.size)
+      case "%T@":
+        return (entry.stat.mtimeMs / 1000).toFixed(10)
+      case "%m":
+        return (entry.stat.mode & 0o7777).toString(8)
+      case "%P":
+        return entry.relative
+      case "%%":
+        return "%"
+      case "\\0":
+        return "\0"
+      case "\\t":
+        return "\t"
+      case "\\n":
+        return "\n"
+      default:
+        return "\\"
+    }
+  })
+
+const find: Program = {
+  match: "find",
+  run: (ctx) =>
+    Effect.gen(function* () {
+      const [, start, action, format, ...extra] = ctx.argv
+      if (start === undefined || action !== "-printf" || format === undefined || extra.length > 0) {
+        yield* ctx.stderr.line("find: fake host: only 'find PATH -printf FORMAT' is modelled")
+        return 1
+      }
+      const root = absolute(ctx, start)
+      const visit = (at: string, relative: string): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          const stat = yield* ctx.fs.stat(at)
+          if (stat === undefined) return
+          yield* ctx.stdout.write(printf(format, { stat, relative }))
+          if (!stat.isDirectory) return
+          for (const name of (yield* ctx.fs.readDirectory(at)) ?? [])
+            yield* visit(`${at}/${name}`, relative === "" ? name : `${relative}/${name}`)
+        })
+      if ((yield* ctx.fs.stat(root)) === undefined) {
+        yield* ctx.stderr.line(`find: '${start}': No such file or directory`)
+        return 1
+      }
+      yield* visit(root, "")
+      return 0
+    })
+}
+
+/** The programs `Sync.push` and `Pull.pull` need beyond the fake host's built-ins. */
+export const syncPrograms: ReadonlyArray<Program> = [tar, rm, mv, find]
