@@ -1,8 +1,12 @@
 /**
  * `mlops run` in a real terminal (tmux, 160×50) on the sim: the job's own output between
  * mlops' lines, its end last; a crash shown with its classified failure and fix once, last; Ctrl-C
- * leaves the job running with the commands to follow and stop it, which paste and work.
+ * leaves the job running with the commands to follow and stop it, which paste and work; `pull`
+ * brings back what a job wrote, then only what changed.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { count, lastOutputLine, lineIndex, linesOf, mlops, terminals } from "./support.js"
 
@@ -58,5 +62,38 @@ describe("mlops run in a terminal", () => {
     const stopped = await term.finished()
     assert.strictEqual(stopped.code, 0, stopped.transcript)
     assert.match(lastOutputLine(stopped.transcript), /^✓ job long stopped on sim \(terminated\); GPU 0 free$/)
+  })
+
+  it("pull: what the job wrote comes back under its name, then nothing twice", async () => {
+    const into = fs.mkdtempSync(path.join(os.tmpdir(), "mlops-pull-term-"))
+    try {
+      const term = use()
+      mlops(
+        term,
+        "run --host sim --gpus 1 --name drafter -- torchrun train.py --steps 2 --output-dir out/drafter"
+      )
+      const ran = await term.finished()
+      assert.strictEqual(ran.code, 0, ran.transcript)
+      await term.clear()
+      mlops(term, `pull --host sim --name drafter --to ${into} out`)
+      const first = await term.finished()
+      assert.strictEqual(first.code, 0, first.transcript)
+      assert.match(
+        lastOutputLine(first.transcript),
+        /^✓ sim:\/root\/out → .*\/out: 2 of 2 file\(s\) fetched \(\d+ bytes\), 0 up to date$/
+      )
+      assert.isTrue(fs.existsSync(path.join(into, "out", "drafter", "config.json")))
+      await term.clear()
+      mlops(term, `pull --host sim --name drafter --to ${into} out`)
+      const again = await term.finished()
+      assert.match(lastOutputLine(again.transcript), /: 0 of 2 file\(s\) fetched \(0 bytes\), 2 up to date$/)
+      await term.clear()
+      mlops(term, `pull --host sim --name drafter --to ${into} checkpoints`)
+      const missing = await term.finished()
+      assert.strictEqual(missing.code, 2, missing.transcript)
+      assert.strictEqual(count(missing.transcript, /\[PullSourceMissing\]/), 1, missing.transcript)
+    } finally {
+      fs.rmSync(into, { recursive: true, force: true })
+    }
   })
 })
