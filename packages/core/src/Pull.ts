@@ -24,6 +24,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import type { Connection } from "./Connection.js"
+import type { RemoteFileError } from "./Errors.js"
 import type { PullError } from "./PullErrors.js"
 import { PullLocalFailed, PullRemoteFailed, PullSourceMissing } from "./PullErrors.js"
 import * as RemoteCommand from "./RemoteCommand.js"
@@ -47,7 +48,8 @@ export interface PullOptions {
 export interface SkippedEntry {
   /** Relative to `remote`. */
   readonly path: string
-  readonly reason: "symlink" | "special-file" | "unsafe-name"
+  /** `unreadable`: the host's find could not read it; `vanished`: gone between the listing and its read. */
+  readonly reason: "symlink" | "special-file" | "unsafe-name" | "unreadable" | "vanished"
 }
 
 /** @category models */
@@ -122,6 +124,7 @@ const upToDate = (target: string, entry: Entry) =>
     )
   )
 
+/** Copy one file; the bytes read, or undefined when it vanished before it was read. */
 const copyFile = (conn: Connection, remote: string, target: string, entry: Entry, chunkBytes: number) =>
   Effect.gen(function* () {
     const temporary = `${target}.mlops-pull-${process.pid}`
@@ -130,13 +133,14 @@ const copyFile = (conn: Connection, remote: string, target: string, entry: Entry
       try: () => fs.open(temporary, "w", mode),
       catch: (error) => localFailure(target, error)
     })
-    yield* Effect.gen(function* () {
-      for (let offset = 0; offset < entry.size; ) {
+    const copied = yield* Effect.gen(function* () {
+      let offset = 0
+      while (offset < entry.size) {
         const bytes = yield* conn.files.read(remote, {
           offset,
           length: Math.min(chunkBytes, entry.size - offset)
         })
-        // the file shrank while it was read: what there is, and the next pull fetches it again
+        // the file shrank while it was read: what there is (its time below makes the next pull read it again)
         if (bytes.length === 0) break
         yield* Effect.tryPromise({
           try: () => handle.write(bytes, 0, bytes.length, offset),
@@ -144,17 +148,34 @@ const copyFile = (conn: Connection, remote: string, target: string, entry: Entry
         })
         offset += bytes.length
       }
+      return offset
     }).pipe(Effect.ensuring(Effect.promise(() => handle.close())))
+    // written to meanwhile (a checkpoint still being saved): the copy keeps this machine's time, so
+    // the quick check fails and the next pull reads it again
+    const after = yield* conn.files.stat(remote)
+    // gone meanwhile: nothing to keep
+    if (after === undefined) return undefined
+    const steady =
+      after.size === entry.size &&
+      Math.floor(after.mtimeMs / 1000) === entry.mtimeSeconds &&
+      copied === entry.size
     yield* Effect.tryPromise({
       try: async () => {
-        await fs.utimes(temporary, entry.mtimeSeconds, entry.mtimeSeconds)
+        if (steady) await fs.utimes(temporary, entry.mtimeSeconds, entry.mtimeSeconds)
         await fs.rename(temporary, target)
       },
       catch: (error) => localFailure(target, error)
     })
+    return copied as number | undefined
   }).pipe(
+    // gone between the listing and its read (a rotated checkpoint): skipped, said
+    Effect.catchIf(
+      (error): error is RemoteFileError => error._tag === "RemoteFileError" && error.notFound,
+      () => Effect.succeed(undefined)
+    ),
     // an interrupted or failed copy leaves no temporary file behind
-    Effect.onError(() => Effect.promise(() => fs.rm(`${target}.mlops-pull-${process.pid}`, { force: true })))
+    Effect.onError(() => Effect.promise(() => fs.rm(`${target}.mlops-pull-${process.pid}`, { force: true }))),
+    Effect.ensuring(Effect.promise(() => fs.rm(`${target}.mlops-pull-${process.pid}`, { force: true })))
   )
 
 /**
@@ -175,8 +196,10 @@ export const pull: (conn: Connection, options: PullOptions) => Effect.Effect<Pul
     const listed = yield* conn.exec(RemoteCommand.make(["find", remote, "-printf", LIST_FORMAT]), {
       timeout: "5 minutes"
     })
-    if (listed.exitCode !== 0) {
-      if (/No such file or directory/.test(listed.stderr) && listed.stdout === "")
+    const entries = parseListing(listed.stdout)
+    const root = entries.find((entry) => entry.path === "")
+    if (root === undefined) {
+      if (/No such file or directory/.test(listed.stderr))
         return yield* new PullSourceMissing({
           host,
           remote,
@@ -186,16 +209,29 @@ export const pull: (conn: Connection, options: PullOptions) => Effect.Effect<Pul
         host,
         remote,
         reason: listed.stderr.trim().split("\n").slice(-2).join(" ") || `find exited ${listed.exitCode}`,
+        // 127: no find; BusyBox's and BSD's find have no -printf
         fix:
-          listed.exitCode === 127
+          listed.exitCode === 127 || /printf/.test(listed.stderr)
             ? `install GNU find (findutils) on ${host}`
             : `check that ${remote} on ${host} is readable by its user`
       })
     }
-    const entries = parseListing(listed.stdout)
-    const root = entries.find((entry) => entry.path === "")
-    if (root === undefined) return yield* new PullSourceMissing({ host, remote, fix: "check the path" })
-    const skipped: Array<SkippedEntry> = []
+    // find lists what it can and names on stderr what it could not (a directory it may not read, an
+    // entry removed while it walked): the rest is pulled, those are said
+    const unreadable: Array<SkippedEntry> =
+      listed.exitCode === 0
+        ? []
+        : listed.stderr
+            .split("\n")
+            .flatMap((line) => {
+              const named = /^find: ['‘](.*)['’]: /.exec(line)?.[1]
+              return named === undefined ? [] : [named]
+            })
+            .map((named) => ({
+              path: named.startsWith(`${remote}/`) ? named.slice(remote.length + 1) : named,
+              reason: "unreadable" as const
+            }))
+    const skipped: Array<SkippedEntry> = [...unreadable]
     const files: Array<{ readonly entry: Entry; readonly target: string; readonly source: string }> = []
     const directories: Array<string> = []
     if (root.type === "f") files.push({ entry: root, target: local, source: remote })
@@ -229,14 +265,22 @@ export const pull: (conn: Connection, options: PullOptions) => Effect.Effect<Pul
     })
     let fetched = 0
     let bytes = 0
+    const vanished: Array<SkippedEntry> = []
     yield* Effect.forEach(
       files,
       ({ entry, target, source }) =>
         Effect.gen(function* () {
           if (yield* upToDate(target, entry)) return
-          yield* copyFile(conn, source, target, entry, options.chunkBytes ?? 4 * 2 ** 20)
+          const copied = yield* copyFile(conn, source, target, entry, options.chunkBytes ?? 4 * 2 ** 20)
+          if (copied === undefined) {
+            vanished.push({
+              path: entry.path === "" ? path.basename(remote) : entry.path,
+              reason: "vanished"
+            })
+            return
+          }
           fetched++
-          bytes += entry.size
+          bytes += copied
         }),
       { concurrency: options.concurrency ?? 4, discard: true }
     )
@@ -246,8 +290,8 @@ export const pull: (conn: Connection, options: PullOptions) => Effect.Effect<Pul
       local,
       files: files.length,
       fetched,
-      upToDate: files.length - fetched,
+      upToDate: files.length - fetched - vanished.length,
       bytes,
-      skipped
+      skipped: [...skipped, ...vanished]
     }
   })

@@ -150,4 +150,45 @@ describe("Pull.pull", () => {
       assert.include(error.message, local)
     }).pipe(Effect.provide(layer()))
   )
+
+  it.effect(
+    "what find could not read, and a file gone before its read, are skipped and named; the rest comes",
+    () =>
+      Effect.gen(function* () {
+        const conn = yield* Effect.flatMap(ConnectionPool, (pool) => pool.get("busy"))
+        const host = yield* FakeHost.host("busy")
+        yield* host.fs.write("/root/out/ok.txt", "ok")
+        const local = path.join(localDir(), "out")
+        const summary = yield* Pull.pull(conn, { remote: "/root/out", local })
+        assert.deepStrictEqual([summary.files, summary.fetched, summary.upToDate], [2, 1, 0])
+        assert.deepStrictEqual(summary.skipped, [
+          { path: "locked", reason: "unreadable" },
+          { path: "gone.bin", reason: "vanished" }
+        ])
+        assert.strictEqual(fs.readFileSync(path.join(local, "ok.txt"), "utf8"), "ok")
+        assert.isFalse(fs.existsSync(path.join(local, "gone.bin")))
+      }).pipe(
+        Effect.provide(
+          FakeHost.layer([
+            {
+              alias: "busy",
+              programs: [
+                {
+                  // GNU find's output for a tree with an unreadable directory and a file removed after the walk
+                  match: "find",
+                  run: (ctx) =>
+                    Effect.gen(function* () {
+                      yield* ctx.stdout.write(
+                        "d\t4096\t1000.0\t700\t\0f\t2\t1000.0\t644\tok.txt\0f\t9\t1000.0\t644\tgone.bin\0"
+                      )
+                      yield* ctx.stderr.line("find: '/root/out/locked': Permission denied")
+                      return 1
+                    })
+                }
+              ]
+            }
+          ])
+        )
+      )
+  )
 })

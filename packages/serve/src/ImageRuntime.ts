@@ -33,7 +33,7 @@ import type { ContainerError } from "@mlops/core/ContainerErrors"
 import { ContainerRunRefused, ImageNotFound } from "@mlops/core/ContainerErrors"
 import * as ContainerSettings from "@mlops/core/ContainerSettings"
 import * as Containers from "@mlops/core/Containers"
-import type { CommandError, ProbeFailed, RemoteFileError } from "@mlops/core/Errors"
+import { type CommandError, ProbeFailed, type RemoteFileError } from "@mlops/core/Errors"
 import * as Probes from "@mlops/core/Probes"
 import * as RemoteCommand from "@mlops/core/RemoteCommand"
 import { Config, Context, Effect, Either, Layer, Option, Schema } from "effect"
@@ -41,7 +41,7 @@ import * as Classifier from "./Classifier.js"
 import type { Engine } from "./Engine.js"
 import { CudaDriverTooOld, type LaunchFailure } from "./Failures.js"
 import { absolute } from "./internal/hostPaths.js"
-import { exportsOf, IN_FOREGROUND, UNSEAL } from "./internal/imageJobScripts.js"
+import { exportsOf, IN_FOREGROUND, SECRETS_ENV, UNSEAL } from "./internal/imageJobScripts.js"
 import { startRefusals } from "./internal/logs/signatures/containers.js"
 import { IMAGE_DISCOVER, PROBE } from "./internal/pythonEnvScripts.js"
 import { type Probed, ProbeLine, parse } from "./internal/pythonProbe.js"
@@ -254,7 +254,14 @@ const idsOf = (conn: Connection) =>
       }
     )
     const ids = result.stdout.trim()
-    return /^\d+:\d+$/.test(ids) ? ids : undefined
+    if (/^\d+:\d+$/.test(ids)) return ids
+    // as root the job's files could not be removed by the user: refused rather than guessed
+    return yield* new ProbeFailed({
+      host: conn.host.alias,
+      probe: "id -u / id -g",
+      reason: `the login user's ids were not read (${result.stderr.trim() || `exit ${result.exitCode}`})`,
+      fix: `check that \`id\` runs on ${conn.host.alias} for its login user`
+    })
   })
 
 /** The environment split by name: what may be shown (passed by name to the tool) and what is secret (the payload's). */
@@ -550,8 +557,6 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
       Effect.gen(function* () {
         const info = seen ?? (yield* present(conn))
         const { plain, secret } = splitEnv(job.env)
-        const secretsFile = Object.keys(secret).length === 0 ? "" : `${job.runDir}/secrets`
-        if (secretsFile !== "") yield* conn.files.write(secretsFile, exportsOf(secret), { mode: 0o600 })
         // docker runs the program as root unless told: what it writes in the run directory would
         // be root's, and the user could not remove it. Rootless podman's root is the user already
         const user = tool === "docker" ? yield* idsOf(conn) : undefined
@@ -575,12 +580,15 @@ const runtime = (given: ImageSpec & { readonly image: string }): Runtime<Error> 
           workdir: job.cwd ?? job.runDir,
           ...(user === undefined || user === "0:0" ? {} : { user }),
           entrypoint: "sh",
-          argv: ["-c", UNSEAL, "mlops-job", job.runDir, secretsFile, ...job.argv]
+          argv: ["-c", UNSEAL, "mlops-job", job.runDir, ...job.argv]
         })
         return {
           command: RemoteCommand.make(
-            ["sh", "-c", IN_FOREGROUND, "mlops-job-image", tool, cname, secretsFile, ...options],
-            { env: plain }
+            ["sh", "-c", IN_FOREGROUND, "mlops-job-image", tool, cname, job.runDir, ...options],
+            {
+              // secret values in the environment only, for the shell to hand to the container in a file
+              env: Object.keys(secret).length === 0 ? plain : { ...plain, [SECRETS_ENV]: exportsOf(secret) }
+            }
           ),
           cwd: job.cwd ?? job.runDir,
           where: `a container of ${image} (${tool})`

@@ -288,16 +288,14 @@ export const pull = Effect.fn("Job.pull")(function* (
   const conn = yield* (yield* ConnectionPool).get(host)
   const recorded = yield* Record.read(conn, name)
   if (recorded === undefined) return yield* new JobNotFound({ host, name, known: yield* Record.names(conn) })
-  const trimmed = remote.replace(/\/+$/, "") || "/"
+  const given = remote.trim()
   const from =
-    trimmed.startsWith("/") || trimmed === "~" || trimmed.startsWith("~/")
-      ? trimmed
-      : `${recorded.job.cwd.replace(/\/+$/, "")}/${trimmed}`
-  const base =
-    from
-      .split("/")
-      .filter((part) => part !== "" && part !== "~")
-      .pop() ?? name
+    given.startsWith("/") || given === "~" || given.startsWith("~/")
+      ? given
+      : `${recorded.job.cwd.replace(/\/+$/, "")}/${given}`
+  // it lands under its own name inside `into`, never beside it: `.`, `..` or `/` take the job's name
+  const last = nodePath.posix.basename(nodePath.posix.normalize(from.replace(/^~/, "/~")))
+  const base = last === "" || last === "." || last === ".." || last === "~" ? name : last
   return yield* Pull.pull(conn, { remote: from, local: nodePath.join(options.into ?? ".", base) })
 })
 

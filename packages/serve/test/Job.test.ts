@@ -264,9 +264,53 @@ describe("Job.run on the sim", () => {
         const missing = yield* Effect.flip(Job.pull("sim", "p1", "checkpoints", { into }))
         assert.strictEqual(missing._tag, "PullSourceMissing")
         assert.include(missing.message, "/root/.mlops/jobs/p1/code/checkpoints")
+        // `.` and `..` land under a name of their own inside `into`, never in it or beside it
+        const here = yield* Job.pull("sim", "p1", ".", { into })
+        assert.strictEqual(here.local, path.join(into, "code"))
+        assert.isTrue(fs.existsSync(path.join(into, "code", "train.py")))
         const unknown = yield* Effect.flip(Job.pull("sim", "nope", "out", { into }))
         assert.strictEqual(unknown._tag, "JobNotFound")
       }).pipe(Effect.provide(layer()), Effect.scoped)
+  )
+
+  it.effect(
+    "the job's environment reaches its command unchanged, whatever its names; CUDA orders GPUs as nvidia-smi",
+    () =>
+      Effect.gen(function* () {
+        // names the host-side shells use for themselves, and the waiter's own variable
+        const env = {
+          mode: "train",
+          dir: "/data",
+          root: "r",
+          ids: "7",
+          want: "w",
+          CUDA_DEVICE_ORDER: "PCI_BUS_ID"
+        }
+        const seen = yield* events({
+          host: "sim",
+          name: "envs",
+          argv: [
+            "sh",
+            "-c",
+            'echo "mode=$mode dir=$dir root=$root ids=$ids want=$want order=$CUDA_DEVICE_ORDER"'
+          ],
+          gpus: 1,
+          env
+        })
+        const lines = seen.flatMap((e) => (e._tag === "Output" ? [e.line] : []))
+        assert.deepStrictEqual(lines, ["mode=train dir=/data root=r ids=7 want=w order=PCI_BUS_ID"])
+        // unset, CUDA numbers GPUs as nvidia-smi does (the waiter's indices are nvidia-smi's)
+        const order = yield* events({
+          host: "sim",
+          name: "order",
+          argv: ["sh", "-c", 'echo "order=$CUDA_DEVICE_ORDER visible=$CUDA_VISIBLE_DEVICES"'],
+          gpus: 1
+        })
+        assert.deepStrictEqual(
+          order.flatMap((e) => (e._tag === "Output" ? [e.line] : [])),
+          ["order=PCI_BUS_ID visible=0"]
+        )
+      }).pipe(Effect.provide(layer()))
   )
 
   it.effect("a request the host can never meet is refused before anything is written", () =>

@@ -22,59 +22,91 @@
 /** Seconds the daemon gives the program after TERM before it KILLs the container. */
 export const STOP_GRACE_S = 5
 
+/** The variable that carries the job's secret variables to `IN_FOREGROUND` (`exportsOf`'s text). */
+export const SECRETS_ENV = "MLOPS_JOB_SECRETS"
+
 /**
- * `sh -c IN_FOREGROUND mlops-job-image <tool> <container> <secrets file or ""> <run options…>`
- * (the tool's `run` arguments without `run` and without GPUs).
+ * `sh -c IN_FOREGROUND mlops-job-image <tool> <container> <run dir> <run options…>` (the tool's
+ * `run` arguments without `run` and without GPUs).
+ *
+ * - GPUs as the host numbers them: a scheduler's own binding (`SLURM_STEP_GPUS`, `SLURM_JOB_GPUS`:
+ *   the daemon runs outside the job's cgroup, so a renumbered `CUDA_VISIBLE_DEVICES` would name the
+ *   wrong ones), else what the host's waiter picked; none: `NVIDIA_VISIBLE_DEVICES=void`, so a
+ *   daemon whose default runtime is NVIDIA's, or an image that asks for every GPU, gives none.
+ * - Secrets: `$MLOPS_JOB_SECRETS` (never on a command line) goes into a 0600 file of the run
+ *   directory made now, per node, which the container reads and empties (`UNSEAL`); the file goes
+ *   when this shell ends. A job refused or stopped before it started never had one.
+ * - A stop while it starts is remembered: nothing is started after it, and a container started
+ *   meanwhile is removed at the end.
+ * - Its own variables are `_mlops_*`: a job's `--env tool=…` reaches the program unchanged.
  */
-export const IN_FOREGROUND = `tool=$1 name=$2 secrets=$3
+export const IN_FOREGROUND = `_mlops_tool=$1 _mlops_name=$2 _mlops_dir=$3
 shift 3
-if [ -n "$CUDA_VISIBLE_DEVICES" ]; then
-  if [ "$tool" = podman ]; then
-    old=$IFS
+_mlops_gpus=\${SLURM_STEP_GPUS:-\${SLURM_JOB_GPUS:-$CUDA_VISIBLE_DEVICES}}
+if [ -n "$_mlops_gpus" ]; then
+  if [ "$_mlops_tool" = podman ]; then
+    _mlops_ifs=$IFS
     IFS=,
-    for id in $CUDA_VISIBLE_DEVICES; do set -- --device "nvidia.com/gpu=$id" "$@"; done
-    IFS=$old
+    for _mlops_id in $_mlops_gpus; do set -- --device "nvidia.com/gpu=$_mlops_id" "$@"; done
+    IFS=$_mlops_ifs
   else
-    set -- --gpus "\\"device=$CUDA_VISIBLE_DEVICES\\"" "$@"
+    set -- --gpus "\\"device=$_mlops_gpus\\"" "$@"
   fi
+else
+  NVIDIA_VISIBLE_DEVICES=void
+  export NVIDIA_VISIBLE_DEVICES
+  set -- -e NVIDIA_VISIBLE_DEVICES "$@"
 fi
-trap '"$tool" stop -t ${STOP_GRACE_S} "$name" >/dev/null 2>&1' TERM INT HUP
-"$tool" run "$@" &
-client=$!
-status=
-while [ -z "$status" ]; do
-  wait "$client"
-  s=$?
+_mlops_stopping=
+_mlops_secrets=
+trap '[ -z "$_mlops_secrets" ] || rm -f "$_mlops_secrets"' EXIT
+trap '_mlops_stopping=1; "$_mlops_tool" stop -t ${STOP_GRACE_S} "$_mlops_name" >/dev/null 2>&1' TERM INT HUP
+if [ -n "$${SECRETS_ENV}" ]; then
+  _mlops_secrets=$(umask 077 && mktemp "$_mlops_dir/.secrets.XXXXXX") || exit 125
+  printf '%s' "$${SECRETS_ENV}" >"$_mlops_secrets"
+fi
+unset ${SECRETS_ENV}
+MLOPS_SECRETS_FILE=$_mlops_secrets
+export MLOPS_SECRETS_FILE
+[ -z "$_mlops_stopping" ] || exit 143
+"$_mlops_tool" run -e MLOPS_SECRETS_FILE "$@" &
+_mlops_client=$!
+_mlops_status=
+while [ -z "$_mlops_status" ]; do
+  wait "$_mlops_client"
+  _mlops_s=$?
   # over 128: the trap cut the wait short (or the client died of a signal): wait on while it runs
-  if [ "$s" -gt 128 ] && kill -0 "$client" 2>/dev/null; then continue; fi
+  if [ "$_mlops_s" -gt 128 ] && kill -0 "$_mlops_client" 2>/dev/null; then continue; fi
   # it ended just after the cut: its own status is still there to be asked for (127: it was taken)
-  if [ "$s" -gt 128 ]; then
-    wait "$client"
-    t=$?
-    [ "$t" = 127 ] || s=$t
+  if [ "$_mlops_s" -gt 128 ]; then
+    wait "$_mlops_client"
+    _mlops_t=$?
+    [ "$_mlops_t" = 127 ] || _mlops_s=$_mlops_t
   fi
-  status=$s
+  _mlops_status=$_mlops_s
 done
-# a container that never started never read its secrets
-[ -z "$secrets" ] || rm -f "$secrets"
-exit "$status"
+# stopped while it started: a container the client made before it heard goes too
+[ -z "$_mlops_stopping" ] || "$_mlops_tool" rm -f "$_mlops_name" >/dev/null 2>&1
+exit "$_mlops_status"
 `
 
 /**
- * The container's command: `sh -c UNSEAL mlops-job <run dir> <secrets file or ""> <program…>`. The job's
- * secret variables come from a 0600 file in its run directory, read and removed before the
- * program starts (never in the tool's command line or the container's record); a HOME the user
- * cannot write (an image's `/` for a non-root user) becomes the run directory.
+ * The container's command: `sh -c UNSEAL mlops-job <run dir> <program…>`. The job's secret
+ * variables come from the file `MLOPS_SECRETS_FILE` names (see `IN_FOREGROUND`), read and emptied
+ * (removed where the image has `rm`) before the program starts; a HOME the user cannot write (an
+ * image's `/` for a non-root user) becomes the run directory.
  */
-export const UNSEAL = `dir=$1 secrets=$2
-shift 2
-if [ -n "$secrets" ]; then
-  . "$secrets"
+export const UNSEAL = `_mlops_dir=$1
+shift
+if [ -n "$MLOPS_SECRETS_FILE" ] && [ -f "$MLOPS_SECRETS_FILE" ]; then
+  . "$MLOPS_SECRETS_FILE"
   # emptied by the shell itself (a slim image may have no rm), removed where it can be
-  : >"$secrets"
-  rm -f "$secrets" 2>/dev/null
+  : >"$MLOPS_SECRETS_FILE"
+  rm -f "$MLOPS_SECRETS_FILE" 2>/dev/null
 fi
-[ -w "\${HOME:-/}" ] || { HOME=$dir; export HOME; }
+unset MLOPS_SECRETS_FILE
+[ -w "\${HOME:-/}" ] || { HOME=$_mlops_dir; export HOME; }
+unset _mlops_dir
 exec "$@"
 `
 

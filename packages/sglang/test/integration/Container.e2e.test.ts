@@ -710,11 +710,10 @@ describe("Launch in a container (real Docker Engine, stand-in SGLang image)", ()
             ["the events", JSON.stringify(started)]
           ] as const)
             assert.notInclude(seen, TOKEN, where)
-          const secrets = path.join(first.runDir, "secrets")
-          assert.isTrue(
-            !fs.existsSync(secrets) || fs.statSync(secrets).size === 0,
-            "the secrets file was read and emptied"
-          )
+          // the secrets' file was read and emptied inside (this image has no rm); nothing else holds them
+          const sealed = fs.readdirSync(first.runDir).filter((file) => file.startsWith(".secrets."))
+          assert.isAtMost(sealed.length, 1)
+          for (const file of sealed) assert.strictEqual(fs.statSync(path.join(first.runDir, file)).size, 0)
 
           // the second lands on the other GPU, and its crash is classified from its log
           const crashed = yield* Effect.exit(
@@ -736,12 +735,34 @@ describe("Launch in a container (real Docker Engine, stand-in SGLang image)", ()
           // removed when it ended: its output is in the log, its files in the run directory
           assert.deepStrictEqual(yield* jobContainers(host, short), [])
 
+          // no GPU asked: none given, even to an image that would take every one; the job's own
+          // variables arrive as set, whatever their names
+          const cpu = yield* jobName(Docker, "cpu")
+          const cpuRun = yield* imageJob({
+            name: cpu,
+            argv: [
+              "python3",
+              "-c",
+              "import os; print('devices=' + os.environ.get('NVIDIA_VISIBLE_DEVICES', '-') + ' tool=' + os.environ.get('tool', '-') + ' name=' + os.environ.get('name', '-'))"
+            ],
+            env: { tool: "mine", name: "exp1" }
+          })
+          assert.isTrue(
+            cpuRun.some((e) => e._tag === "Output" && e.line === "devices=void tool=mine name=exp1"),
+            JSON.stringify(cpuRun.filter((e) => e._tag === "Output"))
+          )
+
           const stopped = yield* Job.stop(alias, long)
           assert.strictEqual(stopped.outcome, "terminated")
           assert.deepStrictEqual(stopped.gpus, [0])
           assert.deepStrictEqual(yield* jobContainers(host, long), [])
           assert.deepStrictEqual(gpuApps(standin), [])
           assert.strictEqual((yield* Job.get(alias, long)).state, "stopped")
+          // and the secrets' file went with the job
+          assert.deepStrictEqual(
+            fs.readdirSync(first.runDir).filter((file) => file.startsWith(".secrets.")),
+            []
+          )
         })
     )
   })

@@ -18,7 +18,8 @@
  *
  * The client creates `gpus`, `queued` and `refused` empty (0600) beforehand: the script only
  * rewrites them, so they keep that mode under the login umask the command runs with, and an
- * empty one means "not yet". Plain POSIX sh, within what the fake host's sh models (no
+ * empty one means "not yet". Its own variables are `_mlops_*`: a job's `--env mode=…` reaches its
+ * command unchanged. Plain POSIX sh, within what the fake host's sh models (no
  * arithmetic, no here-documents, no umask).
  *
  * @internal
@@ -34,7 +35,7 @@ export const BUSY_MIB = 2048
  * `sh -c WAITER mlops-job <jobs root> <run dir> <count> <ids|-> <wait|now> <command...>`.
  * `count` 0: no GPUs (CUDA_VISIBLE_DEVICES is set empty).
  */
-export const WAITER = `root=$1 dir=$2 want=$3 ids=$4 mode=$5
+export const WAITER = `_mlops_root=$1 _mlops_dir=$2 _mlops_want=$3 _mlops_ids=$4 _mlops_mode=$5
 shift 5
 alive() {
   [ -d "$1" ] || return 1
@@ -44,82 +45,84 @@ alive() {
   kill -0 "$(cat "$1/pid")" 2>/dev/null
 }
 claims() {
-  out=,
-  for g in "$root"/*/gpus; do
-    [ -s "$g" ] || continue
-    d=\${g%/gpus}
-    [ "$d" = "$dir" ] && continue
-    alive "$d" && out="$out$(cat "$g"),"
+  _mlops_out=,
+  for _mlops_g in "$_mlops_root"/*/gpus; do
+    [ -s "$_mlops_g" ] || continue
+    _mlops_d=\${_mlops_g%/gpus}
+    [ "$_mlops_d" = "$_mlops_dir" ] && continue
+    alive "$_mlops_d" && _mlops_out="$_mlops_out$(cat "$_mlops_g"),"
   done
-  printf '%s' "$out"
+  printf '%s' "$_mlops_out"
 }
 holders() {
-  for g in "$root"/*/gpus; do
-    [ -s "$g" ] || continue
-    d=\${g%/gpus}
-    [ "$d" = "$dir" ] && continue
-    alive "$d" && printf 'claim %s %s\\n' "\${d##*/}" "$(cat "$g")"
+  for _mlops_g in "$_mlops_root"/*/gpus; do
+    [ -s "$_mlops_g" ] || continue
+    _mlops_d=\${_mlops_g%/gpus}
+    [ "$_mlops_d" = "$_mlops_dir" ] && continue
+    alive "$_mlops_d" && printf 'claim %s %s\\n' "\${_mlops_d##*/}" "$(cat "$_mlops_g")"
   done
 }
 enough() {
-  old=$IFS
+  _mlops_old=$IFS
   IFS=,
   set -- $1
-  IFS=$old
-  [ "$#" -ge "$want" ]
+  IFS=$_mlops_old
+  [ "$#" -ge "$_mlops_want" ]
 }
 gpus() {
   nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader,nounits
 }
 pick() {
-  taken=$(claims)
+  _mlops_taken=$(claims)
   gpus | {
-    picked=
-    while IFS=', ' read -r i used total; do
-      [ -n "$i" ] || continue
-      case "$ids" in -) ;; *) case ",$ids," in *",$i,"*) ;; *) continue ;; esac ;; esac
-      case "$taken" in *",$i,"*) continue ;; esac
-      [ "$used" -lt ${BUSY_MIB} ] || continue
-      picked="$picked\${picked:+,}$i"
-      enough "$picked" && break
+    _mlops_picked=
+    while IFS=', ' read -r _mlops_i _mlops_used _mlops_total; do
+      [ -n "$_mlops_i" ] || continue
+      case "$_mlops_ids" in -) ;; *) case ",$_mlops_ids," in *",$_mlops_i,"*) ;; *) continue ;; esac ;; esac
+      case "$_mlops_taken" in *",$_mlops_i,"*) continue ;; esac
+      [ "$_mlops_used" -lt ${BUSY_MIB} ] || continue
+      _mlops_picked="$_mlops_picked\${_mlops_picked:+,}$_mlops_i"
+      enough "$_mlops_picked" && break
     done
-    enough "$picked" && printf '%s' "$picked"
+    enough "$_mlops_picked" && printf '%s' "$_mlops_picked"
   }
 }
-ticket=$(cat "$dir/ticket")
-picks=
-if [ "$want" -gt 0 ]; then
+_mlops_ticket=$(cat "$_mlops_dir/ticket")
+_mlops_picks=
+if [ "$_mlops_want" -gt 0 ]; then
   # into the queue at once, whole: the client wrote it aside (0600); a rename is atomic
-  mv -f "$ticket.new" "$ticket"
+  mv -f "$_mlops_ticket.new" "$_mlops_ticket"
   while :; do
-    head=
-    for t in "$root"/.queue/*; do
-      case "$t" in *.new) continue ;; esac
-      [ -e "$t" ] || continue
-      d=$(cat "$t")
-      [ -n "$d" ] || continue
-      if [ "$d" = "$dir" ] || alive "$d"; then head=$t; break; fi
-      rm -f "$t"
+    _mlops_head=
+    for _mlops_t in "$_mlops_root"/.queue/*; do
+      case "$_mlops_t" in *.new) continue ;; esac
+      [ -e "$_mlops_t" ] || continue
+      _mlops_d=$(cat "$_mlops_t")
+      [ -n "$_mlops_d" ] || continue
+      if [ "$_mlops_d" = "$_mlops_dir" ] || alive "$_mlops_d"; then _mlops_head=$_mlops_t; break; fi
+      rm -f "$_mlops_t"
     done
-    if [ "$head" = "$ticket" ]; then
-      picks=$(pick)
-      [ -n "$picks" ] && break
+    if [ "$_mlops_head" = "$_mlops_ticket" ]; then
+      _mlops_picks=$(pick)
+      [ -n "$_mlops_picks" ] && break
     fi
-    if [ "$mode" = now ]; then
-      { [ "$head" = "$ticket" ] || printf 'behind %s\\n' "\${head##*/}"
-        gpus | while IFS=', ' read -r i used total; do printf 'gpu %s %s %s\\n' "$i" "$used" "$total"; done
-        holders; } > "$dir/refused"
-      rm -f "$ticket"
+    if [ "$_mlops_mode" = now ]; then
+      { [ "$_mlops_head" = "$_mlops_ticket" ] || printf 'behind %s\\n' "\${_mlops_head##*/}"
+        gpus | while IFS=', ' read -r _mlops_i _mlops_used _mlops_total; do printf 'gpu %s %s %s\\n' "$_mlops_i" "$_mlops_used" "$_mlops_total"; done
+        holders; } > "$_mlops_dir/refused"
+      rm -f "$_mlops_ticket"
       exit ${REFUSED_STATUS}
     fi
-    [ -s "$dir/queued" ] || printf '%s\\n' "\${head##*/}" > "$dir/queued"
+    [ -s "$_mlops_dir/queued" ] || printf '%s\\n' "\${_mlops_head##*/}" > "$_mlops_dir/queued"
     sleep 2
   done
 fi
-printf '%s' "$picks" > "$dir/gpus"
-rm -f "$ticket"
-: > "$dir/queued"
-CUDA_VISIBLE_DEVICES=$picks
-export CUDA_VISIBLE_DEVICES
+printf '%s' "$_mlops_picks" > "$_mlops_dir/gpus"
+rm -f "$_mlops_ticket"
+: > "$_mlops_dir/queued"
+CUDA_VISIBLE_DEVICES=$_mlops_picks
+# the indices are nvidia-smi's (PCI bus order); CUDA's own default order may differ on mixed GPUs
+[ -n "$CUDA_DEVICE_ORDER" ] || CUDA_DEVICE_ORDER=PCI_BUS_ID
+export CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER
 exec "$@"
 `
