@@ -8,6 +8,7 @@
  *   npx tsx scripts/differential/sglang.ts commands          # (re)generate commands.json (seeded)
  *   npx tsx scripts/differential/sglang.ts run [VERSION...]  # run releases, write outcomes/<v>.json
  *   npx tsx scripts/differential/sglang.ts report [--misses] # agreement per release, both parts
+ *   npx tsx scripts/differential/sglang.ts show VERSION ID    # one command, both sides
  *
  * `run` needs the public histories fetched as bare git directories (the releases' commits are in
  * `packages/sglang/test/fixtures/versions/index.json`): MIRRORS (`owner+name=path,...`), default
@@ -332,12 +333,20 @@ export const predict = (version: string, command: Command) =>
     )
   )
 
+/** The kind of a refusal: argparse's (SystemExit, mlops' argv errors) or the exception's type. */
+const kindOf = (error: {
+  readonly _tag: string
+  readonly violations?: ReadonlyArray<{ readonly errorType: string }>
+}) => (error._tag === "LaunchRulesViolated" ? (error.violations?.[0]?.errorType ?? "?") : "SystemExit")
+
 const report = (misses: boolean) => {
   const commands = readCommands()
   for (const release of releases()) {
     const outcomes = readOutcomes(release.version)
     if (outcomes === undefined) continue
     const parts = { development: [0, 0], "held-out": [0, 0] } as Record<Command["part"], [number, number]>
+    // of the commands both refuse, how many mlops refuses the engine's way (its first problem's type)
+    const kinds = [0, 0]
     const missed: Array<string> = []
     for (const command of commands) {
       const outcome = outcomes[command.id]
@@ -346,17 +355,32 @@ const report = (misses: boolean) => {
       const agree = Either.isRight(predicted) === (outcome.outcome === "accepted")
       parts[command.part][1]++
       if (agree) parts[command.part][0]++
-      else if (command.part === "development")
+      if (agree && Either.isLeft(predicted) && outcome.outcome === "error") {
+        kinds[1]++
+        if (kindOf(predicted.left) === outcome.type) kinds[0]++
+      }
+      if (!agree && command.part === "development")
         missed.push(
           `  ${command.id} ${command.model} ${command.argv.slice(2).join(" ")}\n    engine: ${outcome.outcome === "accepted" ? "accepted" : `${outcome.type}: ${outcome.message.slice(0, 160)}`}\n    mlops:  ${Either.isRight(predicted) ? "accepted" : `${predicted.left._tag}: ${predicted.left.message.slice(0, 160)}`}`
         )
     }
-    const pct = ([a, n]: [number, number]) => `${((100 * a) / Math.max(1, n)).toFixed(1)}% (${a}/${n})`
+    const pct = ([a, n]: ReadonlyArray<number>) =>
+      `${((100 * (a ?? 0)) / Math.max(1, n ?? 0)).toFixed(1)}% (${a}/${n})`
     console.log(
-      `${release.version.padEnd(16)} development ${pct(parts.development)}  held-out ${pct(parts["held-out"])}`
+      `${release.version.padEnd(16)} development ${pct(parts.development)}  held-out ${pct(parts["held-out"])}  refused the engine's way ${pct(kinds)}`
     )
     if (misses) for (const miss of missed) console.log(miss)
   }
+}
+
+/** One command on one release, both sides in full. */
+const show = (version: string, id: string) => {
+  const command = readCommands().find((c) => c.id === id)
+  if (command === undefined) return console.error(`no command ${id}`)
+  console.log(`${command.id} ${command.model} ${command.argv.join(" ")}`)
+  console.log(`engine: ${JSON.stringify(readOutcomes(version)?.[id])}`)
+  const predicted = predict(version, command)
+  console.log(`mlops:  ${Either.isRight(predicted) ? "accepted" : predicted.left.message}`)
 }
 
 const releases = (): ReadonlyArray<Release> =>
@@ -393,7 +417,8 @@ const main = () => {
       )
     }
   } else if (mode === "report") report(rest.includes("--misses"))
-  else console.error("usage: sglang.ts commands | run [VERSION...] | report [--misses]")
+  else if (mode === "show" && rest.length === 2) show(rest[0]!, rest[1]!)
+  else console.error("usage: sglang.ts commands | run [VERSION...] | report [--misses] | show VERSION ID")
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) main()

@@ -26,7 +26,7 @@ export const ViolationRecord = Schema.Struct({
   title: Schema.String,
   /** Where in the engine's argument handling it is raised (engine-specific names). */
   stage: Schema.String,
-  errorType: Schema.Literal("ValueError", "AssertionError", "TypeError", "RuntimeError"),
+  errorType: Schema.Literal("ValueError", "AssertionError", "TypeError", "RuntimeError", "AttributeError"),
   message: Schema.String,
   /** The engine's own message ("" for a bare assert). */
   engineMessage: Schema.String,

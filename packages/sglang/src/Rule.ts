@@ -59,7 +59,7 @@ export interface Fix {
 }
 
 /** The Python exception SGLang raises. @category models */
-export type ErrorType = "ValueError" | "AssertionError" | "TypeError" | "RuntimeError"
+export type ErrorType = "ValueError" | "AssertionError" | "TypeError" | "RuntimeError" | "AttributeError"
 
 /**
  * The typed failure (`Failures`) SGLang's exception is when it happens at runtime: the same tag

@@ -8,6 +8,7 @@ import { attentionBackendDefault } from "../internal/lifecycle/messages.js"
 import { capability, isBlackwell, isHopper, isSm100, platformOf } from "../internal/rules/helpers.js"
 import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
+import * as VersionRange from "../VersionRange.js"
 
 /** R29: pick a backend when `--attention-backend` is unset. */
 export const defaultBackend = Rule.make({
@@ -69,8 +70,10 @@ const forcePage = (id: string, sub: number, backend: string, page: number, sglan
     versions: rangeOf(id),
     order: { step: 13, sub },
     kind: "adjust",
-    check: ({ args }) =>
-      (args.attention_backend === backend || args.decode_attention_backend === backend) &&
+    check: ({ args, version }) =>
+      // a decode backend of its own from 0.4.10 on
+      (args.attention_backend === backend ||
+        (VersionRange.atLeast(version, "0.4.10") && args.decode_attention_backend === backend)) &&
       args.page_size !== page
         ? Rule.adjust({ page_size: page }, `${backend} works on pages of ${page} tokens`, sglang)
         : undefined
@@ -148,6 +151,20 @@ export const trtllmMha = Rule.make({
     const decode = args.decode_attention_backend ?? args.attention_backend
     if (prefill !== "trtllm_mha" && decode !== "trtllm_mha") return undefined
     const major = capability(input)?.major
+    // before 0.5.10 one check for any use of it: Blackwell (SM100) only
+    if (!VersionRange.atLeast(input.version, "0.5.10") && major !== undefined && major !== 10)
+      return Rule.violation({
+        errorType: "ValueError",
+        message: "the trtllm_mha attention backend needs an SM100 (Blackwell) GPU",
+        engineMessage:
+          "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
+        fields: ["attention_backend", "prefill_attention_backend", "decode_attention_backend"],
+        fix: {
+          attention_backend: "flashinfer",
+          prefill_attention_backend: null,
+          decode_attention_backend: null
+        }
+      })
     if (major !== undefined && prefill === "trtllm_mha" && major !== 10) {
       return Rule.violation({
         errorType: "ValueError",

@@ -61,6 +61,45 @@ export const contextLength = rule(
   }
 )
 
+/** CLI methods SGLang accepts for a checkpoint quantized with another method's name. */
+const compatibleQuantization: Readonly<Record<string, ReadonlyArray<string>>> = {
+  modelopt_fp8: ["modelopt"],
+  modelopt_fp4: ["modelopt"],
+  modelopt_mixed: ["modelopt"],
+  petit_nvfp4: ["modelopt"],
+  w8a8_int8: ["compressed-tensors", "compressed_tensors"],
+  w8a8_fp8: ["compressed-tensors", "compressed_tensors"]
+}
+
+/**
+ * R35.quantization: a pre-quantized checkpoint's `quant_method` and `--quantization` must be the
+ * same or compatible. Kernels that take over a checkpoint of their family (`awq_marlin` for awq,
+ * `gptq_marlin` for gptq, `marlin`, `moe_wna16`) are let through: their override is decided by
+ * the method, not modelled here.
+ */
+export const quantizationMatches = rule(
+  "R35.quantization",
+  "--quantization matches the checkpoint's",
+  10,
+  2,
+  "fatal",
+  ({ args, traits }) => {
+    const checkpoint = traits?.quantization?.toLowerCase()
+    const asked = args.quantization?.toLowerCase()
+    if (checkpoint === undefined || checkpoint === "" || asked === undefined || asked === checkpoint)
+      return undefined
+    if (compatibleQuantization[asked]?.includes(checkpoint)) return undefined
+    if (asked.startsWith(checkpoint) || asked === "marlin" || asked === "moe_wna16") return undefined
+    return Rule.violation({
+      errorType: "ValueError",
+      message: `--quantization ${asked} does not match the checkpoint, which is quantized with ${checkpoint} (its config.json's quantization_config)`,
+      engineMessage: `Quantization method specified in the model config (${checkpoint}) does not match the quantization method specified in the \`quantization\` argument (${asked}).`,
+      fields: ["quantization"],
+      fix: { quantization: null }
+    })
+  }
+)
+
 /** Section 7: hierarchical cache and no radix cache exclude each other. */
 export const hicacheRadix = rule(
   "S7.hicache",
@@ -171,6 +210,7 @@ export const rules: ReadonlyArray<Rule.Rule> = [
   unquant,
   missingDefaults,
   contextLength,
+  quantizationMatches,
   hicacheRadix,
   chunkedPrefillPages,
   mixedChunkSpeculative,

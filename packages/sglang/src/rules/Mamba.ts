@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { platformOf } from "../internal/rules/helpers.js"
+import { platformOf, releaseField } from "../internal/rules/helpers.js"
 import { mambaArchitectureOf } from "../internal/rules/mambaArchitectures.js"
 import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
@@ -290,6 +290,52 @@ export const noBufferSpeculative = Rule.make({
 })
 
 /** This family, in SGLang's order. */
+/**
+ * R24.no-buffer: from 0.5.14 the mamba radix cache's strategy is `--mamba-radix-cache-strategy`
+ * (`--mamba-scheduler-strategy` its deprecated alias), and an explicit no_buffer with the radix
+ * cache is checked, not adjusted: single-token pages, no overlap scheduler, no trtllm_mha.
+ */
+export const noBufferChecked = Rule.make({
+  id: "R24.no-buffer",
+  title: "an explicit mamba no_buffer radix cache: page size 1, no overlap, no trtllm_mha",
+  versions: rangeOf("R24.no-buffer"),
+  order: { step: 12, sub: 14 },
+  kind: "fatal",
+  check: (input) => {
+    const { args } = input
+    if (mambaArchitectureOf(input.traits) === undefined || args.disable_radix_cache) return undefined
+    if (releaseField(args, "mamba_radix_cache_strategy") !== "no_buffer") return undefined
+    const violation = (engineMessage: string, message: string, fix: Rule.Patch) =>
+      Rule.violation({
+        errorType: "AssertionError",
+        message,
+        engineMessage,
+        fields: ["page_size", "disable_overlap_schedule", "attention_backend", "disable_radix_cache"],
+        fix,
+        alternatives: [{ disable_radix_cache: true }]
+      })
+    if (args.page_size !== null && args.page_size !== 1)
+      return violation(
+        "no_buffer only supports page_size=1.",
+        `the mamba no_buffer radix cache works on single-token pages, not --page-size ${args.page_size}`,
+        { page_size: 1 }
+      )
+    if (!args.disable_overlap_schedule)
+      return violation(
+        "no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
+        "the mamba no_buffer radix cache cannot overlap scheduling: add --disable-overlap-schedule, or use the default strategy (auto picks extra_buffer where it can)",
+        { disable_overlap_schedule: true }
+      )
+    if (args.attention_backend === "trtllm_mha")
+      return violation(
+        "no_buffer do not support trtllm_mha attention backend.",
+        "the mamba no_buffer radix cache does not work with the trtllm_mha attention backend",
+        { attention_backend: "triton" }
+      )
+    return undefined
+  }
+})
+
 export const rules: ReadonlyArray<Rule.Rule> = [
   pdDecodeChunkCache,
   pdDecodeNoExtraBuffer,
@@ -303,5 +349,6 @@ export const rules: ReadonlyArray<Rule.Rule> = [
   noBufferPageSize,
   noBufferOverlap,
   noBufferTrtllm,
-  noBufferSpeculative
+  noBufferSpeculative,
+  noBufferChecked
 ]

@@ -4,8 +4,9 @@
  *
  * @since 0.1.0
  */
-import { largestDivisorAtMost, rule } from "../internal/rules/helpers.js"
+import { largestDivisorAtMost, releaseField, rule } from "../internal/rules/helpers.js"
 import * as Rule from "../Rule.js"
+import * as VersionRange from "../VersionRange.js"
 
 /** R37: dp size 1 turns the dp-attention switches off. */
 export const dpSizeOne = rule(
@@ -149,19 +150,29 @@ export const flashinferMoeEp = rule(
       : undefined
 )
 
-/** R39: EPLB needs expert parallelism (bare assert). */
-export const eplbNeedsEp = rule("R39.eplb", "EPLB needs ep size > 1", 15, 3, "fatal", ({ args }) =>
-  args.enable_eplb && args.ep_size <= 1
-    ? Rule.violation({
-        errorType: "AssertionError",
-        message: "--enable-eplb balances experts across ranks, so it needs --ep-size > 1",
-        engineMessage: "",
-        fields: ["enable_eplb", "ep_size"],
-        fix: { ep_size: args.tp_size > 1 ? args.tp_size : 2 },
-        alternatives: [{ enable_eplb: false }]
-      })
-    : undefined
-)
+/**
+ * R39: EPLB needs expert parallelism (bare assert), as each release words it: 0.4.10 the EP MoE
+ * switches, 0.5.0rc2 an ep size over 1 or an all-to-all backend, from 0.5.1 an ep size over 1.
+ */
+export const eplbNeedsEp = rule("R39.eplb", "EPLB needs ep size > 1", 15, 3, "fatal", ({ args, version }) => {
+  if (!args.enable_eplb) return undefined
+  const expertParallel = VersionRange.atLeast(version, "0.5.1")
+    ? args.ep_size > 1
+    : VersionRange.atLeast(version, "0.5.0rc2")
+      ? args.ep_size > 1 || releaseField(args, "moe_a2a_backend") != null
+      : releaseField(args, "enable_ep_moe") === true || releaseField(args, "enable_deepep_moe") === true
+  if (expertParallel) return undefined
+  return Rule.violation({
+    errorType: "AssertionError",
+    message: VersionRange.atLeast(version, "0.5.0rc2")
+      ? "--enable-eplb balances experts across ranks, so it needs --ep-size > 1"
+      : "--enable-eplb balances experts across ranks, so it needs --enable-ep-moe (or --enable-deepep-moe)",
+    engineMessage: "",
+    fields: ["enable_eplb", "ep_size"],
+    fix: { ep_size: args.tp_size > 1 ? args.tp_size : 2 },
+    alternatives: [{ enable_eplb: false }]
+  })
+})
 
 /** R40: pipeline parallelism turns the overlap scheduler off. */
 export const pipelineOverlap = rule(
@@ -261,8 +272,53 @@ export const pipelineSpeculative = rule(
       : undefined
 )
 
+/** R37 before 0.5.2: dp attention with dp size 1 is refused, not turned off. */
+export const dpSizeAsserted = rule(
+  "R37.dp-size-assert",
+  "dp attention needs dp size > 1",
+  14,
+  9,
+  "fatal",
+  ({ args }) =>
+    args.enable_dp_attention && args.dp_size <= 1
+      ? Rule.violation({
+          errorType: "AssertionError",
+          message: "--enable-dp-attention needs --dp-size > 1 (1 < dp size <= tp size)",
+          engineMessage: "Please set a dp-size > 1. You can use 1 < dp-size <= tp-size ",
+          fields: ["enable_dp_attention", "dp_size"],
+          fix: { dp_size: Math.max(2, args.tp_size) },
+          alternatives: [{ enable_dp_attention: false }]
+        })
+      : undefined
+)
+
+/** R18 before 0.5.11: pipeline parallelism also excludes mixed chunked prefill. */
+export const pipelineMixedChunk = rule(
+  "R18.pp-mixed",
+  "pipeline parallelism without overlap schedule, speculative decoding or mixed chunk",
+  19,
+  6,
+  "fatal",
+  ({ args }) =>
+    args.pp_size > 1 &&
+    (!args.disable_overlap_schedule || args.speculative_algorithm !== null || args.enable_mixed_chunk)
+      ? Rule.violation({
+          errorType: "AssertionError",
+          message: "--pp-size > 1 cannot be combined with speculative decoding or --enable-mixed-chunk",
+          engineMessage:
+            "Pipeline parallelism is not compatible with overlap schedule, speculative decoding, mixed chunked prefill.",
+          fields: ["pp_size", "speculative_algorithm", "enable_mixed_chunk", "disable_overlap_schedule"],
+          fix: { pp_size: 1 },
+          alternatives: [
+            { speculative_algorithm: null, enable_mixed_chunk: false, disable_overlap_schedule: true }
+          ]
+        })
+      : undefined
+)
+
 /** This family, in SGLang's order. */
 export const rules: ReadonlyArray<Rule.Rule> = [
+  dpSizeAsserted,
   dpSizeOne,
   dpDividesTp,
   dpChunkedPrefill,
@@ -275,5 +331,6 @@ export const rules: ReadonlyArray<Rule.Rule> = [
   nodesDivideTpPp,
   multiNodeDp,
   gpuIds,
+  pipelineMixedChunk,
   pipelineSpeculative
 ]

@@ -11,6 +11,70 @@ import { envBool, isEagleFamily } from "../internal/rules/helpers.js"
 import { resetMaxRunningRequests } from "../internal/rules/maxRunningRequests.js"
 import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
+import type { ServerArgs } from "../ServerArgs.js"
+import * as VersionRange from "../VersionRange.js"
+
+/** The names `SpeculativeAlgorithm.from_string` knows from main-2026-05-19 on (after NEXTN's alias), by release. */
+const knownAlgorithms = (version: string): ReadonlyArray<string> => [
+  "DFLASH",
+  "EAGLE",
+  "EAGLE3",
+  "FROZEN_KV_MTP",
+  "STANDALONE",
+  "NGRAM",
+  "NONE",
+  "NEXTN",
+  ...(VersionRange.atLeast(version, "main-2026-07-20") ? ["DSPARK"] : [])
+]
+
+/** A name the flag's type knows (0.5.11's choices): what the other rules read. */
+const isTypedAlgorithm = (name: string): name is NonNullable<ServerArgs["speculative_algorithm"]> =>
+  ["DFLASH", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"].includes(name)
+
+/**
+ * R1.upper: from main-2026-05-19 argparse lists no choices for --speculative-algorithm and the
+ * hook takes the name in capitals (`nextn` is NEXTN).
+ */
+export const algorithmInCapitals = Rule.make({
+  id: "R1.upper",
+  title: "the speculative algorithm's name in capitals",
+  versions: rangeOf("R1.upper"),
+  order: { step: 17, sub: 3.5 },
+  kind: "adjust",
+  check: ({ args }) => {
+    const given = args.speculative_algorithm
+    if (given === null) return undefined
+    const upper = given.toUpperCase()
+    if (upper === given || !isTypedAlgorithm(upper)) return undefined
+    return Rule.adjust(
+      { speculative_algorithm: upper },
+      `SGLang reads --speculative-algorithm ${given} as ${upper}`,
+      undefined
+    )
+  }
+})
+
+/** R1.unknown: a name the algorithm registry does not know is a ValueError (no argparse choice refuses it first). */
+export const unknownAlgorithm = Rule.make({
+  id: "R1.unknown",
+  title: "a speculative algorithm SGLang does not know",
+  versions: rangeOf("R1.unknown"),
+  order: { step: 17, sub: 4.5 },
+  kind: "fatal",
+  check: ({ args, version }) => {
+    const given = args.speculative_algorithm
+    if (given === null || knownAlgorithms(version).includes(given.toUpperCase())) return undefined
+    const known = knownAlgorithms(version).filter((name) => name !== "NONE")
+    return Rule.violation({
+      errorType: "ValueError",
+      message: `--speculative-algorithm ${given} is no algorithm SGLang ${version} knows (${known.join(", ")}); MTP heads are served with NEXTN`,
+      engineMessage: `Unknown speculative algorithm name: ${given.toUpperCase()}`,
+      fields: ["speculative_algorithm"],
+      fix: { speculative_algorithm: "NEXTN" },
+      alternatives: [{ speculative_algorithm: "EAGLE" }]
+    })
+  }
+})
 
 /** R1: NEXTN is EAGLE. */
 export const nextnIsEagle = Rule.make({
@@ -201,6 +265,8 @@ export const pdDecodeRadix = Rule.make({
 
 /** This family, in SGLang's order. */
 export const rules: ReadonlyArray<Rule.Rule> = [
+  algorithmInCapitals,
+  unknownAlgorithm,
   nextnIsEagle,
   skipDpMlpSync,
   standaloneDpAttention,

@@ -97,6 +97,55 @@ export const stepsWithoutTopk = Rule.make({
       : undefined
 })
 
+/** R12 in 0.4.6–0.4.8: the topk comparison is reached only with pages over one token (a backend's, or --page-size). */
+export const stepsWithoutTopkPaged = Rule.make({
+  id: "R12.topk-missing-paged",
+  title: "--speculative-num-steps without --speculative-eagle-topk, on pages over one token",
+  versions: rangeOf("R12.topk-missing-paged"),
+  order: { step: 17, sub: 37 },
+  kind: "fatal",
+  check: ({ args }) =>
+    isEagleFamily(args.speculative_algorithm) &&
+    args.speculative_num_steps !== null &&
+    args.speculative_eagle_topk === null &&
+    args.page_size !== null &&
+    args.page_size > 1
+      ? Rule.violation({
+          errorType: "TypeError",
+          message: `--speculative-num-steps needs --speculative-eagle-topk too on pages of ${args.page_size} tokens (SGLang compares the missing topk with 1)`,
+          engineMessage: "'>' not supported between instances of 'NoneType' and 'int'",
+          fields: ["speculative_num_steps", "speculative_eagle_topk"],
+          fix: { speculative_eagle_topk: 1 }
+        })
+      : undefined
+})
+
+/**
+ * R12 in 0.4.5: choosing the three numbers automatically reads `decrypted_config_file`, which
+ * that release's ServerArgs does not have: speculative decoding without them fails.
+ */
+export const autoTripleBroken = Rule.make({
+  id: "R12.auto-broken",
+  title: "SGLang 0.4.5 cannot choose the speculative numbers itself",
+  versions: rangeOf("R12.auto-broken"),
+  order: { step: 17, sub: 36 },
+  kind: "fatal",
+  check: ({ args }) =>
+    isEagleFamily(args.speculative_algorithm) &&
+    args.speculative_num_steps === null &&
+    args.speculative_eagle_topk === null &&
+    args.speculative_num_draft_tokens === null
+      ? Rule.violation({
+          errorType: "AttributeError",
+          message:
+            "SGLang 0.4.5 fails while choosing the speculative numbers itself (a bug of that release): give all three",
+          engineMessage: "'ServerArgs' object has no attribute 'decrypted_config_file'",
+          fields: ["speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"],
+          fix: { speculative_num_steps: 3, speculative_eagle_topk: 1, speculative_num_draft_tokens: 4 }
+        })
+      : undefined
+})
+
 /** R14: trtllm_mha only with topk 1. */
 export const trtllmTopk = Rule.make({
   id: "R14.trtllm-mha",
@@ -168,7 +217,9 @@ export const topkWithPages = Rule.make({
 /** This family, in SGLang's order. */
 export const rules: ReadonlyArray<Rule.Rule> = [
   speculativeTriple,
+  autoTripleBroken,
   autoTriple,
+  stepsWithoutTopkPaged,
   stepsWithoutTopk,
   trtllmTopk,
   draftTokensForTopkOne,

@@ -62,6 +62,14 @@ export const isBlackwell = (input: RuleInput): boolean => {
 export const isEagleFamily = (algorithm: ServerArgs["speculative_algorithm"]): boolean =>
   algorithm === "EAGLE" || algorithm === "EAGLE3" || algorithm === "STANDALONE" || algorithm === "NEXTN"
 
+/**
+ * A field of another release than 0.5.11, which the args' type (0.5.11's fields) does not name
+ * (`mamba_radix_cache_strategy` from 0.5.14, `enable_ep_moe` before 0.5.0): the args hold every
+ * field of the release checked.
+ */
+export const releaseField = (args: ServerArgs, field: string): unknown =>
+  (args as unknown as Readonly<Record<string, unknown>>)[field]
+
 /** The flag spelling of a field (`tp_size` -> `--tp-size`); canonical flags are named after their field. */
 export const flagOf = (field: Field | string): string => `--${field.replaceAll("_", "-")}`
 

@@ -37,6 +37,11 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "0.5.13",
     "`auto` → no_buffer in _handle_missing_default_values 0.5.7–0.5.13; no strategy flag before 0.5.7; from 0.5.14 the field is mamba_radix_cache_strategy with other auto resolution"
   ),
+  "R35.quantization": VersionRange.make(
+    "0.5.5",
+    null,
+    "ModelConfig._verify_quantization runs while the server arguments are handled from 0.5.5 on (executed: the differential record; before, the same check comes only at model load)"
+  ),
   "R35.context-length": VersionRange.make(
     "0.5.1",
     null,
@@ -113,6 +118,11 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "main-2026-05-19",
     "warning and condition the same 0.5.9–main-2026-05-19; SM100-only in 0.5.6.post2–0.5.8; 0.5.13 words it with the backend's name"
   ),
+  "R24.no-buffer": VersionRange.make(
+    "0.5.14",
+    null,
+    "_validate_mamba_no_buffer's three asserts for an explicit no_buffer with radix cache from 0.5.14 on (executed: the differential record)"
+  ),
   R24: VersionRange.make(
     "0.5.10",
     "0.5.13",
@@ -124,9 +134,9 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "_get_default_attn_backend identical (AST) in 0.5.11 and main-2026-05-19; other choices before and after"
   ),
   "R30.flashmla": VersionRange.make(
-    "0.4.10",
+    "0.4.6",
     null,
-    "warning under attention or decode backend flashmla the same from 0.4.10 on (a resolved view from 0.5.15)"
+    "warning under attention backend flashmla from 0.4.6 on, or decode backend flashmla from 0.4.10 (no decode backend before); a resolved view from 0.5.15"
   ),
   "R30.cutlass-mla": VersionRange.make(
     "0.4.10",
@@ -139,9 +149,9 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "all three checks (Blackwell, kv dtype, page size) the same 0.5.9–0.5.14; the Blackwell check is new in 0.5.9; page size read from a local in 0.5.15"
   ),
   "R30.trtllm-mha": VersionRange.make(
-    "0.5.10",
-    "0.5.14",
-    "prefill, decode and page-size checks the same 0.5.10–0.5.14; the GPU checks are new in 0.5.10; restructured in 0.5.15"
+    "0.5.0rc2",
+    null,
+    "0.5.0rc2–0.5.9 one SM100-only ValueError for any trtllm_mha use (modelled); prefill, decode and page-size checks the same from 0.5.10 on; from 0.5.15 on the resolved backends, and the page-size adjustment moved to arg_groups/overrides.py with the same condition and words (executed: the differential record)"
   ),
   "R30.fa3-fp8": VersionRange.make("0.5.5", null, "warning and condition the same from 0.5.5 on"),
   "R27.default": VersionRange.make(
@@ -192,9 +202,9 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "assert for flashinfer_cutlass and flashinfer_cutedsl from 0.5.11 on (cutlass only before)"
   ),
   "R39.eplb": VersionRange.make(
-    "0.5.1",
-    "0.5.14",
-    "bare `assert self.ep_size > 1` under --enable-eplb 0.5.1–0.5.14"
+    "0.4.10",
+    null,
+    "bare assert under --enable-eplb from 0.4.10 on: the EP MoE switches in 0.4.10, ep size > 1 or an all-to-all backend in 0.5.0rc2, ep size > 1 from 0.5.1 (the resolved ep size from 0.5.15); executed: the differential record"
   ),
   R40: VersionRange.make("0.4.7", null, "warning under pp_size > 1 the same from 0.4.7 on"),
   R2: VersionRange.make("0.5.6", null, "draft revision defaults to main from 0.5.6 on"),
@@ -203,6 +213,16 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "0.5.10",
     "0.5.11",
     "the draft MoE runner copies the target's 0.5.10–0.5.11; unconditional copy from main-2026-05-19"
+  ),
+  "R1.upper": VersionRange.make(
+    "main-2026-05-19",
+    null,
+    "argparse lists no choices and the speculative hook upper-cases the name from main-2026-05-19 on (executed: the differential record)"
+  ),
+  "R1.unknown": VersionRange.make(
+    "main-2026-05-19",
+    null,
+    "SpeculativeAlgorithm.from_string's ValueError for an unknown name from main-2026-05-19 on (DSPARK known from main-2026-07-20)"
   ),
   R1: VersionRange.make(
     "0.4.4",
@@ -274,10 +294,20 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "0.5.13",
     "auto_choose_speculative_params identical (AST) 0.5.11–0.5.13"
   ),
+  "R12.topk-missing-paged": VersionRange.make(
+    "0.4.6",
+    "0.4.8",
+    "`if self.page_size > 1 and self.speculative_eagle_topk > 1` in the EAGLE branch 0.4.6–0.4.8: TypeError for None on pages over one token (executed: the differential record)"
+  ),
+  "R12.auto-broken": VersionRange.make(
+    "0.4.5",
+    "0.4.5",
+    "auto_choose_speculative_params reads self.decrypted_config_file, which 0.4.5's ServerArgs lacks: AttributeError (executed: the differential record)"
+  ),
   "R12.topk-missing": VersionRange.make(
     "0.5.2",
-    "main-2026-05-19",
-    "`speculative_eagle_topk > 1` is first evaluated unguarded in the paged-attention check 0.5.2–main-2026-05-19 (TypeError for None)"
+    null,
+    "`speculative_eagle_topk > 1` is first evaluated unguarded in the paged-attention check from 0.5.2 on (TypeError for None; executed: the differential record shows it through main-2026-07-20, where the check's backend list changed around it)"
   ),
   "R14.trtllm-mha": VersionRange.make("0.5.1", null, "ValueError under a trtllm_mha backend from 0.5.1 on"),
   R13: VersionRange.make("0.4.6", null, "adjustment and warning in the EAGLE-family branch from 0.4.6 on"),
@@ -319,6 +349,16 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
   ),
   "R18.mixed-chunk": VersionRange.make("0.4.10", null, "assert the same from 0.4.10 on"),
   "R18.pp": VersionRange.make("0.5.11", null, "assert naming speculative decoding from 0.5.11 on"),
+  "R18.pp-mixed": VersionRange.make(
+    "0.4.7",
+    "0.5.10",
+    "the assert also names mixed chunked prefill 0.4.7–0.5.10 (executed: the differential record)"
+  ),
+  "R37.dp-size-assert": VersionRange.make(
+    "0.4.5",
+    "0.5.1",
+    "`assert self.dp_size > 1` under dp attention 0.4.5–0.5.1; from 0.5.2 dp size 1 turns it off (R37.dp-size-1)"
+  ),
   "S8.served-model-name": VersionRange.make("0.5.11", null, "assert the same from 0.5.11 on"),
   "R18.lora": VersionRange.make("0.5.6", null, "ValueError the same from 0.5.6 on"),
   "R35.priority": VersionRange.make("0.5.3", null, "assert the same from 0.5.3 on"),
