@@ -24,6 +24,7 @@ import * as HostConfig from "@mlops/core/HostConfig"
 import * as Hosts from "@mlops/core/Hosts"
 import type * as ImageRuntime from "@mlops/serve/ImageRuntime"
 import type * as HostFlags from "@mlops/sglang/HostFlags"
+import type * as VllmHostFlags from "@mlops/vllm/HostFlags"
 import { Config, Context, Effect, Layer, Option } from "effect"
 
 /** The alias of the built-in simulated host. @category constants */
@@ -159,8 +160,17 @@ export const flagCache: Layer.Layer<HostFlags.FlagCache> = Layer.unwrapEffect(
  *
  * @category layers
  */
-export const engineCaches: Layer.Layer<HostFlags.FlagCache | ImageRuntime.ImageCache> = Layer.merge(
+export const engineCaches: Layer.Layer<
+  HostFlags.FlagCache | VllmHostFlags.FlagCache | ImageRuntime.ImageCache
+> = Layer.mergeAll(
   flagCache,
+  // vLLM's dumps beside SGLang's, under $MLOPS_HOME/flags/vllm
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() => import("@mlops/vllm/HostFlags")),
+      (module) => module.layerConfig
+    )
+  ),
   Layer.unwrapEffect(
     Effect.map(
       Effect.promise(() => import("@mlops/serve/ImageRuntime")),

@@ -40,6 +40,15 @@ const build = (snapshot: Snapshot, flags: ReadonlyArray<Flag>): Catalogue => {
   return { snapshot, flags, bySpelling, byDest }
 }
 
+/**
+ * A catalogue of flags read from an install's own parser (`HostFlags`): its snapshot is named
+ * after the version (`host-0.26.0`).
+ *
+ * @category constructors
+ */
+export const fromInstall = (version: string, flags: ReadonlyArray<Flag>): Catalogue =>
+  build({ name: `host-${version}`, commit: "", date: "", near: version }, flags)
+
 const { base, deltas } = Generated
 
 /** Every shipped snapshot, oldest first. @category catalogues */

@@ -19,6 +19,7 @@ import {
 import * as Metrics from "@mlops/serve/Metrics"
 import { Effect } from "effect"
 import * as Catalogue from "./Catalogue.js"
+import * as HostFlags from "./HostFlags.js"
 import { modelOf, portOf } from "./internal/engine/argvFacts.js"
 import { flagsOf, valuesOf } from "./internal/engine/flags.js"
 import { readiness } from "./internal/engine/readiness.js"
@@ -137,7 +138,7 @@ export const VllmEngine: Engine = {
   python: {
     package: "vllm",
     entryPoint: "vllm",
-    fingerprintFiles: ["engine/arg_utils.py", "entrypoints/openai/cli_args.py"],
+    fingerprintFiles: HostFlags.fingerprintFiles,
     install: "pip install vllm"
   },
   command: { module: "vllm.entrypoints.cli.main", leading: ["serve"], shown: ["vllm", "serve"] },
@@ -149,20 +150,22 @@ export const VllmEngine: Engine = {
   releases,
   latestFlags,
   shippedFlags,
-  flags: (request) => {
-    const version = request.located.engineVersion
-    const flags = shippedFlags(version)
-    return flags !== undefined
-      ? Effect.succeed(flags)
-      : Effect.fail(
+  flags: (request) =>
+    HostFlags.forHost(request).pipe(
+      Effect.map((found) =>
+        flagsOf(found.catalogue, request.located.engineVersion, found.source, found.warning)
+      ),
+      Effect.catchTag("UnknownVllmVersion", (e) =>
+        Effect.fail(
           new UnsupportedEngineVersion({
             engine: "vLLM",
-            version,
+            version: e.version,
             known: releases,
             fix: "give a version such as 0.13.0 (the host's `pip show vllm` names it)"
           })
         )
-  },
+      )
+    ),
   resolve,
   logs,
   readiness,

@@ -37,12 +37,50 @@ const layout = (root: string): VllmStandin => {
   }
 }
 
-const populate = (s: VllmStandin, alias: string) => {
+/** What to install: another version's metadata, and the parser dump `vllm serve`'s builder reads. */
+export interface InstallOptions {
+  /** The version its dist-info says (default 0.13.0). */
+  readonly version?: string
+  /** The parser's actions (the fixtures' dump form); default the newest dump in the fixtures. */
+  readonly flags?: ReadonlyArray<unknown>
+}
+
+const fixtures = path.join(here, "..", "..", "fixtures", "flags")
+
+/** A reference dump of the real `vllm serve` parser, from the fixtures. */
+export const referenceFlags = (): ReadonlyArray<
+  { readonly flags: ReadonlyArray<string> } & Record<string, unknown>
+> =>
+  JSON.parse(
+    fs.readFileSync(
+      path.join(
+        fixtures,
+        fs
+          .readdirSync(fixtures)
+          .filter((f) => f.endsWith(".json"))
+          .sort()
+          .at(-1)!
+      ),
+      "utf8"
+    )
+  )
+
+const populate = (s: VllmStandin, alias: string, options: InstallOptions = {}) => {
   execFileSync("python3", ["-m", "venv", "--without-pip", s.venv], { timeout: 60_000 })
   const lib = path.join(s.venv, "lib")
   const site = path.join(lib, fs.readdirSync(lib).find((d) => d.startsWith("python"))!, "site-packages")
-  for (const entry of ["vllm", "vllm-0.13.0.dist-info"])
-    fs.cpSync(path.join(here, entry), path.join(site, entry), { recursive: true })
+  fs.cpSync(path.join(here, "vllm"), path.join(site, "vllm"), { recursive: true })
+  const version = options.version ?? "0.13.0"
+  const distInfo = path.join(site, `vllm-${version}.dist-info`)
+  fs.cpSync(path.join(here, "vllm-0.13.0.dist-info"), distInfo, { recursive: true })
+  fs.writeFileSync(
+    path.join(distInfo, "METADATA"),
+    fs.readFileSync(path.join(distInfo, "METADATA"), "utf8").replace(/^Version: .*$/m, `Version: ${version}`)
+  )
+  fs.writeFileSync(
+    path.join(site, "vllm", "entrypoints", "openai", "flags.json"),
+    JSON.stringify(options.flags ?? referenceFlags())
+  )
   fs.copyFileSync(path.join(here, "nvidia-smi"), path.join(s.bin, "nvidia-smi"))
   fs.writeFileSync(
     path.join(s.bin, "vllm"),
@@ -59,12 +97,15 @@ const populate = (s: VllmStandin, alias: string) => {
 }
 
 /** Install for host `alias`; the temp dir goes when the scope closes. */
-export const install = (alias: string): Effect.Effect<VllmStandin, Error, Scope.Scope> =>
+export const install = (
+  alias: string,
+  options: InstallOptions = {}
+): Effect.Effect<VllmStandin, Error, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.try({
       try: () => {
         const s = layout(fs.mkdtempSync(path.join(os.tmpdir(), "mlops-vllm-standin-")))
-        populate(s, alias)
+        populate(s, alias, options)
         return s
       },
       catch: (e) => new Error(`installing the stand-in vLLM: ${String(e)}`)
