@@ -50,6 +50,38 @@ describe("mlops flags", () => {
   )
 })
 
+describe("mlops flags --engine vllm", () => {
+  it.live("--version V: that snapshot's flags; a version no snapshot is near says which stands in", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("flags", "--engine", "vllm", "--version", "0.13.0", "max-model-len", "--json")
+      assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
+      const out = lastJson(ran.stdout)
+      assert.strictEqual(out.engine, "vllm")
+      assert.strictEqual(out.source, "shipped")
+      assert.deepStrictEqual(
+        (out.flags as ReadonlyArray<{ flag: string }>).map((f) => f.flag),
+        ["--max-model-len"]
+      )
+      const later = yield* mlops("flags", "--engine", "vllm", "--version", "0.31.0", "speculative")
+      assert.strictEqual(later.code, ExitCode.Ok, later.text)
+      assert.include(later.text, "vLLM 0.31.0")
+      assert.include(later.text, "mlops ships no vLLM flags for 0.31.0; using main-2026-05-19 (near 0.21)")
+      assert.include(later.text, "--speculative-config")
+    })
+  )
+
+  it.live("--releases lists the shipped snapshots", () =>
+    Effect.gen(function* () {
+      const ran = yield* mlops("flags", "--engine", "vllm", "--releases", "--json")
+      const snapshots = lastJson(ran.stdout).snapshots as ReadonlyArray<{ name: string; near: string }>
+      assert.deepStrictEqual(
+        snapshots.map((s) => s.near),
+        ["0.11", "0.13", "0.21"]
+      )
+    })
+  )
+})
+
 describe("mlops check --version", () => {
   it.live("types the flags by that release: a later flag is an UnknownFlag naming the version", () =>
     Effect.gen(function* () {

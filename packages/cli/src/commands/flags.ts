@@ -1,16 +1,20 @@
 /**
- * `mlops flags [--host H | --version V] [QUERY] [--json]`: SGLang's launch_server flags with
+ * `mlops flags [--engine sglang|vllm] [--host H | --version V] [QUERY] [--json]`: SGLang's launch_server flags (or `vllm serve`'s) with
  * type, default, choices and the shipped releases that have them; `--releases` lists the
  * releases mlops ships catalogues for. With `--host` the host's own SGLang decides (read from
  * its parser when mlops does not ship that version, or with `--flags-from-host`).
  */
 import { Args, Command, Options } from "@effect/cli"
 import { engines } from "./facts.js"
-import { json, lazily } from "./shared.js"
+import { json, lazily, namedChoice } from "./shared.js"
 
 const sglangLatest = engines[0]!.latestVersion
 
 const options = {
+  engine: namedChoice("engine", ["sglang", "vllm"]).pipe(
+    Options.withDefault("sglang" as const),
+    Options.withDescription("Whose flags: sglang (default) or vllm (`vllm serve`)")
+  ),
   host: Options.text("host").pipe(
     Options.optional,
     Options.withDescription("The flags of this host's SGLang (its version, or its own parser)")

@@ -41,7 +41,75 @@ const releaseTable = () =>
     ])
   )
 
+/** `--engine vllm`: `vllm serve`'s flags for a version (its snapshot) or a host (its own parser). */
+const vllmFlags = (parsed: Parsed) =>
+  Effect.gen(function* () {
+    const style = yield* TerminalStyle
+    const [VllmCatalogue, VllmInstalled] = yield* Effect.promise(() =>
+      Promise.all([import("@mlops/vllm/Catalogue"), import("@mlops/vllm/Installed")])
+    )
+    if (parsed.releases) {
+      const rows = VllmCatalogue.snapshots.map((s) => [s.name, s.near, s.commit.slice(0, 12)])
+      if (parsed.json) return yield* printJson({ snapshots: VllmCatalogue.snapshots })
+      return yield* Console.log(table(["SNAPSHOT", "NEAR", "COMMIT"], rows))
+    }
+    const found = Option.isSome(parsed.host)
+      ? yield* VllmInstalled.onHost({ host: parsed.host.value, fromHost: parsed.flagsFromHost })
+      : yield* Effect.map(
+          VllmCatalogue.forVersion(
+            Option.getOrElse(parsed.version, () => VllmCatalogue.latest.snapshot.near)
+          ),
+          (chosen) => ({
+            catalogue: chosen.catalogue,
+            warning: chosen.warning,
+            source: chosen.warning === null ? "shipped" : "nearest",
+            version: Option.getOrElse(parsed.version, () => VllmCatalogue.latest.snapshot.near)
+          })
+        )
+    const text = Option.getOrElse(parsed.query, () => "").toLowerCase()
+    const list = found.catalogue.flags.filter(
+      (flag) =>
+        text === "" ||
+        flag.flag.includes(text) ||
+        flag.dest.includes(text) ||
+        flag.group.toLowerCase().includes(text)
+    )
+    if (parsed.json)
+      return yield* printJson({
+        engine: "vllm",
+        version: found.version,
+        snapshot: found.catalogue.snapshot,
+        source: found.source,
+        warning: found.warning,
+        flags: list
+      })
+    const fromHost = found.source === "dumped" || found.source === "cached"
+    yield* Console.log(
+      [
+        `${bold(style, `vLLM ${found.version}`)}: ${list.length} of ${found.catalogue.flags.length} flags${fromHost ? " (read from the host's parser)" : ` (${found.catalogue.snapshot.name}, near ${found.catalogue.snapshot.near})`}`,
+        ...(found.warning === null ? [] : [`${yellow(style, "!")} ${found.warning}`]),
+        ...(list.length === 0
+          ? []
+          : [
+              table(
+                ["FLAG", "TYPE", "DEFAULT", "CHOICES", "GROUP"],
+                list.map((flag) => [
+                  [flag.flag, ...flag.short].join(", "),
+                  flag.arity === "single" ? flag.conversion : `${flag.arity} ${flag.conversion}`,
+                  short(flag.default, 24),
+                  flag.choices === null ? "" : short(flag.choices.join("|"), 40),
+                  flag.group
+                ])
+              )
+            ])
+      ].join("\n")
+    )
+  })
+
 export const flags = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
+  parsed.engine === "vllm" ? handle(parsed.json, {}, vllmFlags(parsed)) : sglangFlags(parsed)
+
+const sglangFlags = (parsed: Parsed): Effect.Effect<void, CommandExit, ProgramEnv> =>
   handle(
     parsed.json,
     {},
