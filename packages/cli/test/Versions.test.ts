@@ -70,6 +70,30 @@ describe("mlops flags --engine vllm", () => {
     })
   )
 
+  it.live(
+    "check --engine vllm --target-version: a flag the target removed, named; exit 2 with its refusal",
+    () =>
+      Effect.gen(function* () {
+        const ran = yield* mlops(
+          "check",
+          "--engine",
+          "vllm",
+          "--version",
+          "0.13.0",
+          "--target-version",
+          "0.21.0",
+          "--",
+          "/models/q",
+          "--swap-space",
+          "4"
+        )
+        assert.strictEqual(ran.code, ExitCode.Usage, ran.text)
+        assert.include(ran.text, "vLLM 0.13.0 → 0.21.0")
+        assert.include(ran.text, "--swap-space was removed: vLLM 0.21.0 has no such flag")
+        assert.include(ran.text, "unknown flag --swap-space for vLLM 0.21.0")
+      })
+  )
+
   it.live("--releases lists the shipped snapshots", () =>
     Effect.gen(function* () {
       const ran = yield* mlops("flags", "--engine", "vllm", "--releases", "--json")

@@ -16,7 +16,8 @@ import { offlineGpus, traitsOf } from "@mlops/serve/Check"
 import type * as ModelTraits from "@mlops/serve/ModelTraits"
 import * as Placements from "@mlops/serve/Placements"
 import * as Preflight from "@mlops/serve/Preflight"
-import type { Located, Spec as RuntimeSpec } from "@mlops/serve/Runtime"
+import type { Spec as RuntimeSpec } from "@mlops/serve/Runtime"
+import type { FlagDifference, RuleDifference, UpgradeReport } from "@mlops/serve/Upgrade"
 import type * as Violations from "@mlops/serve/Violations"
 import { Effect, Either } from "effect"
 import * as Argv from "./Argv.js"
@@ -31,51 +32,7 @@ import * as Resolve from "./Resolve.js"
 import * as Rules from "./Rules.js"
 import * as VersionRange from "./VersionRange.js"
 
-/** @category models */
-export interface FlagDifference {
-  /** As the user wrote it (`--tp`). */
-  readonly flag: string
-  readonly kind: "removed" | "renamed" | "ambiguous" | "type" | "choices" | "default" | "deprecated"
-  readonly message: string
-  /** The spelling to use instead, when there is one. */
-  readonly replacement?: string
-}
-
-/** @category models */
-export interface RuleDifference {
-  readonly ruleId: string
-  readonly title: string
-  /**
-   * `starts`: fires in `to`, not in `from`; `stops`: the other way. A rule that stops because its
-   * verified range ends means SGLang reworked or dropped that check (`inRange` false), not that
-   * nothing happens there any more.
-   */
-  readonly change: "starts" | "stops"
-  readonly outcome: "violation" | "adjustment" | "warning"
-  readonly message: string
-  /** The releases the rule holds for (`0.5.10–main-2026-05-19`). */
-  readonly range: string
-  /** Whether the version where it does not fire is inside that range (then it is the flags, not SGLang, that differ). */
-  readonly inRange: boolean
-}
-
-/** @category models */
-export interface UpgradeReport {
-  readonly from: string
-  readonly to: string
-  /** From a host: the install `from` is (found as a launch finds it). */
-  readonly installed?: Pick<Located, "interpreter" | "setting" | "source" | "versionSource">
-  readonly flags: ReadonlyArray<FlagDifference>
-  readonly rules: ReadonlyArray<RuleDifference>
-  /** False when either version's rules are unverified: then `rules` is empty by necessity. */
-  readonly rulesCompared: boolean
-  /** How the comparison was limited (stand-in catalogues, unverified rules). */
-  readonly notes: ReadonlyArray<string>
-  /** What `to` makes of the command: accepted (with its adjustments) or the first refusal. */
-  readonly target:
-    | { readonly _tag: "Accepted"; readonly adjustments: ReadonlyArray<string> }
-    | { readonly _tag: "Refused"; readonly error: ArgvError | Violations.LaunchRulesViolated }
-}
+export type { FlagDifference, RuleDifference, UpgradeReport } from "@mlops/serve/Upgrade"
 
 const show = (value: unknown) => (value === null ? "None" : JSON.stringify(value))
 
@@ -309,6 +266,7 @@ export const compare = Effect.fn("Upgrade.compare")(function* (o: {
   return {
     from: rulesFrom.version,
     to: rulesTo.version,
+    engine: "SGLang",
     flags: flagDifferences(o.argv, from.catalogue, to.catalogue),
     rules,
     rulesCompared,

@@ -123,9 +123,32 @@ export const check = (options: Parsed): Effect.Effect<void, CommandExit, Program
           ? ((yield* Engines.named(parsed.engine.value)) ?? Engines.first)
           : Engines.first
         if (Option.isSome(parsed.targetVersion)) {
+          if (Option.isSome(parsed.engine) && parsed.engine.value === "vllm") {
+            // vLLM's: from --version, or the host's installed vLLM
+            const VllmUpgrade = yield* Effect.promise(() => import("@mlops/vllm/Upgrade"))
+            const runtime = yield* runtimeOf(parsed)
+            const from =
+              host !== undefined
+                ? (yield* Effect.flatMap(
+                    Effect.promise(() => import("@mlops/vllm/Installed")),
+                    (Installed) => Installed.onHost({ host, ...runtime })
+                  )).version
+                : (offlineVersion ??
+                  (yield* Effect.promise(() => import("@mlops/vllm/Catalogue"))).latest.snapshot.near)
+            const report = yield* VllmUpgrade.compare({
+              argv: parsed.flags,
+              from,
+              to: parsed.targetVersion.value,
+              gpus,
+              ...(configText === undefined ? {} : { modelConfig: configText })
+            })
+            if (parsed.json) yield* printJson({ _tag: "UpgradeChecked", ...report })
+            else yield* Console.log(UpgradeView.human(style, report))
+            return report.target._tag === "Refused" ? ExitCodes.fromFailure(report.target.error) : undefined
+          }
           if (Option.isSome(parsed.engine) && parsed.engine.value !== SglangEngine.engine.name) {
             return yield* new UsageError({
-              message: "--target-version compares SGLang releases only: drop --engine or --target-version"
+              message: `--target-version compares SGLang or vLLM releases: ${parsed.engine.value} has none`
             })
           }
           const common = {

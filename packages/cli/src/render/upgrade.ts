@@ -1,5 +1,5 @@
 /** The upgrade check (`mlops check --target-version`) for a person (`--json` prints the report as is). */
-import type * as Upgrade from "@mlops/sglang/Upgrade"
+import type * as Upgrade from "@mlops/serve/Upgrade"
 import { foundAt } from "./located.js"
 import { bold, cyan, dim, green, red, type Style, yellow } from "./style.js"
 
@@ -30,23 +30,23 @@ export const human = (style: Style, report: Upgrade.UpgradeReport): string => {
           const other = r.change === "starts" ? report.from : report.to
           const why = r.inRange
             ? `these flags do not trigger it in ${other}`
-            : `SGLang ${other} does not have it in this form (it holds ${r.range})`
+            : `${report.engine} ${other} does not have it in this form (it holds ${r.range})`
           return `  ${r.change === "starts" ? yellow(style, "+") : cyan(style, "-")} [${r.ruleId}] ${r.change === "starts" ? `new for these flags in ${report.to}` : `not in ${report.to}`} (${r.outcome}): ${r.message}; ${dim(style, why)}`
         })
   const target =
     report.target._tag === "Accepted"
-      ? [`${green(style, "✓")} ${bold(style, `SGLang ${report.to} accepts this command`)}`]
+      ? [`${green(style, "✓")} ${bold(style, `${report.engine} ${report.to} accepts this command`)}`]
       : [
-          `${red(style, "✗")} ${report.target.error._tag === "LaunchRulesViolated" ? "" : `${bold(style, `SGLang ${report.to} would refuse this command:`)} `}${report.target.error.message} ${dim(style, `[${report.target.error._tag}]`)}`
+          `${red(style, "✗")} ${report.target.error._tag === "LaunchRulesViolated" ? "" : `${bold(style, `${report.engine} ${report.to} would refuse this command:`)} `}${report.target.error.message} ${dim(style, `[${report.target.error._tag}]`)}`
         ]
   const installed =
     report.installed === undefined
       ? []
       : [
-          `  from the host's SGLang ${foundAt({ ...report.installed, engineVersion: report.from }, "--python")}`
+          `  from the host's ${report.engine} ${foundAt({ ...report.installed, engineVersion: report.from }, "--python")}`
         ]
   return [
-    bold(style, `SGLang ${report.from} → ${report.to}`),
+    bold(style, `${report.engine} ${report.from} → ${report.to}`),
     ...installed,
     "flags:",
     ...flagLines,

@@ -42,7 +42,11 @@ const TAKES =
 const isValueWord = (word: string) => !word.startsWith("-") || /^-\d*\.?\d+$/.test(word) || word === "-"
 
 /** The flag a long spelling names: exact, else the one flag it is a prefix of. */
-const lookup = (catalogue: Catalogue, spelling: string): FlagRecord | AmbiguousFlag | UnknownFlag => {
+const lookup = (
+  catalogue: Catalogue,
+  spelling: string,
+  version: string
+): FlagRecord | AmbiguousFlag | UnknownFlag => {
   const exact = catalogue.bySpelling.get(spelling)
   if (exact !== undefined) return exact
   if (spelling.startsWith("--") && spelling.length > 2) {
@@ -57,7 +61,7 @@ const lookup = (catalogue: Catalogue, spelling: string): FlagRecord | AmbiguousF
     flag: spelling,
     suggestions: suggest(spelling, catalogue.bySpelling.keys()),
     engine: "vLLM",
-    version: catalogue.snapshot.name,
+    version,
     helpCommand: "vllm serve --help"
   })
 }
@@ -67,10 +71,14 @@ const checkChoice = (flag: FlagRecord, spelling: string, text: string, value: un
     ? undefined
     : new InvalidChoice({ flag: spelling, value: text, choices: flag.choices.map((c) => String(c)) })
 
-/** Pure: the first refusal vLLM's parser would give, or the decoded words. */
+/**
+ * Pure: the first refusal vLLM's parser would give, or the decoded words. `version`: how a
+ * refusal names the release (default the snapshot's name).
+ */
 export const decode = (
   catalogue: Catalogue,
-  argv: ReadonlyArray<string>
+  argv: ReadonlyArray<string>,
+  version: string = catalogue.snapshot.name
 ): Either.Either<Decoded, VllmArgvError> => {
   const rewritten = rewrite(argv, catalogue.bySpelling.has("-O"))
   if (rewritten.configFile !== undefined)
@@ -105,7 +113,7 @@ export const decode = (
     const eq = word.startsWith("--") ? word.indexOf("=") : -1
     const spelling = eq === -1 ? word : word.slice(0, eq)
     const inline = eq === -1 ? undefined : word.slice(eq + 1)
-    const found = lookup(catalogue, spelling)
+    const found = lookup(catalogue, spelling, version)
     if (found instanceof AmbiguousFlag) return Either.left(found)
     if (found instanceof UnknownFlag) {
       unknown.push(found)

@@ -72,6 +72,23 @@ export const flagsOf = (
   version: string,
   source: Flags["source"],
   warning: string | null
+): Flags => {
+  // refusals name the installed version; a snapshot standing in for it is said too
+  const named =
+    catalogue.snapshot.name === `host-${version}` ||
+    version === catalogue.snapshot.near ||
+    version.startsWith(`${catalogue.snapshot.near}.`)
+      ? version
+      : `${version} (as ${catalogue.snapshot.name} has it)`
+  return flagsFor(catalogue, version, source, warning, named)
+}
+
+const flagsFor = (
+  catalogue: Catalogue,
+  version: string,
+  source: Flags["source"],
+  warning: string | null,
+  named: string
 ): Flags => ({
   version,
   source,
@@ -79,7 +96,7 @@ export const flagsOf = (
   spec: (word) => described(flagOfWord(catalogue, word)),
   field: (name) => described(catalogue.byDest.get(name)),
   decode: (argv) =>
-    Effect.mapBoth(decoder.decode(catalogue, argv), {
+    Effect.mapBoth(decoder.decode(catalogue, argv, named), {
       onFailure: asArgvError,
       onSuccess: (d): Decoded => ({
         args: d.values,
