@@ -378,6 +378,7 @@ def main():
     torch.cuda.device_count = lambda: GPU_COUNT
     torch.cuda.get_device_capability = lambda *a: SM
     torch.version.cuda = "12.4"
+    torch.version.hip = None
     torch.__version__ = "2.9.0"
     triton = importlib.import_module("triton")
     triton.__version__ = "3.5.0"

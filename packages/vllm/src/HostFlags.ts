@@ -171,8 +171,9 @@ const fingerprintOf = (hashes: Readonly<Record<string, string>>): string | undef
 export const forHost = Effect.fn("VllmHostFlags.forHost")(function* (request: FlagsRequest) {
   const { host, located } = request
   const version = located.engineVersion
-  const chosen = yield* Catalogue.forVersion(version)
-  if (chosen.warning === null && !request.fromHost)
+  // a version string that is none (a source install's `dev`) is asked of the install's own parser too
+  const chosen = Catalogue.choose(version)
+  if (chosen !== undefined && chosen.warning === null && !request.fromHost)
     return { catalogue: chosen.catalogue, source: "shipped", warning: null } satisfies HostCatalogue
   const cache = yield* Effect.serviceOption(FlagCache)
   const fingerprint = fingerprintOf(located.fileHashes)
@@ -203,6 +204,11 @@ export const forHost = Effect.fn("VllmHostFlags.forHost")(function* (request: Fl
     } satisfies HostCatalogue
   }
   const reason = dumped.left._tag === "FlagDumpFailed" ? dumped.left.reason : dumped.left.message
+  if (chosen === undefined)
+    return yield* new Catalogue.UnknownVllmVersion({
+      version,
+      snapshots: Catalogue.snapshots.map((snapshot) => `${snapshot.name} (≈${snapshot.near})`)
+    })
   return {
     catalogue: chosen.catalogue,
     source: "nearest",

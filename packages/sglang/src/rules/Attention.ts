@@ -149,9 +149,14 @@ export const trtllmMha = Rule.make({
     const { args } = input
     const prefill = args.prefill_attention_backend ?? args.attention_backend
     const decode = args.decode_attention_backend ?? args.attention_backend
-    if (prefill !== "trtllm_mha" && decode !== "trtllm_mha") return undefined
     const major = capability(input)?.major
-    // before 0.5.10 one check for any use of it: Blackwell (SM100) only
+    // before 0.5.10 one check for any use of it (before 0.5.5 the main backend's even when prefill and
+    // decode have their own): Blackwell (SM100) only
+    const anyUse =
+      prefill === "trtllm_mha" ||
+      decode === "trtllm_mha" ||
+      (!VersionRange.atLeast(input.version, "0.5.5") && args.attention_backend === "trtllm_mha")
+    if (!anyUse) return undefined
     if (!VersionRange.atLeast(input.version, "0.5.10") && major !== undefined && major !== 10)
       return Rule.violation({
         errorType: "ValueError",
@@ -165,6 +170,8 @@ export const trtllmMha = Rule.make({
           decode_attention_backend: null
         }
       })
+    // from 0.5.10 the prefill and decode backends as resolved
+    if (prefill !== "trtllm_mha" && decode !== "trtllm_mha") return undefined
     if (major !== undefined && prefill === "trtllm_mha" && major !== 10) {
       return Rule.violation({
         errorType: "ValueError",

@@ -7,6 +7,7 @@
  */
 import { envBool, platformOf, rule } from "../internal/rules/helpers.js"
 import * as Rule from "../Rule.js"
+import * as VersionRange from "../VersionRange.js"
 
 /** `--quantization unquant` means "no quantization, and do not detect one". */
 export const unquant = rule("S7.unquant", "--quantization unquant -> None", 7, 1, "adjust", ({ args }) =>
@@ -71,6 +72,12 @@ const compatibleQuantization: Readonly<Record<string, ReadonlyArray<string>>> = 
   w8a8_fp8: ["compressed-tensors", "compressed_tensors"]
 }
 
+/** ... and from 0.5.14 online NVFP4 over an fp8 checkpoint and auto-round int8 over compressed tensors. */
+const compatibleFrom0514: Readonly<Record<string, ReadonlyArray<string>>> = {
+  nvfp4_online: ["fp8"],
+  "auto-round-int8": ["compressed-tensors", "compressed_tensors"]
+}
+
 /**
  * R35.quantization: a pre-quantized checkpoint's `quant_method` and `--quantization` must be the
  * same or compatible. Kernels that take over a checkpoint of their family (`awq_marlin` for awq,
@@ -83,12 +90,16 @@ export const quantizationMatches = rule(
   10,
   2,
   "fatal",
-  ({ args, traits }) => {
+  ({ args, traits, version }) => {
     const checkpoint = traits?.quantization?.toLowerCase()
     const asked = args.quantization?.toLowerCase()
     if (checkpoint === undefined || checkpoint === "" || asked === undefined || asked === checkpoint)
       return undefined
+    // before 0.5.5 the model config is read here only to compute a --mem-fraction-static not given
+    if (!VersionRange.atLeast(version, "0.5.5") && args.mem_fraction_static !== null) return undefined
     if (compatibleQuantization[asked]?.includes(checkpoint)) return undefined
+    if (VersionRange.atLeast(version, "0.5.14") && compatibleFrom0514[asked]?.includes(checkpoint))
+      return undefined
     if (asked.startsWith(checkpoint) || asked === "marlin" || asked === "moe_wna16") return undefined
     return Rule.violation({
       errorType: "ValueError",

@@ -6,6 +6,7 @@
 import { resetMaxRunningRequests } from "../internal/rules/maxRunningRequests.js"
 import { rangeOf } from "../internal/rules/ranges.js"
 import * as Rule from "../Rule.js"
+import * as VersionRange from "../VersionRange.js"
 
 const isNgram = ({ args }: Rule.RuleInput) => args.speculative_algorithm === "NGRAM"
 
@@ -132,6 +133,10 @@ export const ngramPages = Rule.make({
     const topk = args.speculative_eagle_topk ?? 1
     const page = args.page_size ?? 1
     if (!isNgram(input) || topk <= 1 || page <= 1 || args.attention_backend === "flashinfer") return undefined
+    // no backend given: 0.5.3–0.5.4 check before choosing one (None is not flashinfer: refused); from
+    // 0.5.5 SGLang has chosen its default by now, which mlops models only from 0.5.11 (R29), so an
+    // unchosen one is not refused on a guess (it is flashinfer on most CUDA GPUs, which passes)
+    if (args.attention_backend === null && VersionRange.atLeast(input.version, "0.5.5")) return undefined
     return Rule.violation({
       errorType: "ValueError",
       message: `NGRAM with topk ${topk} and page size ${page} needs the flashinfer attention backend`,

@@ -110,6 +110,9 @@ export const contextParallel = rule(
 )
 
 const a2aBackends = new Set(["deepep", "mooncake", "nixl", "ascend_fuseep", "flashinfer", "mori"])
+/** ... and megamoe from main-2026-05-19. */
+const a2aBackendsOf = (version: string): ReadonlySet<string> =>
+  VersionRange.atLeast(version, "main-2026-05-19") ? new Set([...a2aBackends, "megamoe"]) : a2aBackends
 
 /** R39: an all-to-all MoE backend sets ep size = tp size. */
 export const a2aExpertParallel = rule(
@@ -118,12 +121,12 @@ export const a2aExpertParallel = rule(
   15,
   1,
   "adjust",
-  ({ args }) =>
-    a2aBackends.has(args.moe_a2a_backend) && args.ep_size !== args.tp_size
+  ({ args, version }) =>
+    a2aBackendsOf(version).has(args.moe_a2a_backend) && args.ep_size !== args.tp_size
       ? Rule.adjust(
           { ep_size: args.tp_size },
           `--moe-a2a-backend ${args.moe_a2a_backend} runs experts over the whole tp group`,
-          `MoE is enabled. The expert parallel size is adjusted to be the same as the tensor parallel size[${args.tp_size}].`
+          `${args.moe_a2a_backend === "deepep" && !VersionRange.atLeast(version, "0.5.10") ? "DeepEP MoE" : "MoE"} is enabled. The expert parallel size is adjusted to be the same as the tensor parallel size[${args.tp_size}].`
         )
       : undefined
 )
@@ -156,6 +159,9 @@ export const flashinferMoeEp = rule(
  */
 export const eplbNeedsEp = rule("R39.eplb", "EPLB needs ep size > 1", 15, 3, "fatal", ({ args, version }) => {
   if (!args.enable_eplb) return undefined
+  // a joiner that scales an elastic EP group out is let through from main-2026-07-20
+  if (VersionRange.atLeast(version, "main-2026-07-20") && releaseField(args, "ep_join_mode") === "scale")
+    return undefined
   const expertParallel = VersionRange.atLeast(version, "0.5.1")
     ? args.ep_size > 1
     : VersionRange.atLeast(version, "0.5.0rc2")
@@ -169,7 +175,10 @@ export const eplbNeedsEp = rule("R39.eplb", "EPLB needs ep size > 1", 15, 3, "fa
       : "--enable-eplb balances experts across ranks, so it needs --enable-ep-moe (or --enable-deepep-moe)",
     engineMessage: "",
     fields: ["enable_eplb", "ep_size"],
-    fix: { ep_size: args.tp_size > 1 ? args.tp_size : 2 },
+    // 0.4.10's assert reads the EP MoE switches, which no later release has: there the way out is without EPLB
+    fix: VersionRange.atLeast(version, "0.5.0rc2")
+      ? { ep_size: args.tp_size > 1 ? args.tp_size : 2 }
+      : { enable_eplb: false },
     alternatives: [{ enable_eplb: false }]
   })
 })
@@ -286,7 +295,8 @@ export const dpSizeAsserted = rule(
           message: "--enable-dp-attention needs --dp-size > 1 (1 < dp size <= tp size)",
           engineMessage: "Please set a dp-size > 1. You can use 1 < dp-size <= tp-size ",
           fields: ["enable_dp_attention", "dp_size"],
-          fix: { dp_size: Math.max(2, args.tp_size) },
+          // with one tp rank there is nothing to split: dp attention goes
+          fix: args.tp_size >= 2 ? { dp_size: args.tp_size } : { enable_dp_attention: false },
           alternatives: [{ enable_dp_attention: false }]
         })
       : undefined

@@ -34,6 +34,17 @@ const flags26 = () => [
     nargs: null,
     action: "_StoreAction",
     group: "CacheConfig"
+  },
+  {
+    // `int | None` in the release's config: only the install's converter says int
+    flags: ["--standin-window"],
+    dest: "standin_window",
+    default: "None",
+    choices: null,
+    type: "_optional_type",
+    nargs: null,
+    action: "_StoreAction",
+    group: "CacheConfig"
   }
 ]
 
@@ -95,16 +106,24 @@ describe("vLLM flags read from the host (real sshd, stand-in vLLM 0.26.0)", () =
         })
     )
 
-    it.effect("a flag this version removed is an UnknownFlag naming the version", () =>
-      Effect.gen(function* () {
-        const { standin } = yield* Host
-        const error = yield* Effect.flip(
-          ServeCheck.host(VllmEngine, { host: alias, argv: [standin.modelPath, "--enforce-eager"] })
-        )
-        assert.strictEqual(error._tag, "UnknownFlag", JSON.stringify(error))
-        assert.include(error.message, "--enforce-eager")
-        assert.include(error.message, VERSION)
-      })
+    it.effect(
+      "a flag this version removed is an UnknownFlag naming the version; values are typed by its converters",
+      () =>
+        Effect.gen(function* () {
+          const { standin } = yield* Host
+          const error = yield* Effect.flip(
+            ServeCheck.host(VllmEngine, { host: alias, argv: [standin.modelPath, "--enforce-eager"] })
+          )
+          assert.strictEqual(error._tag, "UnknownFlag", JSON.stringify(error))
+          assert.include(error.message, "--enforce-eager")
+          assert.include(error.message, VERSION)
+          // an optional int, as the install's own converter says (read from its closure): a word is refused
+          const typed = yield* Effect.flip(
+            ServeCheck.host(VllmEngine, { host: alias, argv: [standin.modelPath, "--max-cpu-loras", "many"] })
+          )
+          assert.strictEqual(typed._tag, "InvalidValue", JSON.stringify(typed))
+          assert.include(typed.message, "--max-cpu-loras")
+        })
     )
   })
 })

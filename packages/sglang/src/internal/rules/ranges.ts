@@ -38,9 +38,9 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "`auto` → no_buffer in _handle_missing_default_values 0.5.7–0.5.13; no strategy flag before 0.5.7; from 0.5.14 the field is mamba_radix_cache_strategy with other auto resolution"
   ),
   "R35.quantization": VersionRange.make(
-    "0.5.5",
+    "0.4.9",
     null,
-    "ModelConfig._verify_quantization runs while the server arguments are handled from 0.5.5 on (executed: the differential record; before, the same check comes only at model load)"
+    "ModelConfig._verify_quantization runs while the server arguments are handled: 0.4.9–0.5.4 only when --mem-fraction-static is unset (its default is computed from the model config), from 0.5.5 always (executed: the differential record); the compatible CLI methods grow in 0.5.14 (modelled)"
   ),
   "R35.context-length": VersionRange.make(
     "0.5.1",
@@ -192,9 +192,9 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
   ),
   R38: VersionRange.make("0.5.9", null, "both asserts the same from 0.5.9 (attn_cp_size) on"),
   "R39.a2a": VersionRange.make(
-    "0.5.10",
-    "0.5.11",
-    "the same set of all-to-all backends sets ep = tp in 0.5.10–0.5.11; main-2026-05-19 adds megamoe"
+    "0.5.0rc2",
+    null,
+    "the all-to-all backends set ep = tp from 0.5.0rc2 on, each in its own branch (DeepEP worded as such before 0.5.10; megamoe added in main-2026-05-19, modelled; on the resolved backend from 0.5.15); executed: the differential record"
   ),
   "R39.flashinfer-ep": VersionRange.make(
     "0.5.11",
@@ -295,9 +295,9 @@ const ranges: Readonly<Record<string, VersionRange.VersionRange>> = {
     "auto_choose_speculative_params identical (AST) 0.5.11–0.5.13"
   ),
   "R12.topk-missing-paged": VersionRange.make(
-    "0.4.6",
+    "0.4.5",
     "0.4.8",
-    "`if self.page_size > 1 and self.speculative_eagle_topk > 1` in the EAGLE branch 0.4.6–0.4.8: TypeError for None on pages over one token (executed: the differential record)"
+    "`if self.page_size > 1 and self.speculative_eagle_topk > 1` in the EAGLE branch 0.4.5–0.4.8: TypeError for None on pages over one token (executed: the differential record)"
   ),
   "R12.auto-broken": VersionRange.make(
     "0.4.5",

@@ -1,9 +1,3 @@
-"""Stand-in of vLLM's argument parser class for mlops' tests: vLLM's FlexibleArgumentParser is an
-argparse.ArgumentParser (it also takes underscores and --config files, which the flag dump does
-not need)."""
+"""Stand-in of vLLM's utils for mlops' tests: older releases export the parser class here."""
 
-import argparse
-
-
-class FlexibleArgumentParser(argparse.ArgumentParser):
-    pass
+from vllm.utils.argparse_utils import FlexibleArgumentParser  # noqa: F401

@@ -47,7 +47,19 @@ CONVERTERS = {
     "_parse_type": _named("_parse_type", lambda t: json.loads(t)),
     "union_dict_and_str": _named("union_dict_and_str", lambda t: t),
     "<lambda>": lambda t: t,
-    "_optional_type": optional_type(str),
+}
+
+# What optional_type wraps, per field, as vLLM's config type hints say (`X | None`); text otherwise.
+OPTIONAL_INNER = {
+    "max_cpu_loras": int,
+    "max_log_len": int,
+    "seed": int,
+    "num_gpu_blocks_override": int,
+    "kv_transfer_config": json.loads,
+    "speculative_config": json.loads,
+    "kv_offloading_size": float,
+    # a field of a later release (the tests' 0.26.0)
+    "standin_window": int,
 }
 
 
@@ -86,7 +98,9 @@ def make_arg_parser(parser):
                 kwargs["action"] = "append"
             elif action == "LoRAParserAction":
                 kwargs["action"] = LoRAParserAction
-            if r["type"] is not None:
+            if r["type"] == "_optional_type":
+                kwargs["type"] = optional_type(OPTIONAL_INNER.get(r["dest"], str))
+            elif r["type"] is not None:
                 kwargs["type"] = CONVERTERS[r["type"]]
             if r["choices"] is not None:
                 kwargs["choices"] = [kwargs.get("type", str)(c) if r["type"] in ("int", "float") else c for c in r["choices"]]
