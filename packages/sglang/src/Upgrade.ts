@@ -10,7 +10,6 @@
 
 import { ConnectionPool } from "@mlops/core/ConnectionPool"
 import * as Probes from "@mlops/core/Probes"
-import type { ArgvError } from "@mlops/serve/ArgvErrors"
 import * as ArgvErrors from "@mlops/serve/ArgvErrors"
 import { offlineGpus, traitsOf } from "@mlops/serve/Check"
 import type * as ModelTraits from "@mlops/serve/ModelTraits"
