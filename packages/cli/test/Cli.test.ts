@@ -361,13 +361,15 @@ describe("mlops check --engine vllm", () => {
     })
   )
 
-  it.live("--target-version with --engine vllm is vLLM's upgrade check, from its newest snapshot by default", () =>
-    Effect.gen(function* () {
-      const ran = yield* mlops("check", "--engine", "vllm", "--target-version", "0.13.0", "--", "m")
-      assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
-      assert.include(ran.text, "vLLM 0.21 → 0.13.0")
-      assert.include(ran.text, "vLLM 0.13.0 accepts this command")
-    })
+  it.live(
+    "--target-version with --engine vllm is vLLM's upgrade check, from its newest snapshot by default",
+    () =>
+      Effect.gen(function* () {
+        const ran = yield* mlops("check", "--engine", "vllm", "--target-version", "0.13.0", "--", "m")
+        assert.strictEqual(ran.code, ExitCode.Ok, ran.text)
+        assert.include(ran.text, "vLLM 0.21 → 0.13.0")
+        assert.include(ran.text, "vLLM 0.13.0 accepts this command")
+      })
   )
 })
 
