@@ -23,9 +23,8 @@ import { VllmEngine } from "../packages/vllm/src/Engine.js"
 import * as HostFlags from "../packages/vllm/src/HostFlags.js"
 import { qwen25_7b } from "../packages/vllm/test/fixtures/models.js"
 import * as Standin from "../packages/vllm/test/integration/standin/install.js"
+import { median } from "./support/stats.js"
 
-const median = (xs: ReadonlyArray<number>): number =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const ms = (x: number) => `${x.toFixed(1)} ms`
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
@@ -38,19 +37,7 @@ const alias = "testhost"
 
 const hostDump = Effect.scoped(
   Effect.gen(function* () {
-    const flags = [
-      ...Standin.referenceFlags(),
-      {
-        flags: ["--standin-kv-budget"],
-        dest: "standin_kv_budget",
-        default: "None",
-        choices: null,
-        type: "int",
-        nargs: null,
-        action: "_StoreAction",
-        group: "CacheConfig"
-      }
-    ]
+    const flags = Standin.laterReleaseFlags()
     const standin = yield* Standin.install(alias, { version: "0.26.0", flags })
     const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
     const commands = { count: 0 }

@@ -22,32 +22,6 @@ import { alias } from "./support.js"
 
 const VERSION = "0.26.0"
 
-/** The newest real dump, as a later release might have it: one flag more, --enforce-eager gone. */
-const flags26 = () => [
-  ...Standin.referenceFlags().filter((action) => !action.flags.includes("--enforce-eager")),
-  {
-    flags: ["--standin-kv-budget"],
-    dest: "standin_kv_budget",
-    default: "None",
-    choices: null,
-    type: "int",
-    nargs: null,
-    action: "_StoreAction",
-    group: "CacheConfig"
-  },
-  {
-    // `int | None` in the release's config: only the install's converter says int
-    flags: ["--standin-window"],
-    dest: "standin_window",
-    default: "None",
-    choices: null,
-    type: "_optional_type",
-    nargs: null,
-    action: "_StoreAction",
-    group: "CacheConfig"
-  }
-]
-
 class Host extends Context.Tag("test/VllmHostFlags")<
   Host,
   { readonly standin: Standin.VllmStandin; readonly cacheDir: string }
@@ -55,7 +29,7 @@ class Host extends Context.Tag("test/VllmHostFlags")<
 
 const TestLayer = Layer.unwrapScoped(
   Effect.gen(function* () {
-    const standin = yield* Standin.install(alias, { version: VERSION, flags: flags26() })
+    const standin = yield* Standin.install(alias, { version: VERSION, flags: Standin.laterReleaseFlags() })
     const sshd = yield* Sshd.start({ extraConfig: standin.sshdConfig })
     const cacheDir = yield* Effect.acquireRelease(
       Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mlops-vllm-flags-"))),

@@ -65,6 +65,35 @@ export const referenceFlags = (): ReadonlyArray<
     )
   )
 
+/**
+ * A later release's parser, as the tests and bench stand it in (0.26.0): the newest real dump
+ * with `--enforce-eager` gone, an int flag added, and an `int | None` flag only the install's
+ * converter types (its closure, `standin/vllm/entrypoints/openai/cli_args.py`).
+ */
+export const laterReleaseFlags = () => [
+  ...referenceFlags().filter((action) => !action.flags.includes("--enforce-eager")),
+  {
+    flags: ["--standin-kv-budget"],
+    dest: "standin_kv_budget",
+    default: "None",
+    choices: null,
+    type: "int",
+    nargs: null,
+    action: "_StoreAction",
+    group: "CacheConfig"
+  },
+  {
+    flags: ["--standin-window"],
+    dest: "standin_window",
+    default: "None",
+    choices: null,
+    type: "_optional_type",
+    nargs: null,
+    action: "_StoreAction",
+    group: "CacheConfig"
+  }
+]
+
 const populate = (s: VllmStandin, alias: string, options: InstallOptions = {}) => {
   execFileSync("python3", ["-m", "venv", "--without-pip", s.venv], { timeout: 60_000 })
   const lib = path.join(s.venv, "lib")
